@@ -1,0 +1,257 @@
+"""The ``assay`` command line: a thin shell over the Python API.
+
+Every command maps bad input (unknown scorer, bad param, unreadable file) to one clear line
+on stderr and a non-zero exit code, never a traceback.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from assay.scoring.registry import (
+    ScorerRegistryError,
+    create_scorer,
+    get_scorer_type,
+    list_scorers,
+)
+
+app = typer.Typer(
+    name="assay",
+    help="Evaluate LLM applications: scorers, LLM judges, datasets and runs.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    add_completion=False,
+)
+scorers_app = typer.Typer(help="Browse the scorer registry.", no_args_is_help=True)
+app.add_typer(scorers_app, name="scorers")
+
+console = Console()
+err_console = Console(stderr=True)
+
+
+class CliError(Exception):
+    """An error to print as one line and exit with code 2."""
+
+
+def _fmt(score: float | None) -> str:
+    return "—" if score is None else f"{score:.4f}".rstrip("0").rstrip(".")
+
+
+# --------------------------------------------------------------------------- scorers
+@scorers_app.command("list")
+def scorers_list(
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON (with params schemas).")] = False,
+) -> None:
+    """List every registered scorer type."""
+    infos = list_scorers()
+    if as_json:
+        print(json.dumps([info.model_dump(mode="json") for info in infos], indent=2))
+        return
+    table = Table(title=f"{len(infos)} scorer types", title_justify="left")
+    for column in ("type", "label", "kind", "direction", "range", "params"):
+        table.add_column(column)
+    for info in infos:
+        props = info.params_schema.get("properties", {})
+        table.add_row(
+            info.type,
+            info.label,
+            info.kind,
+            "higher is better" if info.higher_is_better else "lower is better",
+            f"{info.score_range[0]:g}–{info.score_range[1]:g}",
+            ", ".join(props) or "—",
+        )
+    console.print(table)
+
+
+@scorers_app.command("show")
+def scorers_show(type_id: Annotated[str, typer.Argument(help="Scorer type id.")]) -> None:
+    """Describe one scorer type: description, params with defaults and types, direction."""
+    scorer_type = get_scorer_type(type_id)
+    info = scorer_type.info()
+    console.print(f"[bold]{info.type}[/bold] — {info.label}")
+    console.print(info.description)
+    console.print(
+        f"kind: {info.kind} ({info.mode}); "
+        f"{'higher' if info.higher_is_better else 'lower'} is better; "
+        f"range {info.score_range[0]:g}–{info.score_range[1]:g}"
+    )
+    if info.aliases:
+        console.print(f"aliases: {', '.join(info.aliases)}")
+    if info.reference:
+        console.print(f"reference: {info.reference}")
+    props: dict[str, Any] = info.params_schema.get("properties", {})
+    required = set(info.params_schema.get("required", []))
+    if not props:
+        console.print("params: none")
+    else:
+        table = Table(title="params", title_justify="left")
+        for column in ("name", "type", "default", "description"):
+            table.add_column(column)
+        for name, prop in props.items():
+            default = "(required)" if name in required else json.dumps(prop.get("default"))
+            table.add_row(name, _schema_type(prop), default, prop.get("description", ""))
+        console.print(table)
+    if info.preview_notes:
+        console.print(f"notes: {info.preview_notes}")
+
+
+def _schema_type(prop: dict[str, Any]) -> str:
+    if "type" in prop:
+        kind = prop["type"]
+        if kind == "array" and isinstance(prop.get("items"), dict):
+            return f"array[{_schema_type(prop['items'])}]"
+        return str(kind)
+    if "enum" in prop:
+        return " | ".join(json.dumps(v) for v in prop["enum"])
+    if "anyOf" in prop:
+        return " | ".join(_schema_type(p) for p in prop["anyOf"])
+    if "const" in prop:
+        return json.dumps(prop["const"])
+    if "$ref" in prop:
+        return str(prop["$ref"]).rsplit("/", 1)[-1]
+    return "any"
+
+
+# --------------------------------------------------------------------------- score
+def _read_value(raw: str | None, option: str) -> Any:
+    """``@path`` reads a file (JSON if it parses, else text); other values are taken as is,
+    except JSON lists/objects, so chat message lists can be passed inline."""
+    if raw is None:
+        return None
+    if raw.startswith("@"):
+        path = Path(raw[1:])
+        try:
+            raw = path.read_text(encoding="utf-8")
+        except OSError as exc:
+            raise CliError(f"{option}: cannot read {path}: {exc.strerror or exc}") from exc
+    stripped = raw.strip()
+    if stripped[:1] in ("[", "{"):
+        try:
+            return json.loads(stripped)
+        except json.JSONDecodeError:
+            return raw
+    return raw
+
+
+def _parse_params(pairs: list[str]) -> dict[str, Any]:
+    params: dict[str, Any] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip():
+            raise CliError(f"--param {pair!r}: expected key=value")
+        try:
+            params[key.strip()] = json.loads(value)
+        except json.JSONDecodeError:
+            params[key.strip()] = value
+    return params
+
+
+@app.command("score")
+def score(
+    type_id: Annotated[str, typer.Argument(help="Scorer type id (see `assay scorers list`).")],
+    input: Annotated[str | None, typer.Option("--input", help="Input text, JSON, or @file.")] = None,
+    output: Annotated[str, typer.Option("--output", help="Output text, JSON, or @file.")] = "",
+    ground_truth: Annotated[
+        str | None, typer.Option("--ground-truth", help="Expected output, JSON, or @file.")
+    ] = None,
+    context: Annotated[
+        list[str] | None, typer.Option("--context", help="A context passage (repeatable).")
+    ] = None,
+    param: Annotated[
+        list[str] | None, typer.Option("--param", "-p", help="Scorer param key=value (repeatable).")
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the full ScoreResult as JSON.")] = False,
+) -> None:
+    """Score one output: a quick preview of a scorer."""
+    scorer = create_scorer(type_id, **_parse_params(param or []))
+    result = scorer.run_sync(
+        input=_read_value(input, "--input"),
+        output=_read_value(output, "--output"),
+        ground_truth=_read_value(ground_truth, "--ground-truth"),
+        context=list(context) if context else None,
+    )
+    if as_json:
+        print(result.model_dump_json(indent=2))
+    else:
+        console.print(f"[bold]{scorer.label}[/bold] ({scorer.type_id})")
+        console.print(f"status: {result.status}")
+        console.print(f"score: {_fmt(result.score)}")
+        if result.reason:
+            console.print(f"reason: {result.reason}")
+        if result.error:
+            console.print(f"error: {result.error.message} (step {result.error.failed_step})")
+    if result.status == "error":
+        raise typer.Exit(1)
+
+
+# --------------------------------------------------------------------------- demo
+@app.command("demo")
+def demo(
+    data: Annotated[
+        Path | None, typer.Option("--data", help="A JSONL dataset (default: the bundled one).")
+    ] = None,
+) -> None:
+    """Score the example dataset with the code scorers and print a table (offline)."""
+    from assay.demo import default_demo_path, run_demo
+
+    path = data or default_demo_path()
+    try:
+        report = asyncio.run(run_demo(path))
+    except ValueError as exc:
+        raise CliError(str(exc)) from exc
+    keys = list(report.scorer_labels)
+    table = Table(title=f"assay demo — {len(report.rows)} items from {path.name}", title_justify="left")
+    table.add_column("item")
+    for key in keys:
+        table.add_column(report.scorer_labels[key], justify="right")
+    for row in report.rows:
+        cells = []
+        for key in keys:
+            result = row.scores.get(key)
+            if result is None:
+                cells.append("")
+            elif result.status == "error":
+                cells.append("[red]error[/red]")
+            else:
+                cells.append(_fmt(result.score))
+        table.add_row(row.id, *cells)
+    table.add_section()
+    table.add_row("[bold]mean[/bold]", *(f"[bold]{_fmt(report.mean(k))}[/bold]" for k in keys))
+    console.print(table)
+    console.print(
+        "Text scorers compare each answer with its expected answer; tone reads the answer "
+        "alone; tool-call accuracy checks the tool row. Try `assay scorers list`."
+    )
+
+
+def main() -> None:
+    """Console-script entry point: one clear line and exit code 2 on bad input."""
+    try:
+        app(standalone_mode=False)
+    except (ScorerRegistryError, CliError) as exc:
+        err_console.print(f"error: {exc}", markup=False, highlight=False)
+        sys.exit(2)
+    except typer.Exit as exc:
+        sys.exit(exc.exit_code)
+    except (typer.Abort, KeyboardInterrupt):
+        err_console.print("aborted", highlight=False)
+        sys.exit(130)
+    except Exception as exc:  # click usage errors and the like
+        import click
+
+        if isinstance(exc, click.ClickException):
+            err_console.print(f"error: {exc.format_message()}", markup=False, highlight=False)
+            sys.exit(exc.exit_code)
+        raise
+
+
+if __name__ == "__main__":
+    main()

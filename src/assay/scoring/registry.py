@@ -1,0 +1,297 @@
+"""The scorer registry: typed, validated scorer types that the CLI, API and UI generate from.
+
+A scorer type is a factory plus metadata: a kebab-case type id, a label, a description, a
+pydantic params model (defaults included), the score direction and range, and whether it
+needs a judge model (``async``) or is plain code (``sync``). Built-ins register with
+``@register_scorer``; third-party packages expose scorer types (or modules that register
+them) through the entry-point group ``assay.scorers``.
+
+Params accept snake_case names and the reference's camelCase aliases
+(``ignore_case`` / ``ignoreCase``); unknown params are rejected with a "did you mean".
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import importlib
+import logging
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from importlib.metadata import entry_points
+from typing import Any, Generic, Literal, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic.alias_generators import to_camel
+
+from assay.scoring.scorer import Scorer
+
+log = logging.getLogger(__name__)
+
+ENTRY_POINT_GROUP = "assay.scorers"
+BUILTIN_MODULE = "assay.scorers"
+
+ScorerKind = Literal["code", "judge", "check"]
+
+
+class ScorerParams(BaseModel):
+    """Base class of every scorer type's params model.
+
+    Frozen, unknown keys forbidden, camelCase aliases accepted so the reference's option
+    names work unchanged.
+    """
+
+    model_config = ConfigDict(
+        frozen=True, extra="forbid", alias_generator=to_camel, populate_by_name=True
+    )
+
+
+class NoParams(ScorerParams):
+    """For scorer types without parameters."""
+
+
+P = TypeVar("P", bound=ScorerParams)
+
+
+@dataclass(frozen=True, slots=True)
+class ScorerType(Generic[P]):
+    """A registered scorer type."""
+
+    type_id: str
+    label: str
+    description: str
+    params_model: type[P]
+    build: Callable[[P], Scorer]
+    higher_is_better: bool = True
+    score_range: tuple[float, float] = (0.0, 1.0)
+    mode: Literal["sync", "async"] = "sync"
+    kind: ScorerKind = "code"
+    preview_notes: str = ""
+    reference: str | None = None
+    aliases: tuple[str, ...] = ()
+
+    def range_for(self, params: ScorerParams) -> tuple[float, float]:
+        """The score range, stretched by a ``scale`` param where the type has one."""
+        scale = getattr(params, "scale", None)
+        if isinstance(scale, int | float) and not isinstance(scale, bool) and scale > 0:
+            low, high = self.score_range
+            return (low * scale, high * scale)
+        return self.score_range
+
+    def params_schema(self) -> dict[str, Any]:
+        return self.params_model.model_json_schema(by_alias=False)
+
+    def info(self) -> ScorerTypeInfo:
+        return ScorerTypeInfo(
+            type=self.type_id,
+            label=self.label,
+            description=self.description,
+            kind=self.kind,
+            mode=self.mode,
+            higher_is_better=self.higher_is_better,
+            score_range=self.score_range,
+            params_schema=self.params_schema(),
+            preview_notes=self.preview_notes,
+            reference=self.reference,
+            aliases=list(self.aliases),
+        )
+
+
+class ScorerTypeInfo(BaseModel):
+    """What ``list_scorers`` reports for one type (JSON-serialisable)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    type: str
+    label: str
+    description: str
+    kind: ScorerKind
+    mode: Literal["sync", "async"]
+    higher_is_better: bool
+    score_range: tuple[float, float]
+    params_schema: dict[str, Any]
+    preview_notes: str = ""
+    reference: str | None = None
+    aliases: list[str] = Field(default_factory=list)
+
+
+class ScorerConfig(BaseModel):
+    """A configured scorer instance: which type, with which params, how much it weighs."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    type: str = Field(min_length=1)
+    params: dict[str, Any] = Field(default_factory=dict)
+    weight: float = Field(default=1.0, ge=0.0, le=100.0)
+    label: str | None = None
+    enabled: bool = True
+    id: str | None = None
+
+
+class ScorerRegistryError(ValueError):
+    """Base of registry errors: an unknown type or bad params."""
+
+
+class UnknownScorerError(ScorerRegistryError, KeyError):
+    """No scorer type with that id."""
+
+    def __str__(self) -> str:  # KeyError would repr() the message
+        return str(self.args[0])
+
+
+class ScorerParamsError(ScorerRegistryError):
+    """Params did not validate; the message names the param and what is allowed."""
+
+
+_TYPES: dict[str, ScorerType[Any]] = {}
+_ALIASES: dict[str, str] = {}
+_loaded = False
+
+
+def register(scorer_type: ScorerType[Any], *, replace: bool = False) -> ScorerType[Any]:
+    """Add a scorer type. Registering an existing id raises unless ``replace``."""
+    if not replace and scorer_type.type_id in _TYPES:
+        raise ScorerRegistryError(f"scorer type {scorer_type.type_id!r} is already registered")
+    _TYPES[scorer_type.type_id] = scorer_type
+    for alias in scorer_type.aliases:
+        _ALIASES[alias] = scorer_type.type_id
+    return scorer_type
+
+
+def register_scorer(
+    type_id: str,
+    *,
+    label: str,
+    description: str,
+    params: type[P] = NoParams,  # type: ignore[assignment]
+    higher_is_better: bool = True,
+    score_range: tuple[float, float] = (0.0, 1.0),
+    mode: Literal["sync", "async"] = "sync",
+    kind: ScorerKind = "code",
+    preview_notes: str = "",
+    reference: str | None = None,
+    aliases: Iterable[str] = (),
+) -> Callable[[Callable[[P], Scorer]], Callable[[P], Scorer]]:
+    """Decorator registering ``build(params) -> Scorer`` as a scorer type."""
+
+    def decorate(build: Callable[[P], Scorer]) -> Callable[[P], Scorer]:
+        register(
+            ScorerType(
+                type_id=type_id,
+                label=label,
+                description=description,
+                params_model=params,
+                build=build,
+                higher_is_better=higher_is_better,
+                score_range=score_range,
+                mode=mode,
+                kind=kind,
+                preview_notes=preview_notes,
+                reference=reference,
+                aliases=tuple(aliases),
+            )
+        )
+        return build
+
+    return decorate
+
+
+def _ensure_loaded() -> None:
+    """Import the built-ins and the entry-point plugins once, on first use."""
+    global _loaded
+    if _loaded:
+        return
+    _loaded = True
+    importlib.import_module(BUILTIN_MODULE)
+    for ep in entry_points(group=ENTRY_POINT_GROUP):
+        try:
+            obj = ep.load()
+        except Exception as exc:  # a broken plugin must not break assay
+            log.warning("could not load scorer plugin %s (%s): %s", ep.name, ep.value, exc)
+            continue
+        for item in obj if isinstance(obj, list | tuple) else [obj]:
+            if isinstance(item, ScorerType) and _TYPES.get(item.type_id) is not item:
+                register(item, replace=True)
+
+
+def reload_plugins() -> None:
+    """Re-scan entry points (for tests and long-lived processes that install plugins)."""
+    global _loaded
+    _loaded = False
+    _ensure_loaded()
+
+
+def get_scorer_type(type_id: str) -> ScorerType[Any]:
+    """Look a type up by id or alias; unknown ids get a "did you mean"."""
+    _ensure_loaded()
+    found = _TYPES.get(type_id) or _TYPES.get(_ALIASES.get(type_id, ""))
+    if found is not None:
+        return found
+    candidates = [*_TYPES, *_ALIASES]
+    close = difflib.get_close_matches(type_id, candidates, n=3, cutoff=0.5)
+    hint = f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
+    raise UnknownScorerError(
+        f"unknown scorer type {type_id!r}{hint} (see `assay scorers list`)"
+    )
+
+
+def list_scorers() -> list[ScorerTypeInfo]:
+    """Every registered scorer type, with its params as JSON Schema, sorted by id."""
+    _ensure_loaded()
+    return [_TYPES[key].info() for key in sorted(_TYPES)]
+
+
+def validate_params(scorer_type: ScorerType[P], params: Mapping[str, Any]) -> P:
+    """Validate params against the type's model; errors name the param and the options."""
+    model = scorer_type.params_model
+    try:
+        return model.model_validate(dict(params))
+    except ValidationError as exc:
+        allowed = sorted(model.model_fields)
+        accepted = {*allowed, *(f.alias for f in model.model_fields.values() if f.alias)}
+        messages = []
+        for err in exc.errors():
+            name = ".".join(str(part) for part in err["loc"]) or "<params>"
+            if err["type"] == "extra_forbidden":
+                close = difflib.get_close_matches(str(err["loc"][0]), sorted(accepted), n=1)
+                hint = f"; did you mean {close[0]!r}?" if close else ""
+                messages.append(f"param {name!r} is not allowed{hint}")
+            else:
+                messages.append(f"param {name!r}: {err['msg']}")
+        listing = ", ".join(allowed) if allowed else "none"
+        raise ScorerParamsError(
+            f"scorer {scorer_type.type_id!r}: {'; '.join(messages)} (allowed params: {listing})"
+        ) from exc
+
+
+def create_scorer(spec: str | ScorerConfig | Mapping[str, Any], /, **params: Any) -> Scorer:
+    """Build a scorer from a type id plus params, a ``ScorerConfig``, or a config dict.
+
+    >>> create_scorer("content-similarity", ignore_case=False)  # doctest: +SKIP
+    >>> create_scorer(ScorerConfig(type="tone", params={"reference_tone": "Great!"}))  # doctest: +SKIP
+    """
+    if isinstance(spec, str):
+        config = ScorerConfig(type=spec, params=params)
+    elif isinstance(spec, ScorerConfig):
+        config = spec.model_copy(update={"params": {**spec.params, **params}})
+    else:
+        try:
+            config = ScorerConfig.model_validate({**spec})
+        except ValidationError as exc:
+            raise ScorerParamsError(f"invalid scorer config: {exc.errors()[0]['msg']}") from exc
+        if params:
+            config = config.model_copy(update={"params": {**config.params, **params}})
+    scorer_type = get_scorer_type(config.type)
+    validated = validate_params(scorer_type, config.params)
+    scorer = scorer_type.build(validated)
+    return dataclasses.replace(
+        scorer,
+        id=config.id or scorer_type.type_id,
+        name=config.label or scorer.name or scorer_type.label,
+        type_id=scorer_type.type_id,
+        params=validated.model_dump(mode="json"),
+        higher_is_better=scorer_type.higher_is_better,
+        score_range=scorer_type.range_for(validated),
+        weight=config.weight,
+    )
+

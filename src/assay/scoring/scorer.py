@@ -1,0 +1,287 @@
+"""The scorer pipeline: ``preprocess → analyze → score → reason``.
+
+A ``Scorer`` is an immutable description: each builder method returns a new scorer, and a
+scorer holds configuration only. ``run`` builds a fresh ``ScoreResult`` every call, so one
+instance can score many items concurrently (unlike designs that keep the last result on
+the metric object).
+
+Errors are data: an exception in any step yields ``status="error"`` naming the failed step
+and the completed ones; it is never raised to the caller and never becomes a number. The one
+exception is a scorer *definition* error (no score step), which is a programming mistake and
+raises ``ScorerDefinitionError`` when the scorer is run.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import inspect
+import json
+import math
+import time
+import uuid
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from numbers import Real
+from typing import Any
+
+from assay.scoring.context import NotScorable, ScorerRun, StepContext
+from assay.scoring.judge import JudgeStepError, execute_judge_step
+from assay.scoring.steps import FunctionStep, JudgeConfig, JudgeStep, Step, StepFunction, as_step
+from assay.scoring.sync import run_sync
+from assay.types import STEP_ORDER, JudgeCall, ScoreError, ScoreResult, StepName
+
+
+class ScorerDefinitionError(ValueError):
+    """The scorer itself is malformed (for example: it has no score step)."""
+
+
+RunPreparer = Callable[[ScorerRun], ScorerRun]
+
+
+@dataclass(frozen=True, slots=True)
+class Scorer:
+    """An evaluation pipeline of up to four steps, each a function or a judge prompt.
+
+    ``type_id``/``params`` are set when the scorer comes from the registry; together with the
+    judge model and the judge steps' prompt versions they make the ``fingerprint``.
+    """
+
+    id: str
+    name: str | None = None
+    description: str = ""
+    judge: JudgeConfig | None = None
+    steps: tuple[tuple[StepName, Step], ...] = ()
+    type_id: str | None = None
+    params: Mapping[str, Any] = field(default_factory=dict)
+    higher_is_better: bool = True
+    score_range: tuple[float, float] = (0.0, 1.0)
+    weight: float = 1.0
+    prepare_run: RunPreparer | None = None
+
+    def __post_init__(self) -> None:
+        if not self.id or not isinstance(self.id, str):
+            raise ScorerDefinitionError("a scorer needs a non-empty string id")
+
+    # ------------------------------------------------------------------ builder
+    @property
+    def label(self) -> str:
+        return self.name or self.id
+
+    def _with_step(self, name: StepName, step: Step | StepFunction) -> Scorer:
+        if any(existing == name for existing, _ in self.steps):
+            raise ScorerDefinitionError(f"scorer {self.id!r} already has a {name} step")
+        built = as_step(step)
+        if isinstance(built, JudgeStep) and name in ("preprocess", "analyze") and not built.output:
+            raise ScorerDefinitionError(
+                f"scorer {self.id!r}: a judge {name} step needs an output model"
+            )
+        ordered = sorted(
+            (*self.steps, (name, built)), key=lambda pair: STEP_ORDER.index(pair[0])
+        )
+        return dataclasses.replace(self, steps=tuple(ordered))
+
+    def preprocess(self, step: Step | StepFunction) -> Scorer:
+        """Add the step that prepares data (extracts claims, elements, ...)."""
+        return self._with_step("preprocess", step)
+
+    def analyze(self, step: Step | StepFunction) -> Scorer:
+        """Add the step that judges the prepared data (verdicts, matches, ...)."""
+        return self._with_step("analyze", step)
+
+    def score(self, step: Step | StepFunction) -> Scorer:
+        """Add the step that turns earlier results into a number (required)."""
+        return self._with_step("score", step)
+
+    def reason(self, step: Step | StepFunction) -> Scorer:
+        """Add the step that explains the score; it also sees ``ctx.score``."""
+        return self._with_step("reason", step)
+
+    def with_options(self, **changes: Any) -> Scorer:
+        """A copy with configuration fields changed (name, judge, weight, ...)."""
+        return dataclasses.replace(self, **changes)
+
+    @property
+    def step_names(self) -> tuple[StepName, ...]:
+        return tuple(name for name, _ in self.steps)
+
+    @property
+    def has_judge(self) -> bool:
+        return any(isinstance(step, JudgeStep) for _, step in self.steps)
+
+    # ------------------------------------------------------------------ identity
+    @property
+    def fingerprint(self) -> str:
+        """A stable hash of everything that can change this scorer's answers."""
+        judge_models = []
+        for name, step in self.steps:
+            if isinstance(step, JudgeStep):
+                config = (self.judge or JudgeConfig()).overridden_by(step.judge)
+                judge_models.append(
+                    {
+                        "step": name,
+                        "model": config.model_label,
+                        "instructions": hashlib.sha256(
+                            (config.instructions or "").encode()
+                        ).hexdigest()[:16],
+                        "settings": config.settings.model_dump() if config.settings else None,
+                        "version": step.version,
+                    }
+                )
+            else:
+                judge_models.append({"step": name, "fn": _function_identity(step)})
+        payload = {
+            "type": self.type_id or f"custom:{self.id}",
+            "params": dict(self.params),
+            "steps": judge_models,
+        }
+        canonical = json.dumps(payload, sort_keys=True, default=repr, separators=(",", ":"))
+        return hashlib.sha256(canonical.encode()).hexdigest()
+
+    # ------------------------------------------------------------------ running
+    async def run(
+        self,
+        *,
+        output: Any,
+        input: Any = None,
+        ground_truth: Any = None,
+        context: Any = None,
+        expected_trajectory: Any = None,
+        run_id: str | None = None,
+        metadata: dict[str, Any] | None = None,
+    ) -> ScoreResult:
+        """Score one output. Always returns a ``ScoreResult``; failures are ``status="error"``."""
+        if not any(name == "score" for name, _ in self.steps):
+            raise ScorerDefinitionError(
+                f"scorer {self.id!r} has no score step; add one with .score(...)"
+            )
+        started = time.perf_counter()
+        run = ScorerRun(
+            output=output,
+            input=input,
+            ground_truth=ground_truth,
+            context=context,
+            expected_trajectory=expected_trajectory,
+            run_id=run_id or str(uuid.uuid4()),
+            metadata=metadata or {},
+        )
+        return await self._execute(run, started)
+
+    def run_sync(self, **kwargs: Any) -> ScoreResult:
+        """``run`` for scripts; never nests event loops (see ``assay.scoring.sync``)."""
+        return run_sync(lambda: self.run(**kwargs))
+
+    async def _execute(self, run: ScorerRun, started: float) -> ScoreResult:
+        results: dict[StepName, Any] = {}
+        prompts: dict[str, str] = {}
+        calls: list[JudgeCall] = []
+        completed: list[StepName] = []
+        score: float | None = None
+        current: StepName = "preprocess"
+        try:
+            if self.prepare_run is not None:
+                run = self.prepare_run(run)
+            for name, step in self.steps:
+                current = name
+                ctx = StepContext(run, results, score)
+                if isinstance(step, FunctionStep):
+                    value = step.fn(ctx)
+                    if inspect.isawaitable(value):
+                        value = await value
+                    if isinstance(value, NotScorable):
+                        return self._result(
+                            run, "not_scorable", None, value.reason, results, prompts, calls,
+                            started, not_scorable_step=name,
+                        )
+                else:
+                    outcome = await execute_judge_step(name, step, ctx, self.judge)
+                    prompts[name] = outcome.prompt
+                    calls.append(outcome.call)
+                    value = outcome.result
+                if name == "score":
+                    score = _as_score(value)
+                    value = score
+                results[name] = value
+                completed.append(name)
+        except JudgeStepError as exc:
+            if exc.prompt is not None:
+                prompts[current] = exc.prompt
+            if exc.call is not None:
+                calls.append(exc.call)
+            return self._failed(run, exc, current, completed, results, prompts, calls, started)
+        except Exception as exc:
+            return self._failed(run, exc, current, completed, results, prompts, calls, started)
+        reason = results.get("reason")
+        return self._result(
+            run, "ready", score, None if reason is None else str(reason), results, prompts,
+            calls, started,
+        )
+
+    def _failed(
+        self,
+        run: ScorerRun,
+        exc: Exception,
+        step: StepName,
+        completed: list[StepName],
+        results: dict[StepName, Any],
+        prompts: dict[str, str],
+        calls: list[JudgeCall],
+        started: float,
+    ) -> ScoreResult:
+        error = ScoreError(
+            message=f"Scorer Run Failed: {exc}",
+            failed_step=step,
+            completed_steps=list(completed),
+            kind=type(exc).__name__,
+        )
+        return self._result(
+            run, "error", None, None, results, prompts, calls, started, error=error
+        )
+
+    def _result(
+        self,
+        run: ScorerRun,
+        status: Any,
+        score: float | None,
+        reason: str | None,
+        results: dict[StepName, Any],
+        prompts: dict[str, str],
+        calls: list[JudgeCall],
+        started: float,
+        *,
+        error: ScoreError | None = None,
+        not_scorable_step: StepName | None = None,
+    ) -> ScoreResult:
+        return ScoreResult(
+            scorer_id=self.id,
+            scorer_name=self.label,
+            run_id=run.run_id,
+            status=status,
+            score=score,
+            reason=reason,
+            steps=dict(results),
+            prompts=prompts,
+            judge_calls=calls,
+            error=error,
+            not_scorable_step=not_scorable_step,
+            duration_ms=(time.perf_counter() - started) * 1000,
+        )
+
+
+def _as_score(value: Any) -> float:
+    """A score step must produce a finite real number (bools are rejected)."""
+    if isinstance(value, bool) or not isinstance(value, Real):
+        raise TypeError(f"the score step returned {value!r}; expected a finite number")
+    number = float(value)
+    if not math.isfinite(number):
+        raise ValueError(f"the score step returned {number}; expected a finite number")
+    return number
+
+
+def _function_identity(step: Step) -> str:
+    if not isinstance(step, FunctionStep):
+        return ""
+    fn = step.fn
+    code = getattr(fn, "__code__", None)
+    digest = hashlib.sha256(code.co_code).hexdigest()[:16] if code is not None else ""
+    return f"{getattr(fn, '__module__', '')}.{getattr(fn, '__qualname__', repr(fn))}:{digest}"
