@@ -40,7 +40,9 @@ def parts_message(role: str, *texts: str, **content_extra: Any) -> dict[str, Any
     return db_message(role, content)
 
 
-def signal(content_metadata: Any = None, top_type: str | None = None, text: str = "hi") -> dict:
+def signal(
+    content_metadata: Any = None, top_type: str | None = None, text: str = "hi"
+) -> dict[str, Any]:
     content: dict[str, Any] = {"format": 2, "parts": [{"type": "text", "text": text}]}
     if content_metadata is not None:
         content["metadata"] = content_metadata
@@ -77,7 +79,9 @@ class TestGetTextContent:
         assert get_text_content({"content": []}) == ""
 
     def test_part_list_last_text_part_without_text(self) -> None:
-        assert get_text_content({"content": [{"type": "text", "text": "a"}, {"type": "text"}]}) == ""
+        assert (
+            get_text_content({"content": [{"type": "text", "text": "a"}, {"type": "text"}]}) == ""
+        )
 
     def test_legacy_content_content_wins_over_parts(self) -> None:
         msg = parts_message("assistant", "from parts", content="flat")
@@ -206,7 +210,10 @@ class TestGetUserMessage:
         assert get_user_message(value) == "q"
 
     def test_openai_content_parts(self) -> None:
-        msg = {"role": "user", "content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}]}
+        msg = {
+            "role": "user",
+            "content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}],
+        }
         assert get_user_message({"messages": [msg]}) == "b"
 
     def test_prompt_text_content_input_user_order(self) -> None:
@@ -360,7 +367,13 @@ class TestSystemMessages:
     def test_parts_joined_by_space(self) -> None:
         run_input = {
             "systemMessages": [
-                {"content": [{"type": "text", "text": "a"}, {"type": "x"}, {"type": "text", "text": "b"}]}
+                {
+                    "content": [
+                        {"type": "text", "text": "a"},
+                        {"type": "x"},
+                        {"type": "text", "text": "b"},
+                    ]
+                }
             ]
         }
         assert get_system_messages(run_input) == ["a b"]
@@ -381,7 +394,9 @@ class TestSystemMessages:
 class TestConversationHistory:
     def remembered(self) -> list[dict[str, Any]]:
         return [
-            create_test_message(f"  message {i}  ", "user" if i % 2 == 0 else "assistant", id=str(i))
+            create_test_message(
+                f"  message {i}  ", "user" if i % 2 == 0 else "assistant", id=str(i)
+            )
             for i in range(12)
         ]
 
@@ -513,7 +528,10 @@ class TestInputTexts:
     def test_message_lists(self) -> None:
         messages = [
             {"role": "system", "content": "s"},
-            {"role": "user", "content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}]},
+            {
+                "role": "user",
+                "content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}],
+            },
             "bare",
             create_test_message("db", "user"),
         ]

@@ -22,8 +22,15 @@ from assay.scoring.tool_calls import (
 CASES_PATH = Path(__file__).resolve().parents[1] / "fixtures" / "scorer_cases.json"
 
 
-def inv(call_id: str | None, name: str = "tool", state: str = "result", **extra: Any) -> dict:
-    invocation: dict[str, Any] = {"toolCallId": call_id, "toolName": name, "args": {}, "state": state}
+def inv(
+    call_id: str | None, name: str = "tool", state: str = "result", **extra: Any
+) -> dict[str, Any]:
+    invocation: dict[str, Any] = {
+        "toolCallId": call_id,
+        "toolName": name,
+        "args": {},
+        "state": state,
+    }
     invocation.update(extra)
     return invocation
 
@@ -35,7 +42,10 @@ def part(invocation: dict[str, Any]) -> dict[str, Any]:
 def message(
     parts: list[dict[str, Any]] | None = None, legacy: list[Any] | None = None
 ) -> dict[str, Any]:
-    content: dict[str, Any] = {"format": 2, "parts": [{"type": "text", "text": "x"}, *(parts or [])]}
+    content: dict[str, Any] = {
+        "format": 2,
+        "parts": [{"type": "text", "text": "x"}, *(parts or [])],
+    }
     if legacy is not None:
         content["toolInvocations"] = legacy
     return {"id": "m", "role": "assistant", "content": content, "createdAt": "2024-01-01T00:00:00Z"}
@@ -114,7 +124,10 @@ class TestMerge:
         msg = {
             "role": "assistant",
             "content": None,
-            "tool_calls": [openai_call("c1", "search", '{"q": "x"}'), openai_call("c2", "noargs", "")],
+            "tool_calls": [
+                openai_call("c1", "search", '{"q": "x"}'),
+                openai_call("c2", "noargs", ""),
+            ],
         }
         merged = merge_tool_invocations(msg)
         assert merged == [

@@ -48,7 +48,9 @@ def _fmt(score: float | None) -> str:
 # --------------------------------------------------------------------------- scorers
 @scorers_app.command("list")
 def scorers_list(
-    as_json: Annotated[bool, typer.Option("--json", help="Print JSON (with params schemas).")] = False,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print JSON (with params schemas).")
+    ] = False,
 ) -> None:
     """List every registered scorer type."""
     infos = list_scorers()
@@ -157,7 +159,9 @@ def _parse_params(pairs: list[str]) -> dict[str, Any]:
 @app.command("score")
 def score(
     type_id: Annotated[str, typer.Argument(help="Scorer type id (see `assay scorers list`).")],
-    input: Annotated[str | None, typer.Option("--input", help="Input text, JSON, or @file.")] = None,
+    input: Annotated[
+        str | None, typer.Option("--input", help="Input text, JSON, or @file.")
+    ] = None,
     output: Annotated[str, typer.Option("--output", help="Output text, JSON, or @file.")] = "",
     ground_truth: Annotated[
         str | None, typer.Option("--ground-truth", help="Expected output, JSON, or @file.")
@@ -168,7 +172,9 @@ def score(
     param: Annotated[
         list[str] | None, typer.Option("--param", "-p", help="Scorer param key=value (repeatable).")
     ] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Print the full ScoreResult as JSON.")] = False,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print the full ScoreResult as JSON.")
+    ] = False,
 ) -> None:
     """Score one output: a quick preview of a scorer."""
     scorer = create_scorer(type_id, **_parse_params(param or []))
@@ -208,7 +214,9 @@ def demo(
     except ValueError as exc:
         raise CliError(str(exc)) from exc
     keys = list(report.scorer_labels)
-    table = Table(title=f"assay demo — {len(report.rows)} items from {path.name}", title_justify="left")
+    table = Table(
+        title=f"assay demo — {len(report.rows)} items from {path.name}", title_justify="left"
+    )
     table.add_column("item")
     for key in keys:
         table.add_column(report.scorer_labels[key], justify="right")

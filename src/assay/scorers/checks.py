@@ -124,7 +124,9 @@ class MatchesParams(ScorerParams):
     def _known_flags(cls, value: str) -> str:
         unknown = sorted(set(value) - set(_JS_FLAGS))
         if unknown:
-            raise ValueError(f"unknown regex flag(s) {''.join(unknown)!r}; allowed: i, m, s, g, y, u")
+            raise ValueError(
+                f"unknown regex flag(s) {''.join(unknown)!r}; allowed: i, m, s, g, y, u"
+            )
         return value
 
     @field_validator("regex")

@@ -43,7 +43,10 @@ def build(params: TrajectoryCodeParams) -> Scorer:
 
     def preprocess(ctx: StepContext) -> dict[str, Any]:
         result, score, reason = unified_trajectory(
-            as_trajectory(ctx.run.output), defaults, weights, expected_item(ctx.run.expected_trajectory)
+            as_trajectory(ctx.run.output),
+            defaults,
+            weights,
+            expected_item(ctx.run.expected_trajectory),
         )
         return {**result, "score": score, "reason": reason}
 

@@ -51,9 +51,15 @@ class StepContext:
     @property
     def input_text(self) -> str:
         """The user's message text (the reference's ``getUserMessageFromRunInput``)."""
-        from assay.scoring.messages import get_user_message
+        from assay.scoring.messages import effective_role, get_user_message, text_of
 
-        return get_user_message(self.run.input) or ""
+        text = get_user_message(self.run.input)
+        if text is None and isinstance(self.run.input, list):
+            # a bare chat transcript (OpenAI style): the latest user turn
+            for message in reversed(self.run.input):
+                if effective_role(message) == "user" and (text := text_of(message)):
+                    break
+        return text or ""
 
     @property
     def output_text(self) -> str:

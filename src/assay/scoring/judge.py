@@ -120,9 +120,7 @@ async def execute_judge_step(
             None,
         )
     if config.model is None or not config.instructions:
-        raise JudgeStepError(
-            f'Step "{step_name}" requires a model and instructions', None, prompt
-        )
+        raise JudgeStepError(f'Step "{step_name}" requires a model and instructions', None, prompt)
     model = resolve_model(config.model)
     settings = config.settings or ModelSettings()
 
@@ -142,7 +140,9 @@ async def execute_judge_step(
         ChatMessage(role="system", content=config.instructions),
         ChatMessage(role="user", content=prompt),
     ]
-    return await _call_with_repair(step_name, model, messages, schema, output_model, settings, prompt)
+    return await _call_with_repair(
+        step_name, model, messages, schema, output_model, settings, prompt
+    )
 
 
 async def _call_with_repair(

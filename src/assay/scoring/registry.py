@@ -158,6 +158,14 @@ def register(scorer_type: ScorerType[Any], *, replace: bool = False) -> ScorerTy
     return scorer_type
 
 
+def unregister(type_id: str) -> None:
+    """Remove a scorer type and its aliases (for tests and plugin reloads)."""
+    removed = _TYPES.pop(type_id, None)
+    if removed is not None:
+        for alias in removed.aliases:
+            _ALIASES.pop(alias, None)
+
+
 def register_scorer(
     type_id: str,
     *,
@@ -230,9 +238,7 @@ def get_scorer_type(type_id: str) -> ScorerType[Any]:
     candidates = [*_TYPES, *_ALIASES]
     close = difflib.get_close_matches(type_id, candidates, n=3, cutoff=0.5)
     hint = f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
-    raise UnknownScorerError(
-        f"unknown scorer type {type_id!r}{hint} (see `assay scorers list`)"
-    )
+    raise UnknownScorerError(f"unknown scorer type {type_id!r}{hint} (see `assay scorers list`)")
 
 
 def list_scorers() -> list[ScorerTypeInfo]:
@@ -267,8 +273,8 @@ def validate_params(scorer_type: ScorerType[P], params: Mapping[str, Any]) -> P:
 def create_scorer(spec: str | ScorerConfig | Mapping[str, Any], /, **params: Any) -> Scorer:
     """Build a scorer from a type id plus params, a ``ScorerConfig``, or a config dict.
 
-    >>> create_scorer("content-similarity", ignore_case=False)  # doctest: +SKIP
-    >>> create_scorer(ScorerConfig(type="tone", params={"reference_tone": "Great!"}))  # doctest: +SKIP
+    Examples: ``create_scorer("content-similarity", ignore_case=False)``,
+    ``create_scorer(ScorerConfig(type="tone", params={"reference_tone": "Great!"}))``.
     """
     if isinstance(spec, str):
         config = ScorerConfig(type=spec, params=params)
@@ -294,4 +300,3 @@ def create_scorer(spec: str | ScorerConfig | Mapping[str, Any], /, **params: Any
         score_range=scorer_type.range_for(validated),
         weight=config.weight,
     )
-

@@ -76,9 +76,7 @@ class Scorer:
             raise ScorerDefinitionError(
                 f"scorer {self.id!r}: a judge {name} step needs an output model"
             )
-        ordered = sorted(
-            (*self.steps, (name, built)), key=lambda pair: STEP_ORDER.index(pair[0])
-        )
+        ordered = sorted((*self.steps, (name, built)), key=lambda pair: STEP_ORDER.index(pair[0]))
         return dataclasses.replace(self, steps=tuple(ordered))
 
     def preprocess(self, step: Step | StepFunction) -> Scorer:
@@ -190,8 +188,15 @@ class Scorer:
                         value = await value
                     if isinstance(value, NotScorable):
                         return self._result(
-                            run, "not_scorable", None, value.reason, results, prompts, calls,
-                            started, not_scorable_step=name,
+                            run,
+                            "not_scorable",
+                            None,
+                            value.reason,
+                            results,
+                            prompts,
+                            calls,
+                            started,
+                            not_scorable_step=name,
                         )
                 else:
                     outcome = await execute_judge_step(name, step, ctx, self.judge)
@@ -213,8 +218,14 @@ class Scorer:
             return self._failed(run, exc, current, completed, results, prompts, calls, started)
         reason = results.get("reason")
         return self._result(
-            run, "ready", score, None if reason is None else str(reason), results, prompts,
-            calls, started,
+            run,
+            "ready",
+            score,
+            None if reason is None else str(reason),
+            results,
+            prompts,
+            calls,
+            started,
         )
 
     def _failed(
@@ -234,9 +245,7 @@ class Scorer:
             completed_steps=list(completed),
             kind=type(exc).__name__,
         )
-        return self._result(
-            run, "error", None, None, results, prompts, calls, started, error=error
-        )
+        return self._result(run, "error", None, None, results, prompts, calls, started, error=error)
 
     def _result(
         self,

@@ -39,13 +39,13 @@ class JudgeConfig:
         if other is None:
             return self
         settings = (
-            self.settings.merged(other.settings)
-            if self.settings is not None
-            else other.settings
+            self.settings.merged(other.settings) if self.settings is not None else other.settings
         )
         return JudgeConfig(
             model=other.model if other.model is not None else self.model,
-            instructions=other.instructions if other.instructions is not None else self.instructions,
+            instructions=other.instructions
+            if other.instructions is not None
+            else self.instructions,
             settings=settings,
         )
 
