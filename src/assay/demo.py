@@ -28,6 +28,16 @@ DEMO_SCORERS: tuple[tuple[str, dict[str, Any]], ...] = (
 the answer with the expected answer (``compare_to="ground_truth"``)."""
 
 
+SHORT_LABELS = {
+    "content-similarity": "dice",
+    "keyword-coverage": "keywords",
+    "textual-difference": "lcs ratio",
+    "completeness": "complete",
+    "tone": "tone",
+    "tool-call-accuracy-code": "tool call",
+}
+
+
 @dataclass(frozen=True)
 class DemoRow:
     id: str

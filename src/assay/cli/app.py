@@ -206,7 +206,7 @@ def demo(
     ] = None,
 ) -> None:
     """Score the example dataset with the code scorers and print a table (offline)."""
-    from assay.demo import default_demo_path, run_demo
+    from assay.demo import SHORT_LABELS, default_demo_path, run_demo
 
     path = data or default_demo_path()
     try:
@@ -217,9 +217,9 @@ def demo(
     table = Table(
         title=f"assay demo — {len(report.rows)} items from {path.name}", title_justify="left"
     )
-    table.add_column("item")
+    table.add_column("item", no_wrap=True)
     for key in keys:
-        table.add_column(report.scorer_labels[key], justify="right")
+        table.add_column(SHORT_LABELS.get(key, key), justify="right")
     for row in report.rows:
         cells = []
         for key in keys:

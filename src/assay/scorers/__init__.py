@@ -1,27 +1,17 @@
-"""Built-in scorers. Importing this package registers every built-in scorer type."""
+"""Built-in scorers, one module per scorer (family).
+
+Importing this package imports every public module in it, and each module registers its
+scorer types with ``@register_scorer``; adding a scorer is adding a module.
+"""
 
 from __future__ import annotations
 
-from assay.scorers import (
-    checks,
-    completeness,
-    content_similarity,
-    keyword_coverage,
-    textual_difference,
-    tone,
-    tool_call_accuracy_code,
-    trajectory_accuracy_code,
-    trajectory_code,
+import importlib
+import pkgutil
+
+BUILTIN_MODULES = sorted(
+    info.name for info in pkgutil.iter_modules(__path__) if not info.name.startswith("_")
 )
 
-__all__ = [
-    "checks",
-    "completeness",
-    "content_similarity",
-    "keyword_coverage",
-    "textual_difference",
-    "tone",
-    "tool_call_accuracy_code",
-    "trajectory_accuracy_code",
-    "trajectory_code",
-]
+for _name in BUILTIN_MODULES:
+    importlib.import_module(f"{__name__}.{_name}")

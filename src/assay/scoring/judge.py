@@ -119,7 +119,14 @@ async def execute_judge_step(
             None,
             None,
         )
-    if config.model is None or not config.instructions:
+    if config.model is None:
+        raise JudgeStepError(
+            f'Step "{step_name}" requires a model and instructions: no judge model is set '
+            "(pass model='provider/model' or set ASSAY_JUDGE_MODEL)",
+            None,
+            prompt,
+        )
+    if not config.instructions:
         raise JudgeStepError(f'Step "{step_name}" requires a model and instructions', None, prompt)
     model = resolve_model(config.model)
     settings = config.settings or ModelSettings()

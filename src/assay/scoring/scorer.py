@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from numbers import Real
 from typing import Any
 
+from assay.models.base import Model
 from assay.scoring.context import NotScorable, ScorerRun, StepContext
 from assay.scoring.judge import JudgeStepError, execute_judge_step
 from assay.scoring.steps import FunctionStep, JudgeConfig, JudgeStep, Step, StepFunction, as_step
@@ -98,6 +99,11 @@ class Scorer:
     def with_options(self, **changes: Any) -> Scorer:
         """A copy with configuration fields changed (name, judge, weight, ...)."""
         return dataclasses.replace(self, **changes)
+
+    def with_judge_model(self, model: str | Model) -> Scorer:
+        """A copy judged by ``model`` (a model string or any ``Model``, e.g. a scripted one)."""
+        judge = (self.judge or JudgeConfig()).overridden_by(JudgeConfig(model=model))
+        return dataclasses.replace(self, judge=judge)
 
     @property
     def step_names(self) -> tuple[StepName, ...]:

@@ -1,0 +1,26 @@
+"""The demo from Python: every row scored by every text scorer, the tool row by tool accuracy."""
+
+from __future__ import annotations
+
+import asyncio
+
+from assay.demo import DEMO_SCORERS, default_demo_path, load_jsonl, run_demo
+
+
+def test_demo_scores_every_row() -> None:
+    report = asyncio.run(run_demo())
+    items = load_jsonl(default_demo_path())
+    assert len(report.rows) == len(items) == 20
+    for row in report.rows:
+        for type_id, _ in DEMO_SCORERS:
+            assert row.scores[type_id].status == "ready", (row.id, type_id)
+    tool_rows = [row for row in report.rows if "tool-call-accuracy-code" in row.scores]
+    assert [row.id for row in tool_rows] == ["weather-tool"]
+    assert tool_rows[0].scores["tool-call-accuracy-code"].score == 1.0
+    # an exact paraphrase scores higher than an off-topic answer
+    by_id = {row.id: row for row in report.rows}
+    off = by_id["off-topic"].scores["content-similarity"].score
+    close = by_id["shipping-time"].scores["content-similarity"].score
+    assert off is not None and close is not None and close > off
+    mean = report.mean("tone")
+    assert mean is not None and 0.0 <= mean <= 1.0
