@@ -195,3 +195,9 @@ def test_broken_plugin_does_not_break_the_registry(
     registry.reload_plugins()
     assert "could not load scorer plugin broken" in caplog.text
     assert create_scorer("tone").run_sync(output="Fine.").status == "ready"
+
+
+def test_missing_required_param_is_named_in_snake_case() -> None:
+    with pytest.raises(ScorerParamsError) as excinfo:
+        create_scorer("check-includes")
+    assert "param 'expected': Field required" in str(excinfo.value)

@@ -13,7 +13,13 @@ from typing import Any
 
 from pydantic import Field
 
-from assay.scorers._lib.completeness_terms import completeness
+from collections.abc import Sequence
+
+from assay.scorers._lib.batching import MicroBatcher
+from assay.scorers._lib.completeness_terms import (
+    completeness_from_elements,
+    extract_elements_many,
+)
 from assay.scorers._lib.text_pair import COMPARE_TO_DESCRIPTION, CompareTo, text_pair
 from assay.scoring.context import StepContext
 from assay.scoring.registry import ScorerParams, register_scorer
@@ -22,6 +28,15 @@ from assay.scoring.scorer import Scorer
 
 class CompletenessParams(ScorerParams):
     compare_to: CompareTo = Field(default="input", description=COMPARE_TO_DESCRIPTION)
+
+
+def _extract_pairs(pairs: Sequence[tuple[str, str]]) -> list[tuple[list[str], list[str]]]:
+    elements = extract_elements_many([text for pair in pairs for text in pair])
+    return [(elements[2 * i], elements[2 * i + 1]) for i in range(len(pairs))]
+
+
+_PAIRS: MicroBatcher[tuple[str, str], tuple[list[str], list[str]]] = MicroBatcher(_extract_pairs)
+"""Concurrent runs share one spaCy batch (about 3x faster than one text at a time)."""
 
 
 @register_scorer(
@@ -36,13 +51,14 @@ class CompletenessParams(ScorerParams):
     preview_notes="Element extraction approximates compromise with spaCy; unrounded.",
 )
 def build(params: CompletenessParams) -> Scorer:
-    def preprocess(ctx: StepContext) -> Any:
+    async def preprocess(ctx: StepContext) -> Any:
         if ctx.run.input is None and params.compare_to == "input":
             raise ValueError("Inputs cannot be null or undefined")
         pair = text_pair(ctx, params.compare_to)
         if not isinstance(pair, tuple):
             return pair
-        return completeness(*pair)
+        input_elements, output_elements = await _PAIRS.submit(pair)
+        return completeness_from_elements(input_elements, output_elements)
 
     return (
         Scorer("completeness", description="Completeness of coverage")

@@ -255,9 +255,12 @@ def validate_params(scorer_type: ScorerType[P], params: Mapping[str, Any]) -> P:
     except ValidationError as exc:
         allowed = sorted(model.model_fields)
         accepted = {*allowed, *(f.alias for f in model.model_fields.values() if f.alias)}
+        by_alias = {f.alias: name for name, f in model.model_fields.items() if f.alias}
         messages = []
         for err in exc.errors():
-            name = ".".join(str(part) for part in err["loc"]) or "<params>"
+            loc = [by_alias.get(str(part), str(part)) for part in err["loc"][:1]]
+            loc += [str(part) for part in err["loc"][1:]]
+            name = ".".join(loc) or "<params>"
             if err["type"] == "extra_forbidden":
                 close = difflib.get_close_matches(str(err["loc"][0]), sorted(accepted), n=1)
                 hint = f"; did you mean {close[0]!r}?" if close else ""

@@ -91,6 +91,15 @@ def test_count_elements_fallback_matches_counter() -> None:
     counts: dict[Any, int] = {}
     dice._count_elements_fallback(counts, ["x", "y", "x"])
     assert counts == Counter(["x", "y", "x"])
+    assert dice.count_elements("abracadabra") == Counter("abracadabra")
+
+
+def test_multiset_intersection_size_is_sum_of_minimums() -> None:
+    first = dice.count_elements("aaabbc")
+    second = dice.count_elements("abbbd")
+    assert dice.multiset_intersection_size(first, second) == 1 + 2
+    assert dice.multiset_intersection_size(second, first) == 3
+    assert dice.multiset_intersection_size(first, {}) == 0
 
 
 @pytest.mark.parametrize("case", _CASES, ids=[case["id"] for case in _CASES])

@@ -61,7 +61,14 @@ def test_empty_and_blank_input() -> None:
 
 
 def test_punctuation_and_apostrophes() -> None:
-    assert extract('fox. (dog), "cat"; bird? “owl” ‘emu’') == ["fox", "dog", "cat", "bird", "owl", "emu"]
+    assert extract('fox. (dog), "cat"; bird? “owl” ‘emu’') == [
+        "fox",
+        "dog",
+        "cat",
+        "bird",
+        "owl",
+        "emu",
+    ]
     # Only an apostrophe at the token's first/last position (before other deletions) goes.
     assert extract("'tis rock'n'roll dogs'") == ["tis", "rock'n'roll", "dogs"]
     assert extract("\"'quoted'\"") == ["'quoted'"]

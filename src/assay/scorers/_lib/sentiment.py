@@ -72,6 +72,7 @@ class _Lexicon:
 
     labels: dict[str, int]
     ascii_labels: dict[bytes, int]
+    ascii_keys: frozenset[bytes]
     ascii_negators: frozenset[bytes]
 
 
@@ -81,9 +82,11 @@ def _lexicon() -> _Lexicon:
     package = files("assay.scorers._lib")
     labels: dict[str, int] = json.loads(package.joinpath("afinn_165.json").read_text("utf-8"))
     labels.update(json.loads(package.joinpath("sentiment_emoji.json").read_text("utf-8")))
+    ascii_labels = {key.encode("ascii"): value for key, value in labels.items() if key.isascii()}
     return _Lexicon(
         labels=labels,
-        ascii_labels={key.encode("ascii"): value for key, value in labels.items() if key.isascii()},
+        ascii_labels=ascii_labels,
+        ascii_keys=frozenset(ascii_labels),
         ascii_negators=frozenset(word.encode("ascii") for word in _NEGATORS),
     )
 
@@ -123,23 +126,28 @@ class SentimentResult:
     comparative: float
 
 
-def analyze(text: str) -> SentimentResult:
-    """``new Sentiment().analyze(text)`` (English, no extras), score and comparative only."""
+def _score_and_count(text: str) -> tuple[int, int]:
+    """``(score, #tokens)`` of ``analyze(text)``; the hot path, without result objects."""
     lexicon = _lexicon()
     ascii_tokens = _ascii_tokens(text)
     if ascii_tokens is not None:
-        score = _score(ascii_tokens, lexicon.ascii_labels, lexicon.ascii_negators)
-        count = len(ascii_tokens)
-    else:
-        tokens = tokenize(text)
-        score = _score(tokens, lexicon.labels, _NEGATORS)
-        count = len(tokens)
+        if lexicon.ascii_keys.isdisjoint(ascii_tokens):
+            return 0, len(ascii_tokens)
+        return _score(ascii_tokens, lexicon.ascii_labels, lexicon.ascii_negators), len(ascii_tokens)
+    tokens = tokenize(text)
+    return _score(tokens, lexicon.labels, _NEGATORS), len(tokens)
+
+
+def analyze(text: str) -> SentimentResult:
+    """``new Sentiment().analyze(text)`` (English, no extras), score and comparative only."""
+    score, count = _score_and_count(text)
     return SentimentResult(score=score, comparative=score / count)
 
 
 def comparative(text: str) -> float:
     """``analyze(text).comparative``."""
-    return analyze(text).comparative
+    score, count = _score_and_count(text)
+    return score / count
 
 
 def tone_scores(text: str, reference_tone: str | None) -> dict[str, float]:

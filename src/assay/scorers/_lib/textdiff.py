@@ -22,12 +22,16 @@ Lengths and LCS are over UTF-16 code units, as in JavaScript: text with astral c
 
 from __future__ import annotations
 
-from collections import Counter
 from dataclasses import dataclass
 
 from rapidfuzz.distance import LCSseq
 
-from assay.scorers._lib.dice import js_words, to_utf16_units
+from assay.scorers._lib.dice import (
+    count_elements,
+    js_words,
+    multiset_intersection_size,
+    to_utf16_units,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,16 +62,7 @@ def _count_changes(first: str, second: str) -> int:
         return len(second_words)
     if not second_words:
         return len(first_words)
-    first_counts = Counter(first_words)
-    second_counts = Counter(second_words)
-    if len(first_counts) > len(second_counts):
-        first_counts, second_counts = second_counts, first_counts
-    other = second_counts.get
-    matches = 0
-    for word, count in first_counts.items():
-        other_count = other(word)
-        if other_count:
-            matches += count if count < other_count else other_count
+    matches = multiset_intersection_size(count_elements(first_words), count_elements(second_words))
     return max(len(first_words), len(second_words)) - matches
 
 

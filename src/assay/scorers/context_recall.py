@@ -1,0 +1,230 @@
+"""Context recall: how much of the ground-truth answer the retrieved context supports.
+
+Parity with ``createContextRecallScorer`` (reference §2.7). The judge splits the ground-truth
+answer into atomic claims, then marks each claim "yes" (attributable to the context
+passages) or "no"; the score is ``min(1, #yes / #claims) × scale``. It measures the
+retriever, not the response: the response is never read.
+
+Judge calls: two (claims, attribution), plus one for an ``llm`` reason.
+
+Deviations from the reference
+- The reference's ``contextExtractor`` function becomes the run's ``context`` argument: it
+  takes precedence, and the ``context`` param is the fallback. With no context from either
+  source the run fails with status "error" before any judge call (the reference would send
+  an empty context and score 0).
+- A run without a ground truth fails with status "error" before any judge call (the
+  reference asks the judge to extract claims from an empty text and then scores 0); a
+  missing reference answer is a data problem, not a recall of 0.
+- The reason prompt carries the score and the verdicts (with their claims) only; it does
+  not repeat the ground truth and the passages.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from pydantic import BaseModel, Field, field_validator
+
+from assay.scorers._lib.judge_common import (
+    ReasonedJudgeParams,
+    context_list,
+    data_block,
+    judge_config,
+    numbered,
+)
+from assay.scoring.context import StepContext
+from assay.scoring.registry import register_scorer
+from assay.scoring.rounding import round2
+from assay.scoring.scorer import Scorer
+from assay.scoring.steps import judge_step
+
+INSTRUCTIONS = """\
+You assess how well retrieved context passages cover a reference answer. You either break
+the reference answer into atomic claims, or decide for each claim whether the passages
+support it: "yes" when the passages state it or it follows directly from them, "no"
+otherwise. Use only the passages, never your own knowledge."""
+
+
+class ContextRecallParams(ReasonedJudgeParams):
+    context: list[str] | None = Field(
+        default=None,
+        description="Context passages used when a run brings no `context` of its own.",
+    )
+
+    @field_validator("context")
+    @classmethod
+    def _not_empty(cls, value: list[str] | None) -> list[str] | None:
+        if value is not None and len(value) == 0:
+            raise ValueError("Context array cannot be empty if provided")
+        return value
+
+
+class Claims(BaseModel):
+    claims: list[str] = Field(description="Atomic, self-contained claims of the reference answer.")
+
+
+class AttributionVerdict(BaseModel):
+    verdict: str = Field(description='"yes" if the passages support the claim, else "no".')
+    reason: str = Field(description="One sentence explaining the verdict.")
+
+
+class AttributionVerdicts(BaseModel):
+    verdicts: list[AttributionVerdict] = Field(description="One verdict per claim, in order.")
+
+
+def ground_truth_text(value: Any) -> str:
+    """The ground truth as text: strings as is, anything else as compact JSON."""
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
+
+
+def _is_yes(verdict: AttributionVerdict) -> bool:
+    return verdict.verdict.lower().strip() == "yes"
+
+
+@register_scorer(
+    "context-recall",
+    label="Context Recall",
+    description=(
+        "How much of the ground-truth answer is supported by the retrieved context "
+        "(share of ground-truth claims attributable to the passages)."
+    ),
+    params=ContextRecallParams,
+    kind="judge",
+    mode="async",
+    higher_is_better=True,
+    score_range=(0.0, 1.0),
+    reference="createContextRecallScorer (context-recall-scorer)",
+    preview_notes=(
+        "Needs a ground truth (expected output) and context passages (the run's `context` "
+        "or the `context` param); the response itself is not read."
+    ),
+)
+def build(params: ContextRecallParams) -> Scorer:
+    def context_of(ctx: StepContext) -> list[str]:
+        context = context_list(ctx.run.context) or list(params.context or [])
+        if not context:
+            raise ValueError(
+                "No context available for evaluation: pass the run's `context` or set the "
+                "`context` param"
+            )
+        return context
+
+    def claims_prompt(ctx: StepContext) -> str:
+        ground_truth = ground_truth_text(ctx.run.ground_truth)
+        if not ground_truth.strip():
+            raise ValueError(
+                "Context recall needs a ground truth (the expected answer); the run has none"
+            )
+        context_of(ctx)  # fail before the first judge call when the context is missing
+        return "\n\n".join(
+            [
+                "List the atomic claims made by the reference answer: short statements that "
+                "can each be checked on their own. Add nothing the text does not say. If it "
+                "makes no claims, return an empty list.",
+                data_block("reference answer", ground_truth),
+            ]
+        )
+
+    def attribution_prompt(ctx: StepContext) -> str:
+        claims: Claims = ctx.preprocess_result
+        return "\n\n".join(
+            [
+                "For each numbered claim, decide whether the context passages support it. "
+                "Give one verdict per claim, in the same order.",
+                data_block("claims", numbered(claims.claims)),
+                data_block("context passages", numbered(context_of(ctx))),
+            ]
+        )
+
+    def score(ctx: StepContext) -> float:
+        claims: Claims = ctx.preprocess_result
+        total = len(claims.claims)
+        if total == 0:
+            return 0.0
+        verdicts: AttributionVerdicts = ctx.analyze_result
+        attributed = sum(1 for v in verdicts.verdicts if _is_yes(v))
+        return round2(min(1.0, attributed / total) * params.scale)
+
+    def reason_prompt(ctx: StepContext) -> str:
+        claims: Claims = ctx.preprocess_result
+        verdicts: AttributionVerdicts = ctx.analyze_result
+        rows = [
+            {"claim": claim, **(v.model_dump() if v else {"verdict": "missing", "reason": ""})}
+            for claim, v in _pair(claims.claims, verdicts.verdicts)
+        ]
+        return "\n\n".join(
+            [
+                f"The context recall score is {ctx.score} on a scale of 0 to {params.scale}. "
+                "It is the share of the reference answer's claims that the retrieved context "
+                "supports.",
+                data_block("claim verdicts", json.dumps(rows, ensure_ascii=False)),
+                "In two or three plain sentences, explain why the score is what it is, naming "
+                "the unsupported claims if any. Answer in plain text, not JSON.",
+            ]
+        )
+
+    def reason_template(ctx: StepContext) -> str:
+        claims: Claims = ctx.preprocess_result
+        verdicts: AttributionVerdicts = ctx.analyze_result
+        return template_reason(claims.claims, verdicts.verdicts, ctx.score, params.scale)
+
+    scorer = (
+        Scorer(
+            "context-recall",
+            description="Context recall (ground-truth claims supported by the context)",
+            judge=judge_config(params, INSTRUCTIONS),
+        )
+        .preprocess(
+            judge_step(
+                claims_prompt,
+                Claims,
+                description="Extract atomic claims from the ground truth",
+                version="1",
+            )
+        )
+        .analyze(
+            judge_step(
+                attribution_prompt,
+                AttributionVerdicts,
+                description="Judge whether the context supports each claim",
+                version="1",
+            )
+        )
+        .score(score)
+    )
+    if params.reason == "llm":
+        scorer = scorer.reason(
+            judge_step(reason_prompt, description="Explain the recall score", version="1")
+        )
+    elif params.reason == "template":
+        scorer = scorer.reason(reason_template)
+    return scorer
+
+
+def _pair(
+    claims: list[str], verdicts: list[AttributionVerdict]
+) -> list[tuple[str, AttributionVerdict | None]]:
+    """Claims with their verdicts by position (a claim without a verdict gets ``None``)."""
+    return [(claim, verdicts[i] if i < len(verdicts) else None) for i, claim in enumerate(claims)]
+
+
+def template_reason(
+    claims: list[str], verdicts: list[AttributionVerdict], score: Any, scale: float
+) -> str:
+    """A reason written from the verdicts, without a model call."""
+    if not claims:
+        return f"The score is {score} of {scale}: the ground truth yielded no claims to check."
+    supported = sum(1 for v in verdicts if _is_yes(v))
+    missing = [claim for claim, v in _pair(claims, verdicts) if v is None or not _is_yes(v)]
+    text = (
+        f"The score is {score} of {scale}: the context supports {min(supported, len(claims))} "
+        f"of the {len(claims)} claims of the ground truth."
+    )
+    if missing:
+        text += " Not supported: " + "; ".join(missing) + "."
+    return text

@@ -1,0 +1,251 @@
+"""Context relevance: how relevant the provided context was, and whether the response used it.
+
+Parity with ``createContextRelevanceScorerLLM`` (reference §2.8). The judge rates each
+context passage's relevance to the question (high / medium / low / none), says whether the
+response used it, and lists information that was missing from the context. The score is
+``max(0, base − unused − missing) × scale`` with ``base`` the mean relevance weight
+(high 1, medium 0.7, low 0.3, none 0), ``unused`` a penalty per highly relevant passage the
+response ignored and ``missing`` a capped penalty per missing piece of information.
+
+Judge calls: one (analyze), plus one for an ``llm`` reason.
+
+Deviations from the reference
+- The reference's ``contextExtractor`` function becomes the run's ``context`` argument: it
+  takes precedence, and the ``context`` param is the fallback. A run with no context from
+  either source takes the reference's documented branch: the judge is asked about the
+  placeholder passage "[No context was provided for evaluation]" and the score is
+  ``1.0 × scale`` (unrounded), with the reference's fixed explanation.
+- When the judge returns no evaluations the reference returns ``0.0`` or ``1.0`` unscaled;
+  here the value is multiplied by ``scale`` like every other branch, so it stays inside the
+  advertised range ``[0, scale]``.
+- ``penalties`` given partially are merged over the defaults (as the reference does too).
+- The reason prompt carries the score, the evaluations and the missing information; it does
+  not repeat the passages' full text or the response.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Literal
+
+from pydantic import BaseModel, Field, field_validator
+
+from assay.scorers._lib.judge_common import (
+    ReasonedJudgeParams,
+    context_list,
+    data_block,
+    judge_config,
+    numbered,
+)
+from assay.scoring.context import StepContext
+from assay.scoring.registry import ScorerParams, register_scorer
+from assay.scoring.rounding import round2
+from assay.scoring.scorer import Scorer
+from assay.scoring.steps import judge_step
+
+INSTRUCTIONS = """\
+You assess the context passages given to an assistant for answering a question. For each
+passage you rate its relevance to the question (high, medium, low or none) and say whether
+the assistant's response actually used it. You also list information the question needed
+that none of the passages provided. Be concrete and brief."""
+
+NO_CONTEXT_PLACEHOLDER = "[No context was provided for evaluation]"
+
+RELEVANCE_WEIGHTS: dict[str, float] = {"high": 1.0, "medium": 0.7, "low": 0.3, "none": 0.0}
+
+RelevanceLevel = Literal["high", "medium", "low", "none"]
+
+
+class ContextRelevancePenalties(ScorerParams):
+    unused_high_relevance_context: float = Field(
+        default=0.1, ge=0.0, description="Penalty per highly relevant passage left unused."
+    )
+    missing_context_per_item: float = Field(
+        default=0.15, ge=0.0, description="Penalty per piece of missing information."
+    )
+    max_missing_context_penalty: float = Field(
+        default=0.5, ge=0.0, description="Cap on the total missing-information penalty."
+    )
+
+
+class ContextRelevanceParams(ReasonedJudgeParams):
+    context: list[str] | None = Field(
+        default=None,
+        description="Context passages used when a run brings no `context` of its own.",
+    )
+    penalties: ContextRelevancePenalties = Field(
+        default_factory=ContextRelevancePenalties,
+        description="Penalty rates; keys given are merged over the defaults.",
+    )
+
+    @field_validator("context")
+    @classmethod
+    def _not_empty(cls, value: list[str] | None) -> list[str] | None:
+        if value is not None and len(value) == 0:
+            raise ValueError("Context array cannot be empty if provided")
+        return value
+
+
+class ContextEvaluation(BaseModel):
+    context_index: int = Field(description="Index of the passage, as numbered in the prompt.")
+    contextPiece: str = Field(description="The passage, or its first words to identify it.")
+    relevanceLevel: RelevanceLevel = Field(description="Relevance of the passage to the question.")
+    wasUsed: bool = Field(description="Whether the response used information from the passage.")
+    reasoning: str = Field(description="One sentence explaining the rating.")
+
+
+class ContextRelevanceAnalysis(BaseModel):
+    evaluations: list[ContextEvaluation] = Field(description="One evaluation per passage.")
+    missingContext: list[str] = Field(
+        default_factory=list,
+        description="Information the question needed that no passage provided.",
+    )
+    overallAssessment: str = Field(description="One or two sentences on the context overall.")
+
+
+def no_context_reason(score: float | None) -> str:
+    """The reference's fixed explanation for a run without context."""
+    return (
+        "No context was available for evaluation. The agent response was generated without "
+        f"any supporting context. Score: {score}"
+    )
+
+
+@register_scorer(
+    "context-relevance",
+    label="Context Relevance",
+    description=(
+        "How relevant the provided context passages were to the question and whether the "
+        "response used the relevant ones, with penalties for missing information."
+    ),
+    params=ContextRelevanceParams,
+    kind="judge",
+    mode="async",
+    higher_is_better=True,
+    score_range=(0.0, 1.0),
+    reference="createContextRelevanceScorerLLM (context-relevance-scorer)",
+    preview_notes=(
+        "Context comes from the run's `context` or the `context` param; with none at all the "
+        "score is the maximum (the reference's behaviour)."
+    ),
+)
+def build(params: ContextRelevanceParams) -> Scorer:
+    penalties = params.penalties
+
+    def context_of(ctx: StepContext) -> list[str]:
+        return context_list(ctx.run.context) or list(params.context or [])
+
+    def analyze_prompt(ctx: StepContext) -> str:
+        context = context_of(ctx) or [NO_CONTEXT_PLACEHOLDER]
+        return "\n\n".join(
+            [
+                "Evaluate each numbered context passage for the question and the response: "
+                "its relevance level, whether the response used it, and why. Then list any "
+                "information the question needed that the passages lacked (an empty list if "
+                "none), and give an overall assessment.",
+                data_block("question", ctx.input_text),
+                data_block("response", ctx.output_text),
+                data_block("context passages", numbered(context)),
+            ]
+        )
+
+    def score(ctx: StepContext) -> float:
+        if not context_of(ctx):
+            return 1.0 * params.scale
+        analysis: ContextRelevanceAnalysis = ctx.analyze_result
+        evaluations = analysis.evaluations
+        if not evaluations:
+            return (0.0 if analysis.missingContext else 1.0) * params.scale
+        base = sum(RELEVANCE_WEIGHTS[e.relevanceLevel] for e in evaluations) / len(evaluations)
+        unused = sum(1 for e in evaluations if e.relevanceLevel == "high" and not e.wasUsed)
+        usage_penalty = unused * penalties.unused_high_relevance_context
+        missing_penalty = min(
+            len(analysis.missingContext) * penalties.missing_context_per_item,
+            penalties.max_missing_context_penalty,
+        )
+        return round2(max(0.0, base - usage_penalty - missing_penalty) * params.scale)
+
+    def reason_prompt(ctx: StepContext) -> str:
+        if not context_of(ctx):
+            return (
+                "Restate this evaluation result in one plain sentence (plain text, not JSON): "
+                + no_context_reason(ctx.score)
+            )
+        analysis: ContextRelevanceAnalysis = ctx.analyze_result
+        evaluations = [
+            {
+                "context_index": e.context_index,
+                "relevanceLevel": e.relevanceLevel,
+                "wasUsed": e.wasUsed,
+                "reasoning": e.reasoning,
+            }
+            for e in analysis.evaluations
+        ]
+        return "\n\n".join(
+            [
+                f"The context relevance score is {ctx.score} on a scale of 0 to {params.scale}. "
+                "It is the mean relevance of the passages (high 1, medium 0.7, low 0.3, none 0), "
+                f"minus {penalties.unused_high_relevance_context} per highly relevant passage "
+                f"the response did not use and {penalties.missing_context_per_item} per piece "
+                f"of missing information (at most {penalties.max_missing_context_penalty}).",
+                data_block("passage evaluations", json.dumps(evaluations, ensure_ascii=False)),
+                data_block(
+                    "missing information", json.dumps(analysis.missingContext, ensure_ascii=False)
+                ),
+                "In two or three plain sentences, explain why the score is what it is. "
+                "Answer in plain text, not JSON.",
+            ]
+        )
+
+    def reason_template(ctx: StepContext) -> str:
+        if not context_of(ctx):
+            return no_context_reason(ctx.score)
+        analysis: ContextRelevanceAnalysis = ctx.analyze_result
+        return template_reason(analysis, ctx.score, params.scale)
+
+    scorer = (
+        Scorer(
+            "context-relevance",
+            description="Context relevance and use",
+            judge=judge_config(params, INSTRUCTIONS),
+        )
+        .analyze(
+            judge_step(
+                analyze_prompt,
+                ContextRelevanceAnalysis,
+                description="Rate each passage's relevance and whether the response used it",
+                version="1",
+            )
+        )
+        .score(score)
+    )
+    if params.reason == "llm":
+        scorer = scorer.reason(
+            judge_step(reason_prompt, description="Explain the relevance score", version="1")
+        )
+    elif params.reason == "template":
+        scorer = scorer.reason(reason_template)
+    return scorer
+
+
+def template_reason(analysis: ContextRelevanceAnalysis, score: float | None, scale: float) -> str:
+    """A reason written from the evaluations, without a model call."""
+    evaluations = analysis.evaluations
+    if not evaluations:
+        gaps = "; ".join(analysis.missingContext)
+        detail = f" Missing information: {gaps}." if gaps else ""
+        return f"The score is {score} of {scale}: the judge evaluated no passages.{detail}"
+    counts = {
+        level: sum(1 for e in evaluations if e.relevanceLevel == level)
+        for level in RELEVANCE_WEIGHTS
+    }
+    levels = ", ".join(f"{n} {level}" for level, n in counts.items() if n)
+    unused = [
+        str(e.context_index) for e in evaluations if e.relevanceLevel == "high" and not e.wasUsed
+    ]
+    text = f"The score is {score} of {scale}: passage relevance was {levels}."
+    if unused:
+        text += f" Highly relevant passages not used by the response: {', '.join(unused)}."
+    if analysis.missingContext:
+        text += " Missing information: " + "; ".join(analysis.missingContext) + "."
+    return text

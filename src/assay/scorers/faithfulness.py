@@ -1,0 +1,249 @@
+"""Faithfulness: the share of the response's claims that the context supports.
+
+Two judge calls, as in the reference (``createFaithfulnessScorer``): the first extracts the
+claims from the response (it never sees the context), the second gives each claim a verdict
+against the context — ``"yes"`` supported, ``"no"`` contradicted, ``"unsure"`` not settled
+by it. The score is ``round2(#yes / #verdicts × scale)``; ``"unsure"`` counts as unsupported.
+
+Prompts are lean on purpose: the context goes only to the verdict step, the question goes
+nowhere (claims are judged against the context, not the question), and with
+``reason="template"`` the reason is written from the verdicts without a third call. On an
+item with a question, a three-sentence answer and three ~60-word passages the two calls send
+well under 1,100 prompt tokens in total (see ``tests/scorers/test_faithfulness.py``).
+
+Context, first that has passages: the run's ``context`` argument, the ``context`` param,
+then the reference's rule — the JSON of every legacy ``content.toolInvocations`` result
+(``state == "result"``) on the output's assistant messages.
+
+Deviations from the reference
+- No context at all is an error (``status="error"``, before any judge call); the reference
+  judges the claims against an empty context and returns 0, a number that measures nothing.
+- The context may come from the run's ``context`` argument (the reference only has the
+  ``context`` option and the tool-result fallback).
+- The LLM reason prompt gets the claims, verdicts and score only, not the input, output and
+  context (the verdict reasons already say what the context does or does not support).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from assay.scorers._lib.judge_common import (
+    ReasonedJudgeParams,
+    context_list,
+    data_block,
+    judge_config,
+    numbered,
+)
+from assay.scoring.context import StepContext
+from assay.scoring.registry import register_scorer
+from assay.scoring.rounding import round2
+from assay.scoring.scorer import Scorer
+from assay.scoring.steps import judge_step
+
+INSTRUCTIONS = (
+    "You check whether a response is faithful to the context it was given. "
+    "Judge claims only against the context, never against your own knowledge."
+)
+
+
+class FaithfulnessParams(ReasonedJudgeParams):
+    context: list[str] | None = Field(
+        default=None,
+        description="Context passages, used when the run has no context of its own.",
+    )
+
+
+class FaithfulnessClaims(BaseModel):
+    claims: list[str] = Field(description="The response's claims, in order; [] if none.")
+
+
+class FaithfulnessVerdict(BaseModel):
+    verdict: str = Field(description='"yes", "no" or "unsure".')
+    reason: str = Field(description="One short sentence.")
+
+
+class FaithfulnessVerdicts(BaseModel):
+    verdicts: list[FaithfulnessVerdict] = Field(description="One verdict per claim, in order.")
+
+
+def legacy_tool_results(output: Any) -> list[str]:
+    """The reference's fallback context: ``JSON.stringify(result)`` of every legacy
+    ``content.toolInvocations`` entry in state ``"result"`` on every assistant message."""
+    if not isinstance(output, list):
+        return []
+    found: list[str] = []
+    for message in output:
+        if not isinstance(message, Mapping) or message.get("role") != "assistant":
+            continue
+        content = message.get("content")
+        invocations = content.get("toolInvocations") if isinstance(content, Mapping) else None
+        if not isinstance(invocations, list):
+            continue
+        for invocation in invocations:
+            if (
+                isinstance(invocation, Mapping)
+                and invocation.get("state") == "result"
+                and "result" in invocation
+            ):
+                found.append(
+                    json.dumps(
+                        invocation["result"],
+                        ensure_ascii=False,
+                        separators=(",", ":"),
+                        default=str,
+                    )
+                )
+    return found
+
+
+def resolve_context(ctx: StepContext, param_context: list[str] | None, scorer: str) -> list[str]:
+    """Passages from the run's context, else the param, else the legacy tool results.
+
+    Raises ``ValueError`` when none of them has a passage: a score against nothing would
+    only measure the judge.
+    """
+    for source in (context_list(ctx.run.context), list(param_context or [])):
+        if source:
+            return source
+    tool_results = legacy_tool_results(ctx.run.output)
+    if tool_results:
+        return tool_results
+    raise ValueError(
+        f"{scorer} needs context: pass context=[...] to the run, set the 'context' param, "
+        "or score an output whose assistant messages carry tool results"
+    )
+
+
+def claims_prompt(output_text: str) -> str:
+    """The claim-extraction prompt (shared with the hallucination scorer)."""
+    return (
+        "List the claims the response makes: every factual statement and every speculative "
+        "one, each as a short self-contained sentence. No claims: [].\n\n"
+        + data_block("response", output_text)
+    )
+
+
+def fmt(value: float) -> str:
+    """A score as the reference prints it (``0.67``, ``1``, ``10``)."""
+    return f"{value:g}"
+
+
+def _claim_of(claims: list[str], index: int) -> str:
+    return claims[index] if index < len(claims) else f"claim {index + 1}"
+
+
+@register_scorer(
+    "faithfulness",
+    label="Faithfulness",
+    description=(
+        "Share of the response's claims that the context supports (LLM judge: claim "
+        "extraction, then a yes/no/unsure verdict per claim against the context)."
+    ),
+    params=FaithfulnessParams,
+    kind="judge",
+    mode="async",
+    higher_is_better=True,
+    score_range=(0.0, 1.0),
+    reference="createFaithfulnessScorer (faithfulness-scorer)",
+    preview_notes=(
+        "Needs context: the run's context, the 'context' param, or tool results in the "
+        "output. 2 judge calls, 3 with reason='llm'."
+    ),
+)
+def build(params: FaithfulnessParams) -> Scorer:
+    def preprocess_prompt(ctx: StepContext) -> str:
+        resolve_context(ctx, params.context, "faithfulness")  # fail before any judge call
+        return claims_prompt(ctx.output_text)
+
+    def analyze_prompt(ctx: StepContext) -> str:
+        passages = resolve_context(ctx, params.context, "faithfulness")
+        claims: list[str] = ctx.preprocess_result.claims
+        return (
+            'Give one verdict per claim, judged only against the context: "yes" if the '
+            'context supports it, "no" if the context contradicts it, "unsure" if the '
+            "context does not settle it or the claim is speculative.\n\n"
+            f"{data_block('context', numbered(passages))}\n\n"
+            f"{data_block('claims', numbered(claims))}"
+        )
+
+    def score(ctx: StepContext) -> float:
+        analysis = ctx.analyze_result
+        if analysis is None:
+            raise ValueError("faithfulness: the analyze step produced no verdicts")
+        verdicts: list[FaithfulnessVerdict] = analysis.verdicts
+        if not verdicts:
+            return 0.0
+        supported = sum(1 for v in verdicts if v.verdict == "yes")
+        return round2(supported / len(verdicts) * params.scale)
+
+    def template_reason(ctx: StepContext) -> str:
+        claims: list[str] = ctx.preprocess_result.claims
+        verdicts: list[FaithfulnessVerdict] = ctx.analyze_result.verdicts
+        value = fmt(ctx.score or 0.0)
+        if not verdicts:
+            return f"The score is {value} because the response makes no claims to check."
+        supported = sum(1 for v in verdicts if v.verdict == "yes")
+        text = (
+            f"The score is {value} because {supported} of {len(verdicts)} claims are "
+            "supported by the context"
+        )
+        contradicted = [i for i, v in enumerate(verdicts) if v.verdict == "no"]
+        unsettled = [i for i, v in enumerate(verdicts) if v.verdict not in ("yes", "no")]
+        for label, indexes in (("contradicted", contradicted), ("not supported", unsettled)):
+            if indexes:
+                listed = "; ".join(
+                    f'"{_claim_of(claims, i)}" ({verdicts[i].reason})' for i in indexes
+                )
+                text += f"; {label}: {listed}"
+        return text + "."
+
+    def reason_prompt(ctx: StepContext) -> str:
+        claims: list[str] = ctx.preprocess_result.claims
+        verdicts: list[FaithfulnessVerdict] = ctx.analyze_result.verdicts
+        rows = [
+            {"claim": _claim_of(claims, i), "verdict": v.verdict, "reason": v.reason}
+            for i, v in enumerate(verdicts)
+        ]
+        return (
+            f"The faithfulness score is {fmt(ctx.score or 0.0)} on a 0-{fmt(params.scale)} "
+            "scale: the share of claims the context supports. In at most two sentences, "
+            f'explain it, starting with "The score is {fmt(ctx.score or 0.0)} because".\n\n'
+            + data_block("verdicts", rows)
+        )
+
+    scorer = (
+        Scorer(
+            "faithfulness",
+            description="Faithfulness to the context",
+            judge=judge_config(params, INSTRUCTIONS),
+        )
+        .preprocess(
+            judge_step(
+                preprocess_prompt,
+                FaithfulnessClaims,
+                description="Extract the response's claims",
+                version="1",
+            )
+        )
+        .analyze(
+            judge_step(
+                analyze_prompt,
+                FaithfulnessVerdicts,
+                description="Judge each claim against the context",
+                version="1",
+            )
+        )
+        .score(score)
+    )
+    if params.reason == "llm":
+        return scorer.reason(
+            judge_step(reason_prompt, description="Explain the score", version="1")
+        )
+    if params.reason == "template":
+        return scorer.reason(template_reason)
+    return scorer

@@ -1,0 +1,271 @@
+"""Summarization: is the summary faithful to its source, and does it keep what matters?
+
+Parity with ``createSummarizationScorer`` (reference §2.24). Two axes, and the score is the
+lower one, so a summary passes neither by being faithful but empty nor by being thorough
+but wrong:
+
+- alignment: the judge splits the summary into claims and checks each against the source
+  (``#supported / #claims``);
+- coverage: the judge writes up to ``max_questions`` closed questions from the source, then,
+  in a separate call that never sees the source, answers them from the summary alone
+  (``#answered / #questions``; a question without a verdict counts as unanswered).
+
+Score: ``round2(min(alignment, coverage) × scale)``, and 0 when there is nothing to score
+(no claims or no questions), as in the reference.
+
+The source text is the run's ``context`` (passages joined by blank lines), else the
+``source`` param, else the user's message. The summary is the last non-empty assistant text
+of an agent output, else the output's assistant text.
+
+Judge calls: two (claims + questions, coverage), plus one for an ``llm`` reason.
+
+Deviations from the reference
+- The reference's ``sourceExtractor`` function becomes the run's ``context`` argument; like
+  the extractor it takes precedence over the ``source`` param.
+- A run with no source text at all (no context, no ``source`` param, no user message) fails
+  with status "error" before any judge call; the reference would judge against an empty
+  source and score 0.
+- The reason prompt carries the score, both axes, the unsupported claims and the unanswered
+  questions; it does not repeat the source and the summary.
+"""
+
+from __future__ import annotations
+
+import json
+
+from pydantic import BaseModel, Field
+
+from assay.scorers._lib.judge_common import (
+    ReasonedJudgeParams,
+    context_list,
+    data_block,
+    judge_config,
+    numbered,
+)
+from assay.scoring.context import StepContext
+from assay.scoring.messages import extract_agent_response_messages, is_agent_output
+from assay.scoring.registry import register_scorer
+from assay.scoring.rounding import round2
+from assay.scoring.scorer import Scorer
+from assay.scoring.steps import judge_step
+
+INSTRUCTIONS = """\
+You assess summaries. You check each claim of a summary against its source text, write
+closed questions that the source answers, or decide which of those questions a summary
+answers. Use only the texts given to you, never your own knowledge: a claim the source does
+not state is unsupported, and a question the summary does not answer is unanswered."""
+
+
+class SummarizationParams(ReasonedJudgeParams):
+    source: str | None = Field(
+        default=None,
+        description="The text being summarized, used when a run brings no `context`; "
+        "default: the user's message.",
+    )
+    max_questions: int = Field(
+        default=10, ge=1, description="Upper bound on the coverage questions drawn from the source."
+    )
+
+
+class AlignmentVerdict(BaseModel):
+    claim: str = Field(description="One atomic claim of the summary.")
+    supported: bool = Field(description="Whether the source supports the claim.")
+    reason: str = Field(description="One sentence.")
+
+
+class SourceJudgement(BaseModel):
+    alignment: list[AlignmentVerdict] = Field(description="One verdict per summary claim.")
+    questions: list[str] = Field(
+        description="Closed questions the source answers 'yes', covering its key information."
+    )
+
+
+class CoverageVerdict(BaseModel):
+    question: str = Field(description="The question, as given.")
+    answered: bool = Field(description="Whether the summary alone answers it.")
+    reason: str = Field(description="One sentence.")
+
+
+class CoverageJudgement(BaseModel):
+    coverage: list[CoverageVerdict] = Field(description="One verdict per question, in order.")
+
+
+def _ratio(matched: int, total: int) -> float:
+    return 0.0 if total == 0 else min(1.0, matched / total)
+
+
+class Axes(BaseModel):
+    alignment: float
+    coverage: float
+    unsupported_claims: list[str]
+    unanswered_questions: list[str]
+    scorable: bool
+
+
+def measure_axes(
+    judgement: SourceJudgement, coverage: CoverageJudgement, max_questions: int
+) -> Axes:
+    """Both axis ratios; coverage counts against the questions asked, not the verdicts."""
+    total_questions = min(len(judgement.questions), max_questions)
+    judged = coverage.coverage[:total_questions]
+    alignment = judgement.alignment
+    return Axes(
+        alignment=_ratio(sum(1 for v in alignment if v.supported), len(alignment)),
+        coverage=_ratio(sum(1 for v in judged if v.answered), total_questions),
+        unsupported_claims=[v.claim for v in alignment if not v.supported],
+        unanswered_questions=[v.question for v in judged if not v.answered],
+        scorable=bool(alignment) and total_questions > 0,
+    )
+
+
+def summary_text(ctx: StepContext) -> str:
+    """The last non-empty assistant text of an agent output, else the assistant text."""
+    if is_agent_output(ctx.run.output):
+        responses = [r for r in extract_agent_response_messages(ctx.run.output) if r.strip()]
+        if responses:
+            return responses[-1]
+    return ctx.output_text
+
+
+@register_scorer(
+    "summarization",
+    label="Summarization",
+    description=(
+        "Whether a summary is faithful to its source (claims supported) and covers it "
+        "(source questions answerable from the summary); the lower of the two."
+    ),
+    params=SummarizationParams,
+    kind="judge",
+    mode="async",
+    higher_is_better=True,
+    score_range=(0.0, 1.0),
+    reference="createSummarizationScorer (summarization-scorer)",
+    preview_notes=(
+        "Source: the run's `context`, else the `source` param, else the user's message. "
+        "The coverage judge never sees the source."
+    ),
+)
+def build(params: SummarizationParams) -> Scorer:
+    max_questions = params.max_questions
+
+    def source_text(ctx: StepContext) -> str:
+        passages = context_list(ctx.run.context)
+        if passages:
+            return "\n\n".join(passages)
+        if params.source:
+            return params.source
+        return ctx.input_text
+
+    def judgement_prompt(ctx: StepContext) -> str:
+        source = source_text(ctx)
+        if not source.strip():
+            raise ValueError(
+                "Summarization needs the source text: pass the run's `context`, set the "
+                "`source` param, or give the text as the user's message"
+            )
+        return "\n\n".join(
+            [
+                "1. Split the summary into atomic claims and decide for each whether the source "
+                "supports it.\n"
+                f"2. Using the source alone, write at most {max_questions} closed questions "
+                "whose answer in the source is 'yes', together covering its most important "
+                "information.",
+                data_block("source", source),
+                data_block("summary", summary_text(ctx)),
+            ]
+        )
+
+    def coverage_prompt(ctx: StepContext) -> str:
+        judgement: SourceJudgement = ctx.preprocess_result
+        questions = judgement.questions[:max_questions]
+        return "\n\n".join(
+            [
+                "For each numbered question, decide whether the summary alone answers it. "
+                "Do not use any other knowledge. Give one verdict per question, in order.",
+                data_block("summary", summary_text(ctx)),
+                data_block("questions", numbered(questions)),
+            ]
+        )
+
+    def axes_of(ctx: StepContext) -> Axes:
+        return measure_axes(ctx.preprocess_result, ctx.analyze_result, max_questions)
+
+    def score(ctx: StepContext) -> float:
+        axes = axes_of(ctx)
+        if not axes.scorable:
+            return 0.0
+        return round2(min(axes.alignment, axes.coverage) * params.scale)
+
+    def reason_prompt(ctx: StepContext) -> str:
+        axes = axes_of(ctx)
+        findings = {
+            "alignment": round2(axes.alignment),
+            "coverage": round2(axes.coverage),
+            "unsupported_claims": axes.unsupported_claims,
+            "unanswered_questions": axes.unanswered_questions,
+        }
+        return "\n\n".join(
+            [
+                f"The summarization score is {ctx.score} on a scale of 0 to {params.scale}: the "
+                "lower of alignment (share of summary claims the source supports) and coverage "
+                "(share of source questions the summary answers).",
+                data_block("findings", json.dumps(findings, ensure_ascii=False)),
+                "In two or three plain sentences, explain which axis set the score and why. "
+                "Answer in plain text, not JSON.",
+            ]
+        )
+
+    def reason_template(ctx: StepContext) -> str:
+        return template_reason(axes_of(ctx), ctx.score, params.scale)
+
+    scorer = (
+        Scorer(
+            "summarization",
+            description="Summary alignment and coverage",
+            judge=judge_config(params, INSTRUCTIONS),
+        )
+        .preprocess(
+            judge_step(
+                judgement_prompt,
+                SourceJudgement,
+                description="Check summary claims against the source; draw coverage questions",
+                version="1",
+            )
+        )
+        .analyze(
+            judge_step(
+                coverage_prompt,
+                CoverageJudgement,
+                description="Answer the coverage questions from the summary only",
+                version="1",
+            )
+        )
+        .score(score)
+    )
+    if params.reason == "llm":
+        scorer = scorer.reason(
+            judge_step(reason_prompt, description="Explain the summarization score", version="1")
+        )
+    elif params.reason == "template":
+        scorer = scorer.reason(reason_template)
+    return scorer
+
+
+def template_reason(axes: Axes, score: float | None, scale: float) -> str:
+    """A reason written from the axes, without a model call."""
+    if not axes.scorable:
+        return (
+            f"The score is {score} of {scale}: there was nothing to score (the summary yielded "
+            "no claims or the source yielded no questions)."
+        )
+    alignment, coverage = round2(axes.alignment), round2(axes.coverage)
+    limiting = "alignment" if axes.alignment <= axes.coverage else "coverage"
+    text = (
+        f"The score is {score} of {scale}: alignment {alignment}, coverage {coverage}; "
+        f"{limiting} sets the score."
+    )
+    if axes.unsupported_claims:
+        text += " Unsupported claims: " + "; ".join(axes.unsupported_claims) + "."
+    if axes.unanswered_questions:
+        text += " Unanswered questions: " + "; ".join(axes.unanswered_questions) + "."
+    return text

@@ -1,0 +1,177 @@
+"""Tests for the completeness scorer's element extraction and coverage (reference §2.4).
+
+Fixture cases come from tests/fixtures/scorer_cases.json. Every case must satisfy its
+``test_bounds`` (the minimum bar); exact agreement with the reference score and element lists
+is recorded as well, since element extraction approximates compromise with spaCy.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from assay.scorers._lib.completeness_terms import (
+    completeness,
+    coverage_score,
+    extract_elements,
+    extract_elements_many,
+    normalize_words,
+)
+
+_CASES_PATH = Path(__file__).resolve().parents[2] / "fixtures" / "scorer_cases.json"
+_ALL_CASES: list[dict[str, Any]] = [
+    c for c in json.loads(_CASES_PATH.read_text()) if c["scorer"] == "completeness"
+]
+# Invalid-input cases (null messages) belong to the scorer wrapper's tests.
+_CASES = [c for c in _ALL_CASES if c["expected_error"] is None]
+
+
+def _texts(case: dict[str, Any]) -> tuple[str, str]:
+    inp = ", ".join(m["content"] for m in case["input"]["inputMessages"])
+    out = ", ".join(m["content"] for m in case["output"])
+    return inp, out
+
+
+def _check_bounds(score: float, bounds: dict[str, float]) -> None:
+    checks = {
+        "close_to": lambda v: abs(score - v) < 5e-3,  # vitest toBeCloseTo (2 digits)
+        "eq": lambda v: score == v,
+        "lt": lambda v: score < v,
+        "lte": lambda v: score <= v,
+        "gt": lambda v: score > v,
+        "gte": lambda v: score >= v,
+    }
+    for key, value in bounds.items():
+        assert key in checks, f"unknown bound {key}"
+        assert checks[key](value), f"score {score} violates {key} {value}"
+
+
+def test_fixture_has_completeness_cases() -> None:
+    assert len(_CASES) >= 9
+    assert len(_ALL_CASES) > len(_CASES)
+
+
+@pytest.mark.parametrize("case", _CASES, ids=[c["id"] for c in _CASES])
+def test_case_bounds(case: dict[str, Any]) -> None:
+    result = completeness(*_texts(case))
+    _check_bounds(result["score"], case["test_bounds"])
+    assert result["elementCounts"] == {
+        "input": len(result["inputElements"]),
+        "output": len(result["outputElements"]),
+    }
+    assert set(result["missingElements"]) <= set(result["inputElements"])
+
+
+@pytest.mark.parametrize("case", _CASES, ids=[c["id"] for c in _CASES])
+def test_case_missing_elements_assertions(case: dict[str, Any]) -> None:
+    result = completeness(*_texts(case))
+    for assertion in case["test_assertions"]:
+        if assertion.startswith("missingElements contains "):
+            word = assertion.split("'")[1]
+            assert word in result["missingElements"]
+
+
+def test_agreement_with_reference() -> None:
+    """Record exact agreement with the reference; all current cases agree exactly."""
+    exact_scores = 0
+    exact_lists = 0
+    for case in _CASES:
+        result = completeness(*_texts(case))
+        if math.isclose(result["score"], case["expected_score"], rel_tol=0, abs_tol=1e-9):
+            exact_scores += 1
+        ref = case["reference_step_results"]["preprocessStepResult"]
+        if (
+            result["inputElements"] == ref["inputElements"]
+            and result["outputElements"] == ref["outputElements"]
+        ):
+            exact_lists += 1
+    print(
+        f"completeness exact scores {exact_scores}/{len(_CASES)}, lists {exact_lists}/{len(_CASES)}"
+    )
+    assert exact_scores == len(_CASES)
+    assert exact_lists == len(_CASES)
+
+
+# ---- extraction details ------------------------------------------------------------------
+
+
+def test_verbs_replaced_by_infinitive() -> None:
+    assert extract_elements("The quick brown fox jumps over the lazy dog") == [
+        "the", "quick", "brown", "fox", "over", "lazy", "dog", "jump",
+    ]  # fmt: skip
+    elements = extract_elements("The weather is sunny today")
+    assert "be" in elements
+    assert "is" not in elements
+
+
+def test_negation_and_contractions() -> None:
+    elements = extract_elements("The dogs don't bark.")
+    assert elements[-3:] == ["do", "not", "bark"]
+    assert "n" not in elements and "t" not in elements
+    she = extract_elements("She's happy.")
+    assert she[:2] == ["she", "s"]  # noun phrases keep the surface form
+    assert "be" in she
+
+
+def test_auxiliaries_dropped() -> None:
+    elements = extract_elements("She has been eating apples.")
+    assert set(elements) == {"she", "apples", "eat"}
+
+
+def test_empty_and_whitespace() -> None:
+    assert extract_elements("") == []
+    assert extract_elements("  \n ") == []
+    assert extract_elements_many(["", "cat"]) == [[], ["cat"]]
+
+
+def test_batch_matches_single() -> None:
+    texts = ["A man is playing a flute.", "", "I can't swim.", "Two dogs play in the snow."]
+    assert extract_elements_many(texts) == [extract_elements(t) for t in texts]
+
+
+def test_normalize_words() -> None:
+    assert normalize_words("Café-au-lait, NAÏVE!") == ["cafe", "au", "lait", "naive"]
+    assert normalize_words("3.5% of $5") == ["3", "5", "of", "5"]
+    assert normalize_words("  ") == []
+
+
+# ---- coverage rules ----------------------------------------------------------------------
+
+
+def test_coverage_empty_input() -> None:
+    assert coverage_score([], []) == 1.0
+    assert coverage_score([], ["x"]) == 0.0
+    assert coverage_score(["cat"], []) == 0.0
+
+
+def test_coverage_short_words_need_exact_match() -> None:
+    assert coverage_score(["cat"], ["cats"]) == 0.0
+    assert coverage_score(["cat"], ["cat"]) == 1.0
+    assert coverage_score(["ai"], ["aim"]) == 0.0
+
+
+def test_coverage_long_words_containment_ratio() -> None:
+    # "cats" vs "cat": 3/4 = 0.75 > 0.6, and the output may be the shorter one
+    assert coverage_score(["cats"], ["cat"]) == 1.0
+    # "paragraph" vs "para": 4/9 ≈ 0.44, not enough
+    assert coverage_score(["paragraph"], ["para"]) == 0.0
+    # ratio exactly 0.6 is not enough ("abcde" in "abcdefgh" is 5/8 = 0.625 > 0.6 though)
+    assert coverage_score(["abcdef"], ["abcdefghij"]) == 0.0
+    assert coverage_score(["abcde"], ["abcdefgh"]) == 1.0
+    # containment is required, not just similar length
+    assert coverage_score(["jumps"], ["jumpy"]) == 0.0
+
+
+def test_coverage_fraction_unrounded() -> None:
+    score = coverage_score(["apple", "banana", "cherry"], ["banana"])
+    assert score == 1 / 3
+
+
+def test_missing_elements_are_literal() -> None:
+    result = completeness("cats", "cat")
+    assert result["score"] == 1.0  # fuzzy coverage
+    assert result["missingElements"] == ["cats"]  # literal membership
