@@ -2,8 +2,9 @@
 
 For each code scorer: items per second in one process, one item at a time (``await
 scorer.run(...)`` in a plain loop) and with 64 items in flight (``asyncio.gather``; this is
-how the runner drives scorers, and lets completeness batch its spaCy calls), and peak RSS, over STS-B sentence pairs (sentence1 as the
-input, sentence2 as the output, built in the reference's agent message shape). Each scorer
+how the runner drives scorers, and lets completeness batch its spaCy calls), and peak RSS,
+over STS-B sentence pairs (sentence1 as the input, sentence2 as the output, built in the
+reference's agent message shape). Each scorer
 runs in a fresh subprocess so its peak memory is its own. In the same run, when ``node`` is
 available, the reference JavaScript package (``@mastra/evals`` 1.10.2, pinned in
 ``benchmarks/reference_js``) scores the same pairs and the ratio is printed, with both mean

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
+
+import pytest
 
 from assay.demo import DEMO_SCORERS, default_demo_path, load_jsonl, run_demo
 
 
 def test_demo_scores_every_row() -> None:
-    report = asyncio.run(run_demo())
+    report = asyncio.run(run_demo(judge=False))
     items = load_jsonl(default_demo_path())
     assert len(report.rows) == len(items) == 20
     for row in report.rows:
@@ -24,3 +27,18 @@ def test_demo_scores_every_row() -> None:
     assert off is not None and close is not None and close > off
     mean = report.mean("tone")
     assert mean is not None and 0.0 <= mean <= 1.0
+
+
+def test_demo_judge_runs_on_the_embedded_smoke_test_model(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)  # the model cache goes to ./.assay/cache.db
+    monkeypatch.delenv("ASSAY_JUDGE_MODEL", raising=False)
+    report = asyncio.run(run_demo(judge=True))
+    judged = {row.id: row.scores["toxicity"] for row in report.rows if "toxicity" in row.scores}
+    assert set(judged) == {"capital-fr", "tone-angry", "tone-kind", "off-topic"}
+    for result in judged.values():
+        assert result.judge_calls, "the judge was called"
+        assert "smoke-test" in result.judge_calls[0].model_id
+    assert any("smoke-test" in note for note in report.notes)
+    assert (tmp_path / ".assay" / "cache.db").exists()

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -35,7 +36,45 @@ SHORT_LABELS = {
     "completeness": "complete",
     "tone": "tone",
     "tool-call-accuracy-code": "tool call",
+    "toxicity": "toxicity*",
 }
+
+JUDGE_TYPE = "toxicity"
+"""The demo's judge scorer: one judge call per item with ``reason="template"``."""
+
+JUDGE_HOWTO = (
+    "Examples: ASSAY_JUDGE_MODEL=openai/gpt-4o-mini assay demo (with OPENAI_API_KEY); "
+    "ASSAY_JUDGE_MODEL=ollama/llama3.1; ASSAY_JUDGE_MODEL=openai-compatible/<model> with "
+    "ASSAY_BASE_URL=http://host:port/v1."
+)
+
+
+def demo_judge() -> tuple[Scorer | None, list[str]]:
+    """The judge scorer of the demo and the notes to print about it.
+
+    ``$ASSAY_JUDGE_MODEL`` when set; otherwise the embedded SmolLM2-135M (a smoke-test model:
+    it proves the plumbing, its verdicts mean nothing), cached in ``.assay/cache.db``.
+    """
+    spec = os.environ.get("ASSAY_JUDGE_MODEL")
+    if spec:
+        scorer = create_scorer(JUDGE_TYPE, reason="template", model=spec)
+        return scorer, [f"* {JUDGE_TYPE} (rows marked judge) judged by {spec}."]
+    from assay.models.cache import CachedModel
+    from assay.models.local import (
+        SMOKE_TEST_NOTICE,
+        LocalModelUnavailableError,
+        local_model,
+        require_local_model_packages,
+    )
+
+    try:
+        require_local_model_packages()
+    except LocalModelUnavailableError as exc:
+        return None, [f"judge scorer skipped: {exc}", JUDGE_HOWTO]
+    scorer = create_scorer(JUDGE_TYPE, reason="template").with_judge_model(
+        CachedModel(local_model())
+    )
+    return scorer, [f"* {JUDGE_TYPE} (rows marked judge): {SMOKE_TEST_NOTICE}", JUDGE_HOWTO]
 
 
 @dataclass(frozen=True)
@@ -48,6 +87,7 @@ class DemoRow:
 class DemoReport:
     scorer_labels: dict[str, str]
     rows: list[DemoRow] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
 
     def mean(self, scorer_key: str) -> float | None:
         values = [
@@ -86,17 +126,25 @@ def load_jsonl(path: Path) -> list[dict[str, Any]]:
     return rows
 
 
-async def run_demo(path: Path | None = None) -> DemoReport:
-    """Score every row of the demo dataset with the code scorers, concurrently."""
+async def run_demo(path: Path | None = None, *, judge: bool = True) -> DemoReport:
+    """Score every row of the demo dataset with the code scorers (and, with ``judge``, one
+    judge scorer), concurrently."""
     items = load_jsonl(path or default_demo_path())
     scorers: dict[str, Scorer] = {
         type_id: create_scorer(type_id, **params) for type_id, params in DEMO_SCORERS
     }
+    notes: list[str] = []
+    if judge:
+        judge_scorer, notes = demo_judge()
+        if judge_scorer is not None:
+            scorers[JUDGE_TYPE] = judge_scorer
     labels = {key: scorer.label for key, scorer in scorers.items()}
     labels["tool-call-accuracy-code"] = "Tool Call Accuracy"
 
     async def score_item(index: int, item: dict[str, Any]) -> DemoRow:
-        chosen = dict(scorers)
+        chosen = {key: s for key, s in scorers.items() if key != JUDGE_TYPE}
+        if JUDGE_TYPE in scorers and (item.get("metadata") or {}).get("judge"):
+            chosen[JUDGE_TYPE] = scorers[JUDGE_TYPE]
         expected_tool = (item.get("metadata") or {}).get("expected_tool")
         if expected_tool:
             chosen["tool-call-accuracy-code"] = create_scorer(
@@ -115,4 +163,6 @@ async def run_demo(path: Path | None = None) -> DemoReport:
         return DemoRow(str(item.get("id", index)), dict(zip(chosen, results, strict=True)))
 
     rows = await asyncio.gather(*(score_item(i, item) for i, item in enumerate(items)))
-    return DemoReport(labels, list(rows))
+    order = [key for key, _ in DEMO_SCORERS] + ["tool-call-accuracy-code"]
+    order += [key for key in labels if key not in order]
+    return DemoReport({key: labels[key] for key in order}, list(rows), notes)

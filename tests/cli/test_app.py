@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -16,7 +17,7 @@ def assay(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[st
         capture_output=True,
         text=True,
         timeout=120,
-        cwd=cwd,
+        cwd=cwd or tempfile.gettempdir(),
         env={"COLUMNS": "200", "PATH": "/usr/bin:/bin", "PYTHONIOENCODING": "utf-8"},
     )
 
@@ -117,7 +118,7 @@ def test_bad_input_is_one_clear_line_and_non_zero(args: tuple[str, ...], message
 
 
 def test_demo_scores_the_bundled_dataset() -> None:
-    proc = assay("demo")
+    proc = assay("demo", "--no-judge")
     assert proc.returncode == 0, proc.stderr
     assert "capital-fr" in proc.stdout and "weather-tool" in proc.stdout
     assert "mean" in proc.stdout

@@ -204,13 +204,20 @@ def demo(
     data: Annotated[
         Path | None, typer.Option("--data", help="A JSONL dataset (default: the bundled one).")
     ] = None,
+    judge: Annotated[
+        bool, typer.Option("--judge/--no-judge", help="Add a judge scorer (toxicity).")
+    ] = True,
 ) -> None:
-    """Score the example dataset with the code scorers and print a table (offline)."""
+    """Score the example dataset with the code scorers and a judge scorer, print a table.
+
+    Offline by default: the judge is the embedded SmolLM2-135M smoke-test model unless
+    ASSAY_JUDGE_MODEL names another."""
     from assay.demo import SHORT_LABELS, default_demo_path, run_demo
 
     path = data or default_demo_path()
     try:
-        report = asyncio.run(run_demo(path))
+        with console.status("scoring the demo dataset ..."):
+            report = asyncio.run(run_demo(path, judge=judge))
     except ValueError as exc:
         raise CliError(str(exc)) from exc
     keys = list(report.scorer_labels)
@@ -238,6 +245,8 @@ def demo(
         "Text scorers compare each answer with its expected answer; tone reads the answer "
         "alone; tool-call accuracy checks the tool row. Try `assay scorers list`."
     )
+    for note in report.notes:
+        console.print(note, markup=False, highlight=False)
 
 
 def main() -> None:

@@ -9,11 +9,10 @@ may differ from the reference on some texts; the coverage rule and score formula
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from pydantic import Field
-
-from collections.abc import Sequence
 
 from assay.scorers._lib.batching import MicroBatcher
 from assay.scorers._lib.completeness_terms import (

@@ -1,0 +1,379 @@
+"""A cache of model calls: the same request to the same endpoint is answered once.
+
+Why: re-running an evaluation (a new scorer on old items, a crashed run resumed, a report
+rebuilt) should not pay for — or wait for — judge calls it has already made. But a stale
+answer credited to a changed judge is worse than no cache (see the field lessons), so the
+key fingerprints everything that can change the answer: provider, base URL, model,
+messages, JSON schema, sampling settings (``timeout_s`` excluded: it changes when an answer
+arrives, not which) and the model's ``cache_identity`` (extra request fields). The scorer
+type, params and prompt template version reach the key through the messages and schema
+they produce.
+
+Policies: ``"read-write"`` (default) looks up and stores; ``"read-only"`` looks up but never
+stores (replay a shared cache without growing it); ``"off"`` bypasses it. A call at
+temperature > 0 — or at the provider's default temperature (``None``), which is usually 1 —
+is sampled, and caching it would freeze one sample and hide a judge's instability, so it is
+neither read nor written unless ``cache_nonzero_temperature=True``.
+
+Storage sits behind the small ``ModelCache`` protocol (async ``get``/``put`` of JSON
+objects), so the project's database store can provide it. ``SQLiteModelCache`` is the
+default: one SQLite file (``.assay/cache.db`` under the current directory unless
+``ASSAY_CACHE_PATH`` says otherwise) in WAL mode, table
+``model_cache(key TEXT PRIMARY KEY, response TEXT, created_at REAL)``, accessed with the
+stdlib ``sqlite3`` in a worker thread (``asyncio.to_thread``) so the event loop never blocks
+on disk. Several processes may share the file. A broken cache never fails a call: read
+errors count as misses, write errors are counted and logged.
+
+A cache hit is returned with ``cached=True``, ``attempts=0``, ``cost_usd=0.0`` and the
+original ``usage`` (what the answer cost when it was made). Hits, misses, writes, bypassed
+calls and errors are counted on ``CachedModel.stats`` and on the store's ``stats``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import logging
+import os
+import sqlite3
+import threading
+import time
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal, Protocol, runtime_checkable
+
+from assay.models.base import ChatMessage, Model, ModelResponse, ModelSettings
+
+CachePolicy = Literal["read-write", "read-only", "off"]
+CACHE_POLICIES: tuple[CachePolicy, ...] = ("read-write", "read-only", "off")
+CACHE_ENV = "ASSAY_CACHE"
+CACHE_PATH_ENV = "ASSAY_CACHE_PATH"
+DEFAULT_CACHE_PATH = Path(".assay") / "cache.db"
+KEY_VERSION = 1
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class CacheStats:
+    """Counters of cache use."""
+
+    hits: int = 0
+    misses: int = 0
+    writes: int = 0
+    bypassed: int = 0
+    errors: int = 0
+
+    @property
+    def lookups(self) -> int:
+        return self.hits + self.misses
+
+    @property
+    def hit_rate(self) -> float | None:
+        return self.hits / self.lookups if self.lookups else None
+
+    def as_dict(self) -> dict[str, int]:
+        return {
+            "hits": self.hits,
+            "misses": self.misses,
+            "writes": self.writes,
+            "bypassed": self.bypassed,
+            "errors": self.errors,
+        }
+
+    def __str__(self) -> str:
+        rate = f" ({self.hit_rate:.0%} hit rate)" if self.hit_rate is not None else ""
+        return f"cache: {self.hits} hits, {self.misses} misses, {self.writes} writes{rate}"
+
+
+@runtime_checkable
+class ModelCache(Protocol):
+    """Where cached responses live: JSON objects by key."""
+
+    async def get(self, key: str) -> dict[str, Any] | None: ...
+
+    async def put(self, key: str, value: dict[str, Any]) -> None: ...
+
+
+def cache_policy_from_env(default: CachePolicy = "read-write") -> CachePolicy:
+    """``ASSAY_CACHE`` as a policy (``off``/``read-write``/``read-only``)."""
+    raw = os.environ.get(CACHE_ENV, "").strip().lower()
+    if not raw:
+        return default
+    aliases: dict[str, CachePolicy] = {"0": "off", "false": "off", "no": "off", "on": "read-write"}
+    policy = aliases.get(raw, raw)
+    if policy not in CACHE_POLICIES:
+        raise ValueError(f"{CACHE_ENV}={raw!r}: expected one of {', '.join(CACHE_POLICIES)}")
+    return policy
+
+
+def cache_key(
+    *,
+    provider: str | None,
+    base_url: str | None,
+    model: str,
+    messages: list[ChatMessage],
+    schema: dict[str, Any] | None,
+    settings: ModelSettings | None,
+    extra: dict[str, Any] | None = None,
+) -> str:
+    """The sha256 fingerprint of a request (hex)."""
+    payload = {
+        "v": KEY_VERSION,
+        "provider": provider,
+        "base_url": base_url.rstrip("/") if base_url else None,
+        "model": model,
+        "messages": [{"role": m.role, "content": m.content} for m in messages],
+        "schema": schema,
+        "settings": settings.model_dump(exclude_none=True, exclude={"timeout_s"})
+        if settings is not None
+        else {},
+        "extra": extra or {},
+    }
+    canonical = json.dumps(
+        payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str
+    )
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+def is_deterministic(settings: ModelSettings | None) -> bool:
+    """Temperature explicitly 0 (``None`` means the provider default, usually > 0)."""
+    return settings is not None and settings.temperature == 0.0
+
+
+# ---------------------------------------------------------------------- stores
+class MemoryModelCache:
+    """An in-process cache (tests, one-off scripts)."""
+
+    def __init__(self) -> None:
+        self._data: dict[str, str] = {}
+        self.stats = CacheStats()
+
+    async def get(self, key: str) -> dict[str, Any] | None:
+        raw = self._data.get(key)
+        if raw is None:
+            self.stats.misses += 1
+            return None
+        self.stats.hits += 1
+        value: dict[str, Any] = json.loads(raw)
+        return value
+
+    async def put(self, key: str, value: dict[str, Any]) -> None:
+        self._data[key] = json.dumps(value)
+        self.stats.writes += 1
+
+    def __len__(self) -> int:
+        return len(self._data)
+
+
+class SQLiteModelCache:
+    """Responses in one SQLite file (WAL), created on first use.
+
+    Entries this process has read or written are also kept in a small in-memory LRU
+    (``memory_entries``, default 4096) so a re-run in the same process does not pay a
+    thread hop per hit; the file stays the source of truth for other processes.
+    """
+
+    TABLE = "model_cache"
+
+    def __init__(self, path: str | Path | None = None, *, memory_entries: int = 4096) -> None:
+        self.path = Path(path) if path is not None else default_cache_path()
+        self._conn: sqlite3.Connection | None = None
+        self._lock = threading.Lock()
+        self._memory: OrderedDict[str, str] = OrderedDict()
+        self.memory_entries = memory_entries
+        self.stats = CacheStats()
+
+    def _remember(self, key: str, raw: str) -> None:
+        if self.memory_entries <= 0:
+            return
+        self._memory[key] = raw
+        self._memory.move_to_end(key)
+        while len(self._memory) > self.memory_entries:
+            self._memory.popitem(last=False)
+
+    def _connect(self) -> sqlite3.Connection:
+        if self._conn is None:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            conn = sqlite3.connect(
+                self.path, timeout=10.0, check_same_thread=False, isolation_level=None
+            )
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=NORMAL")
+            conn.execute(
+                f"CREATE TABLE IF NOT EXISTS {self.TABLE} ("
+                "key TEXT PRIMARY KEY, response TEXT NOT NULL, created_at REAL NOT NULL)"
+            )
+            self._conn = conn
+        return self._conn
+
+    def _get_sync(self, key: str) -> str | None:
+        with self._lock:
+            row = (
+                self._connect()
+                .execute(f"SELECT response FROM {self.TABLE} WHERE key = ?", (key,))
+                .fetchone()
+            )
+        return None if row is None else str(row[0])
+
+    def _put_sync(self, key: str, text: str) -> None:
+        with self._lock:
+            self._connect().execute(
+                f"INSERT OR REPLACE INTO {self.TABLE} (key, response, created_at) VALUES (?, ?, ?)",
+                (key, text, time.time()),
+            )
+
+    async def get(self, key: str) -> dict[str, Any] | None:
+        raw = self._memory.get(key)
+        if raw is not None:
+            self._memory.move_to_end(key)
+        else:
+            raw = await asyncio.to_thread(self._get_sync, key)
+            if raw is None:
+                self.stats.misses += 1
+                return None
+            self._remember(key, raw)
+        self.stats.hits += 1
+        value: dict[str, Any] = json.loads(raw)
+        return value
+
+    async def put(self, key: str, value: dict[str, Any]) -> None:
+        raw = json.dumps(value, ensure_ascii=False)
+        await asyncio.to_thread(self._put_sync, key, raw)
+        self._remember(key, raw)
+        self.stats.writes += 1
+
+    def count(self) -> int:
+        with self._lock:
+            row = self._connect().execute(f"SELECT COUNT(*) FROM {self.TABLE}").fetchone()
+        return int(row[0])
+
+    def clear(self) -> None:
+        with self._lock:
+            self._connect().execute(f"DELETE FROM {self.TABLE}")
+        self._memory.clear()
+
+    def close(self) -> None:
+        with self._lock:
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None
+
+
+def default_cache_path() -> Path:
+    """``ASSAY_CACHE_PATH``, else ``.assay/cache.db`` under the current directory."""
+    raw = os.environ.get(CACHE_PATH_ENV)
+    return Path(raw).expanduser() if raw else Path.cwd() / DEFAULT_CACHE_PATH
+
+
+_DEFAULT_STORES: dict[Path, SQLiteModelCache] = {}
+
+
+def default_cache(path: str | Path | None = None) -> SQLiteModelCache:
+    """The process-wide SQLite cache of ``path`` (default: ``default_cache_path()``)."""
+    resolved = (Path(path) if path is not None else default_cache_path()).resolve()
+    store = _DEFAULT_STORES.get(resolved)
+    if store is None:
+        store = _DEFAULT_STORES[resolved] = SQLiteModelCache(resolved)
+    return store
+
+
+# ---------------------------------------------------------------------- wrapper
+@dataclass
+class CachedModel:
+    """Wraps a ``Model``: answers repeated requests from ``cache``."""
+
+    inner: Model
+    cache: ModelCache | None = None
+    policy: CachePolicy = "read-write"
+    cache_nonzero_temperature: bool = False
+    stats: CacheStats = field(default_factory=CacheStats)
+
+    def __post_init__(self) -> None:
+        if self.policy not in CACHE_POLICIES:
+            raise ValueError(f"cache policy must be one of {', '.join(CACHE_POLICIES)}")
+        if self.cache is None and self.policy != "off":
+            self.cache = default_cache()
+
+    @property
+    def model_id(self) -> str:
+        return self.inner.model_id
+
+    @property
+    def provider(self) -> str | None:
+        return self.inner.provider
+
+    @property
+    def base_url(self) -> str | None:
+        value = getattr(self.inner, "base_url", None)
+        return value if isinstance(value, str) else None
+
+    @property
+    def cache_identity(self) -> dict[str, Any]:
+        value = getattr(self.inner, "cache_identity", None)
+        return dict(value) if isinstance(value, dict) else {}
+
+    def key_for(
+        self,
+        messages: list[ChatMessage],
+        schema: dict[str, Any] | None,
+        settings: ModelSettings | None,
+    ) -> str:
+        return cache_key(
+            provider=self.provider,
+            base_url=self.base_url,
+            model=self.model_id,
+            messages=messages,
+            schema=schema,
+            settings=settings,
+            extra=self.cache_identity,
+        )
+
+    async def generate(
+        self,
+        messages: list[ChatMessage],
+        *,
+        schema: dict[str, Any] | None = None,
+        settings: ModelSettings | None = None,
+    ) -> ModelResponse:
+        cache = self.cache
+        usable = self.policy != "off" and (
+            self.cache_nonzero_temperature or is_deterministic(settings)
+        )
+        if cache is None or not usable:
+            self.stats.bypassed += 1
+            return await self.inner.generate(messages, schema=schema, settings=settings)
+        started = time.perf_counter()
+        key = self.key_for(messages, schema, settings)
+        hit = await self._lookup(cache, key)
+        if hit is not None:
+            self.stats.hits += 1
+            return hit.model_copy(
+                update={
+                    "cached": True,
+                    "attempts": 0,
+                    "cost_usd": 0.0,
+                    "duration_ms": (time.perf_counter() - started) * 1000,
+                }
+            )
+        self.stats.misses += 1
+        response = await self.inner.generate(messages, schema=schema, settings=settings)
+        if self.policy == "read-write":
+            try:
+                await cache.put(key, response.model_dump(mode="json"))
+                self.stats.writes += 1
+            except Exception as exc:  # a broken cache must not fail the call
+                self.stats.errors += 1
+                log.warning("model cache write failed: %s", exc)
+        return response
+
+    async def _lookup(self, cache: ModelCache, key: str) -> ModelResponse | None:
+        try:
+            data = await cache.get(key)
+            return None if data is None else ModelResponse.model_validate(data)
+        except Exception as exc:  # unreadable entry or store: a miss, never a failure
+            self.stats.errors += 1
+            log.warning("model cache read failed: %s", exc)
+            return None

@@ -1,0 +1,601 @@
+"""A mock OpenAI-compatible chat-completions server on loopback, for tests and benchmarks.
+
+Why a real server: the model layer's promises (request shape, structured-output fallback,
+retries honouring Retry-After, the adaptive limit, timeouts, the cache saving HTTP calls)
+are about HTTP behaviour, so they are tested through the real ``openai`` SDK against a real
+socket rather than a patched client.
+
+The server is stdlib only: an asyncio HTTP/1.1 server (keep-alive, Content-Length and
+chunked request bodies) on its own event loop in a daemon thread, so it serves any number of
+concurrent requests with simulated latency while the code under test runs its own loop. It
+serves ``POST /v1/chat/completions`` and ``GET /v1/models``.
+
+Behaviour, all adjustable while it runs:
+
+- ``latency_s``: seconds before each answer (``asyncio.sleep``, so concurrent requests
+  overlap like on a real server);
+- answers: ``enqueue(...)`` queues scripted replies (text, a dict sent as JSON, or a
+  ``MockReply`` with any status, headers, delay); when the queue is empty ``responder(body)``
+  decides, else the answer is an example instance of the request's JSON schema (from
+  ``response_format``, or from the prompt after the words "JSON Schema"; see
+  ``example_from_schema``) or ``"ok"``;
+- faults: ``rate_limit_rate`` (a seeded fraction of requests get 429 with ``Retry-After:
+  retry_after``), ``max_concurrency`` (requests beyond it get 429 at once, like an
+  overloaded endpoint), ``reject_response_format`` (400 for any ``response_format``),
+  ``reject_strict`` (400 for ``json_schema`` with ``strict: true``);
+- records: ``requests`` (every request: method, path, headers, JSON body, time),
+  ``in_flight``/``max_in_flight``, and counts by status.
+
+Usage: ``prompt_tokens``/``completion_tokens`` are whitespace word counts.
+
+For throughput benchmarks run it in another process, so it does not share the GIL with the
+client under test: ``MockServerProcess(latency_s=0.1, rate_limit_rate=0.1)`` (or
+``python -m assay.models.testing_server --latency 0.1 --rate-limit 0.1``, which prints
+``READY <base_url>`` and serves until its stdin closes); counters at ``GET /mock/stats``.
+It binds loopback addresses only.
+
+    with MockOpenAIServer(latency_s=0.1) as server:
+        model = OpenAICompatibleModel("mock", base_url=server.base_url, provider="mock")
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import ipaddress
+import itertools
+import json
+import random
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+from collections import Counter, deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+JSON = dict[str, Any]
+
+
+@dataclass
+class MockReply:
+    """One scripted answer. ``content=None`` answers with an example of the schema."""
+
+    content: str | JSON | list[Any] | None = None
+    status: int = 200
+    headers: dict[str, str] = field(default_factory=dict)
+    error: str | None = None
+    delay_s: float | None = None
+    finish_reason: str = "stop"
+    usage: dict[str, int] | None = None
+
+
+@dataclass(frozen=True)
+class RecordedRequest:
+    method: str
+    path: str
+    headers: dict[str, str]
+    body: JSON | None
+    received_at: float
+
+
+Responder = Callable[[JSON], "MockReply | str | JSON"]
+
+
+def example_from_schema(schema: JSON, root: JSON | None = None) -> Any:
+    """A small instance of ``schema`` (every property present; one item per array)."""
+    root = root if root is not None else schema
+    if "$ref" in schema:
+        ref = str(schema["$ref"])
+        target: Any = root
+        for part in ref.removeprefix("#/").split("/"):
+            target = target.get(part, {}) if isinstance(target, dict) else {}
+        return example_from_schema(target if isinstance(target, dict) else {}, root)
+    if "const" in schema:
+        return schema["const"]
+    if schema.get("enum"):
+        return schema["enum"][0]
+    if schema.get("examples"):
+        return schema["examples"][0]
+    for key in ("anyOf", "oneOf"):
+        options = [o for o in schema.get(key, []) if o.get("type") != "null"]
+        if options:
+            return example_from_schema(options[0], root)
+    kind = schema.get("type")
+    if isinstance(kind, list):
+        kind = next((k for k in kind if k != "null"), "null")
+    if kind == "object" or "properties" in schema:
+        return {
+            name: example_from_schema(sub, root)
+            for name, sub in schema.get("properties", {}).items()
+        }
+    if kind == "array":
+        items = schema.get("items")
+        return [example_from_schema(items, root)] if isinstance(items, dict) else []
+    if kind == "string":
+        return "example"
+    if kind == "integer":
+        return 1
+    if kind == "number":
+        return 1.0
+    if kind == "boolean":
+        return True
+    return None
+
+
+def _schema_of(body: JSON) -> JSON | None:
+    """The schema the request asks for: ``response_format``, else one given in the prompt
+    after the words "JSON Schema" (as a model following instructions would find it)."""
+    fmt = body.get("response_format")
+    if isinstance(fmt, dict) and fmt.get("type") == "json_schema":
+        inner = fmt.get("json_schema", {})
+        schema = inner.get("schema") if isinstance(inner, dict) else None
+        return schema if isinstance(schema, dict) else None
+    for message in reversed(body.get("messages") or []):
+        text = message.get("content") if isinstance(message, dict) else None
+        if not isinstance(text, str) or "JSON Schema" not in text:
+            continue
+        start = text.find("{", text.rfind("JSON Schema"))
+        if start < 0:
+            continue
+        try:
+            found, _ = json.JSONDecoder().raw_decode(text, start)
+        except json.JSONDecodeError:
+            continue
+        if isinstance(found, dict):
+            return found
+    return None
+
+
+def _words(text: str) -> int:
+    return len(text.split())
+
+
+class MockOpenAIServer:
+    """See the module docstring. Start with ``start()`` or ``with``; ``base_url`` ends in /v1."""
+
+    def __init__(
+        self,
+        *,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        latency_s: float = 0.0,
+        responder: Responder | None = None,
+        rate_limit_rate: float = 0.0,
+        retry_after: str | None = "1",
+        max_concurrency: int | None = None,
+        reject_response_format: bool = False,
+        reject_strict: bool = False,
+        record_requests: bool = True,
+        seed: int = 0,
+    ) -> None:
+        if not _is_loopback(host):
+            raise ValueError(f"the mock server binds loopback addresses only, not {host!r}")
+        self.host = host
+        self.port = port
+        self.latency_s = latency_s
+        self.responder = responder
+        self.rate_limit_rate = rate_limit_rate
+        self.retry_after = retry_after
+        self.max_concurrency = max_concurrency
+        self.reject_response_format = reject_response_format
+        self.reject_strict = reject_strict
+        self.record_requests = record_requests
+        self._rng = random.Random(seed)
+        self._script: deque[MockReply] = deque()
+        self._requests: list[RecordedRequest] = []
+        self._lock = threading.Lock()
+        self._ids = itertools.count(1)
+        self.statuses: Counter[int] = Counter()
+        self.request_count = 0
+        self.in_flight = 0
+        self.max_in_flight = 0
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._server: asyncio.base_events.Server | None = None
+        self._thread: threading.Thread | None = None
+        self._ready = threading.Event()
+        self._error: BaseException | None = None
+
+    # ------------------------------------------------------------------ lifecycle
+    @property
+    def base_url(self) -> str:
+        return f"http://{self.host}:{self.port}/v1"
+
+    def start(self) -> MockOpenAIServer:
+        if self._thread is not None:
+            return self
+        self._thread = threading.Thread(target=self._run, name="mock-openai", daemon=True)
+        self._thread.start()
+        if not self._ready.wait(10):
+            raise RuntimeError("mock OpenAI server did not start within 10 s")
+        if self._error is not None:
+            raise RuntimeError(f"mock OpenAI server failed to start: {self._error}")
+        return self
+
+    def stop(self) -> None:
+        loop, thread = self._loop, self._thread
+        if loop is None or thread is None:
+            return
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join(10)
+        self._thread = None
+        self._loop = None
+
+    def __enter__(self) -> MockOpenAIServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def _run(self) -> None:
+        loop = asyncio.new_event_loop()
+        self._loop = loop
+        try:
+            self._server = loop.run_until_complete(
+                asyncio.start_server(self._handle, self.host, self.port, backlog=1024)
+            )
+            self.port = self._server.sockets[0].getsockname()[1]
+        except BaseException as exc:  # surfaced by start()
+            self._error = exc
+            self._ready.set()
+            loop.close()
+            return
+        self._ready.set()
+        try:
+            loop.run_forever()
+        finally:
+            self._server.close()
+            tasks = asyncio.all_tasks(loop)
+            for task in tasks:
+                task.cancel()
+            with contextlib.suppress(Exception):
+                loop.run_until_complete(asyncio.gather(*tasks, return_exceptions=True))
+            loop.close()
+
+    # ------------------------------------------------------------------ control
+    def enqueue(self, *replies: MockReply | str | JSON) -> None:
+        """Queue answers for the next chat requests, in order."""
+        with self._lock:
+            for reply in replies:
+                self._script.append(reply if isinstance(reply, MockReply) else MockReply(reply))
+
+    @property
+    def requests(self) -> list[RecordedRequest]:
+        with self._lock:
+            return list(self._requests)
+
+    @property
+    def chat_requests(self) -> list[RecordedRequest]:
+        return [r for r in self.requests if r.path.endswith("/chat/completions")]
+
+    def stats(self) -> JSON:
+        """Counters (also served at ``GET /mock/stats`` for a server in another process)."""
+        with self._lock:
+            return {
+                "requests": self.request_count,
+                "statuses": {str(k): v for k, v in sorted(self.statuses.items())},
+                "in_flight": self.in_flight,
+                "max_in_flight": self.max_in_flight,
+            }
+
+    def reset(self) -> None:
+        """Forget recorded requests, counters and queued replies."""
+        with self._lock:
+            self._requests.clear()
+            self.request_count = 0
+            self._script.clear()
+            self.statuses.clear()
+            self.max_in_flight = self.in_flight
+
+    # ------------------------------------------------------------------ HTTP
+    async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            while True:
+                line = await reader.readline()
+                if not line or not line.strip():
+                    break
+                method, target, _version = line.decode("latin-1").split(" ", 2)
+                headers: dict[str, str] = {}
+                while True:
+                    raw = await reader.readline()
+                    if raw in (b"\r\n", b"\n", b""):
+                        break
+                    name, _, value = raw.decode("latin-1").partition(":")
+                    headers[name.strip().lower()] = value.strip()
+                body = await self._read_body(reader, headers)
+                status, extra, payload = await self._dispatch(method, target, headers, body)
+                data = json.dumps(payload).encode()
+                head = [
+                    f"HTTP/1.1 {status} {_REASONS.get(status, 'Status')}",
+                    "Content-Type: application/json",
+                    f"Content-Length: {len(data)}",
+                    *(f"{k}: {v}" for k, v in extra.items()),
+                ]
+                writer.write(("\r\n".join(head) + "\r\n\r\n").encode("latin-1") + data)
+                await writer.drain()
+                if headers.get("connection", "").lower() == "close":
+                    break
+        except (ConnectionError, asyncio.IncompleteReadError, ValueError):
+            pass
+        except asyncio.CancelledError:  # server stopping: end quietly
+            pass
+        finally:
+            with contextlib.suppress(Exception):
+                writer.close()
+
+    @staticmethod
+    async def _read_body(reader: asyncio.StreamReader, headers: dict[str, str]) -> bytes:
+        if headers.get("transfer-encoding", "").lower() == "chunked":
+            chunks: list[bytes] = []
+            while True:
+                size = int((await reader.readline()).split(b";")[0].strip() or b"0", 16)
+                if size == 0:
+                    await reader.readline()
+                    return b"".join(chunks)
+                chunks.append(await reader.readexactly(size))
+                await reader.readline()
+        length = int(headers.get("content-length", "0") or 0)
+        return await reader.readexactly(length) if length else b""
+
+    async def _dispatch(
+        self, method: str, target: str, headers: dict[str, str], raw: bytes
+    ) -> tuple[int, dict[str, str], JSON]:
+        path = target.split("?", 1)[0]
+        if method == "GET" and path.rstrip("/") == "/mock/stats":  # not counted itself
+            return 200, {}, self.stats()
+        body: JSON | None = None
+        if raw:
+            try:
+                parsed = json.loads(raw)
+                body = parsed if isinstance(parsed, dict) else None
+            except json.JSONDecodeError:
+                return self._count(400, {}, _error("request body is not JSON"))
+        with self._lock:
+            self.request_count += 1
+            if self.record_requests:
+                self._requests.append(RecordedRequest(method, path, headers, body, time.time()))
+        if method == "GET" and path.rstrip("/").endswith("/models"):
+            return self._count(200, {}, {"object": "list", "data": [{"id": "mock"}]})
+        if method != "POST" or not path.rstrip("/").endswith("/chat/completions"):
+            return self._count(404, {}, _error(f"no route {method} {path}", "not_found"))
+        if body is None:
+            return self._count(400, {}, _error("a JSON body is required"))
+        self.in_flight += 1
+        self.max_in_flight = max(self.max_in_flight, self.in_flight)
+        try:
+            return await self._chat(body)
+        finally:
+            self.in_flight -= 1
+
+    def _count(
+        self, status: int, headers: dict[str, str], payload: JSON
+    ) -> tuple[int, dict[str, str], JSON]:
+        with self._lock:
+            self.statuses[status] += 1
+        return status, headers, payload
+
+    def _throttle_headers(self) -> dict[str, str]:
+        return {"Retry-After": self.retry_after} if self.retry_after is not None else {}
+
+    async def _chat(self, body: JSON) -> tuple[int, dict[str, str], JSON]:
+        if body.get("stream"):
+            return self._count(400, {}, _error("streaming is not supported by the mock server"))
+        if self.max_concurrency is not None and self.in_flight > self.max_concurrency:
+            return self._count(
+                429, self._throttle_headers(), _error("too many concurrent requests", "rate_limit")
+            )
+        fmt = body.get("response_format")
+        if self.reject_response_format and fmt is not None:
+            return self._count(
+                400,
+                {},
+                _error(
+                    f"response_format of type '{fmt.get('type')}' is not supported by this model",
+                    param="response_format",
+                ),
+            )
+        if (
+            self.reject_strict
+            and isinstance(fmt, dict)
+            and fmt.get("type") == "json_schema"
+            and fmt.get("json_schema", {}).get("strict")
+        ):
+            return self._count(
+                400, {}, _error("json_schema strict mode is not supported", param="response_format")
+            )
+        with self._lock:
+            scripted = self._script.popleft() if self._script else None
+            throttled = scripted is None and self._rng.random() < self.rate_limit_rate
+        if throttled:
+            return self._count(429, self._throttle_headers(), _error("rate limited", "rate_limit"))
+        reply = scripted if scripted is not None else self._reply_for(body)
+        delay = self.latency_s if reply.delay_s is None else reply.delay_s
+        if delay > 0:
+            await asyncio.sleep(delay)
+        if reply.status != 200:
+            message = reply.error or f"injected HTTP {reply.status}"
+            return self._count(reply.status, dict(reply.headers), _error(message))
+        return self._count(200, dict(reply.headers), self._completion(body, reply))
+
+    def _reply_for(self, body: JSON) -> MockReply:
+        if self.responder is not None:
+            answer = self.responder(body)
+            return answer if isinstance(answer, MockReply) else MockReply(answer)
+        return MockReply()
+
+    def _completion(self, body: JSON, reply: MockReply) -> JSON:
+        content = reply.content
+        if content is None:
+            schema = _schema_of(body)
+            content = example_from_schema(schema) if schema is not None else "ok"
+        text = content if isinstance(content, str) else json.dumps(content)
+        prompt = " ".join(str(m.get("content", "")) for m in body.get("messages", []))
+        usage = reply.usage or {
+            "prompt_tokens": _words(prompt),
+            "completion_tokens": _words(text),
+        }
+        usage.setdefault("total_tokens", usage["prompt_tokens"] + usage["completion_tokens"])
+        return {
+            "id": f"chatcmpl-mock-{next(self._ids)}",
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": str(body.get("model", "mock")),
+            "choices": [
+                {
+                    "index": 0,
+                    "message": {"role": "assistant", "content": text},
+                    "finish_reason": reply.finish_reason,
+                    "logprobs": None,
+                }
+            ],
+            "usage": usage,
+        }
+
+
+def _error(message: str, kind: str = "invalid_request_error", param: str | None = None) -> JSON:
+    return {"error": {"message": message, "type": kind, "param": param, "code": None}}
+
+
+_REASONS = {
+    200: "OK",
+    400: "Bad Request",
+    401: "Unauthorized",
+    404: "Not Found",
+    408: "Request Timeout",
+    422: "Unprocessable Entity",
+    429: "Too Many Requests",
+    500: "Internal Server Error",
+    502: "Bad Gateway",
+    503: "Service Unavailable",
+    504: "Gateway Timeout",
+}
+
+
+def _is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+# ---------------------------------------------------------------------- another process
+class MockServerProcess:
+    """The mock server in a child process (``python -m assay.models.testing_server``).
+
+    For throughput benchmarks: in-process, the server shares the GIL with the client under
+    test and steals its CPU. Options are the server's (``latency_s``, ``rate_limit_rate``,
+    ``retry_after``, ``max_concurrency``, ``reject_response_format``); counters come from
+    ``stats()`` (``GET /mock/stats``). The child ends when ``stop()`` closes its stdin.
+    """
+
+    def __init__(
+        self,
+        *,
+        latency_s: float = 0.0,
+        rate_limit_rate: float = 0.0,
+        retry_after: str | None = "1",
+        max_concurrency: int | None = None,
+        reject_response_format: bool = False,
+        seed: int = 0,
+    ) -> None:
+        args = [
+            sys.executable,
+            "-m",
+            "assay.models.testing_server",
+            "--latency",
+            str(latency_s),
+            "--rate-limit",
+            str(rate_limit_rate),
+            "--seed",
+            str(seed),
+        ]
+        if retry_after is not None:
+            args += ["--retry-after", retry_after]
+        if max_concurrency is not None:
+            args += ["--max-concurrency", str(max_concurrency)]
+        if reject_response_format:
+            args.append("--reject-response-format")
+        self._args = args
+        self._process: subprocess.Popen[str] | None = None
+        self.base_url = ""
+
+    def start(self) -> MockServerProcess:
+        process = subprocess.Popen(
+            self._args, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+        )
+        self._process = process
+        assert process.stdout is not None
+        line = process.stdout.readline().strip()
+        if not line.startswith("READY "):
+            self.stop()
+            raise RuntimeError(f"mock server process did not start (said {line!r})")
+        self.base_url = line.removeprefix("READY ")
+        return self
+
+    def stats(self) -> JSON:
+        root = self.base_url.removesuffix("/v1")
+        with urllib.request.urlopen(f"{root}/mock/stats", timeout=10) as response:
+            data: JSON = json.loads(response.read())
+        return data
+
+    def stop(self) -> None:
+        process, self._process = self._process, None
+        if process is None:
+            return
+        with contextlib.suppress(OSError):
+            if process.stdin is not None:
+                process.stdin.close()
+        try:
+            process.wait(10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(10)
+        if process.stdout is not None:
+            process.stdout.close()
+
+    def __enter__(self) -> MockServerProcess:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Serve until stdin closes (or Ctrl-C); prints ``READY <base_url>`` when listening."""
+    parser = argparse.ArgumentParser(description="Mock OpenAI-compatible server on loopback.")
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=0)
+    parser.add_argument("--latency", type=float, default=0.0, help="seconds per answer")
+    parser.add_argument("--rate-limit", type=float, default=0.0, help="fraction of 429s")
+    parser.add_argument("--retry-after", default="1", help="Retry-After of injected 429s")
+    parser.add_argument("--max-concurrency", type=int, default=None)
+    parser.add_argument("--reject-response-format", action="store_true")
+    parser.add_argument("--seed", type=int, default=0)
+    options = parser.parse_args(argv)
+    server = MockOpenAIServer(
+        host=options.host,
+        port=options.port,
+        latency_s=options.latency,
+        rate_limit_rate=options.rate_limit,
+        retry_after=options.retry_after or None,
+        max_concurrency=options.max_concurrency,
+        reject_response_format=options.reject_response_format,
+        record_requests=False,
+        seed=options.seed,
+    ).start()
+    print(f"READY {server.base_url}", flush=True)
+    try:
+        sys.stdin.read()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.stop()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,166 @@
+"""Model strings → wrapped provider models: URLs, keys, env vars, memoisation, lazy import."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from assay.models.base import ChatMessage, MissingAPIKeyError, ModelSettings
+from assay.models.cache import CachedModel, SQLiteModelCache
+from assay.models.openai_compat import OpenAICompatibleModel
+from assay.models.providers import PROVIDERS
+from assay.models.reliability import ReliableModel
+from assay.models.resolve import LazyModel, UnknownModelError, known_providers, resolve_model
+from assay.models.testing_server import MockOpenAIServer
+
+MESSAGES = [ChatMessage(role="user", content="hello")]
+
+
+def _layers(model: object) -> tuple[CachedModel, ReliableModel, OpenAICompatibleModel]:
+    assert isinstance(model, CachedModel)
+    assert isinstance(model.inner, ReliableModel)
+    assert isinstance(model.inner.inner, OpenAICompatibleModel)
+    return model, model.inner, model.inner.inner
+
+
+@pytest.mark.parametrize(
+    ("spec", "url", "key_env", "required"),
+    [
+        ("openai/gpt-4o-mini", "https://api.openai.com/v1", ("OPENAI_API_KEY",), True),
+        ("ollama/llama3.2", "http://localhost:11434/v1", ("OLLAMA_API_KEY",), False),
+        ("vllm/qwen", "http://localhost:8000/v1", ("VLLM_API_KEY",), False),
+        ("lmstudio/phi", "http://localhost:1234/v1", ("LMSTUDIO_API_KEY",), False),
+        ("openrouter/openai/gpt-4o-mini", "https://openrouter.ai/api/v1", None, True),
+        ("together/meta-llama/Llama-3-8b", "https://api.together.xyz/v1", None, True),
+        ("groq/llama-3.1-8b-instant", "https://api.groq.com/openai/v1", None, True),
+        ("anthropic/claude-3-5-haiku-latest", "https://api.anthropic.com/v1", None, True),
+        (
+            "gemini/gemini-2.0-flash",
+            "https://generativelanguage.googleapis.com/v1beta/openai",
+            ("GEMINI_API_KEY", "GOOGLE_API_KEY"),
+            True,
+        ),
+    ],
+)
+def test_known_providers_resolve_to_the_wrapped_client(
+    spec: str,
+    url: str,
+    key_env: tuple[str, ...] | None,
+    required: bool,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    for name in ("OPENAI_BASE_URL", "OLLAMA_BASE_URL", "VLLM_BASE_URL", "LMSTUDIO_BASE_URL"):
+        monkeypatch.delenv(name, raising=False)
+    cached, reliable, client = _layers(resolve_model(spec))
+    prefix, _, name = spec.partition("/")
+    assert client.model_id == name and client.provider == prefix
+    assert client.base_url == url
+    assert client.require_api_key is required
+    if key_env is not None:
+        assert client.api_key_env == key_env
+    assert cached.policy == "read-write" and isinstance(cached.cache, SQLiteModelCache)
+    assert reliable.policy.max_attempts == 6 and reliable.policy.total_timeout_s == 120
+
+
+def test_all_required_prefixes_are_registered() -> None:
+    expected = {
+        "openai",
+        "ollama",
+        "vllm",
+        "lmstudio",
+        "openrouter",
+        "together",
+        "groq",
+        "anthropic",
+        "google",
+        "gemini",
+        "openai-compatible",
+    }
+    assert expected <= set(known_providers())
+    assert expected <= set(PROVIDERS)
+
+
+def test_structured_output_levels_per_provider() -> None:
+    anthropic = _layers(resolve_model("anthropic/claude-sonnet-4-0"))[2]
+    google = _layers(resolve_model("google/gemini-2.5-flash"))[2]
+    openai = _layers(resolve_model("openai/gpt-4o-mini"))[2]
+    assert anthropic.structured_output_mode == "prompt"  # its compat layer ignores the format
+    assert google.structured_output_mode == "json_schema"
+    assert openai.structured_output_mode == "strict"
+    assert openai.max_tokens_param == "max_completion_tokens"
+    assert anthropic.max_tokens_param == "max_tokens"
+
+
+def test_same_string_same_object_until_the_environment_changes(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    first = resolve_model("vllm/qwen")
+    assert resolve_model("vllm/qwen") is first
+    monkeypatch.setenv("VLLM_BASE_URL", "http://gpu-box:9000/v1")
+    moved = resolve_model("vllm/qwen")
+    assert moved is not first and _layers(moved)[2].base_url == "http://gpu-box:9000/v1"
+    explicit = resolve_model("vllm/qwen", base_url="http://other:1/v1/")
+    assert _layers(explicit)[2].base_url == "http://other:1/v1"  # explicit beats the variable
+    monkeypatch.setenv("ASSAY_CACHE", "off")
+    uncached = resolve_model("vllm/qwen")
+    assert isinstance(uncached, CachedModel) and uncached.policy == "off"
+
+
+def test_openai_compatible_needs_a_base_url(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("ASSAY_BASE_URL", raising=False)
+    with pytest.raises(ValueError, match="ASSAY_BASE_URL"):
+        resolve_model("openai-compatible/my-model")
+    monkeypatch.setenv("ASSAY_BASE_URL", "http://127.0.0.1:5/v1")
+    assert _layers(resolve_model("openai-compatible/my-model"))[2].base_url == (
+        "http://127.0.0.1:5/v1"
+    )
+
+
+async def test_openai_compatible_string_talks_to_the_server(
+    server: MockOpenAIServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ASSAY_API_KEY", "local-secret")
+    model = resolve_model("openai-compatible/judge-7b", base_url=server.base_url)
+    first = await model.generate(MESSAGES, settings=ModelSettings(temperature=0))
+    second = await model.generate(MESSAGES, settings=ModelSettings(temperature=0))
+    assert (first.cached, second.cached) == (False, True)
+    (request,) = server.chat_requests
+    assert request.body is not None and request.body["model"] == "judge-7b"
+    assert request.headers["authorization"] == "Bearer local-secret"
+
+
+async def test_missing_key_is_reported_at_call_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("GROQ_API_KEY", raising=False)
+    model = resolve_model("groq/llama-3.1-8b-instant")  # building needs no key
+    with pytest.raises(MissingAPIKeyError, match="GROQ_API_KEY"):
+        await model.generate(MESSAGES, settings=ModelSettings(temperature=0))
+    monkeypatch.delenv("GEMINI_API_KEY", raising=False)
+    monkeypatch.delenv("GOOGLE_API_KEY", raising=False)
+    with pytest.raises(MissingAPIKeyError, match="GEMINI_API_KEY or GOOGLE_API_KEY"):
+        await resolve_model("google/gemini-2.0-flash").generate(MESSAGES)
+
+
+def test_unknown_provider_still_suggests() -> None:
+    with pytest.raises(UnknownModelError, match="did you mean 'openai'"):
+        resolve_model("opnai/gpt-4o")
+
+
+def test_lazy_model_resolves_on_first_use(server: MockOpenAIServer) -> None:
+    lazy = LazyModel("openai-compatible/x", base_url=server.base_url)
+    assert lazy.provider == "openai-compatible" and lazy.model_id == "x"
+    assert _layers(lazy.resolve())[2].base_url == server.base_url
+    broken = LazyModel("nope/x")  # no error until used
+    with pytest.raises(UnknownModelError):
+        broken.resolve()
+
+
+def test_import_assay_does_not_import_the_sdk_or_providers() -> None:
+    code = (
+        "import sys, assay; print('openai' in sys.modules, 'assay.models.providers' in sys.modules)"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True
+    )
+    assert done.stdout.split() == ["False", "False"]

@@ -1,0 +1,88 @@
+"""The mock OpenAI-compatible server itself: routes, schema examples, records, faults."""
+
+from __future__ import annotations
+
+import json
+import urllib.error
+import urllib.request
+from typing import Any
+
+import pytest
+
+from assay.models.testing_server import MockOpenAIServer, MockReply, example_from_schema
+
+
+def _post(url: str, body: Any, headers: dict[str, str] | None = None) -> tuple[int, Any]:
+    data = body if isinstance(body, bytes) else json.dumps(body).encode()
+    request = urllib.request.Request(url, data=data, method="POST", headers=headers or {})
+    try:
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return response.status, json.loads(response.read())
+    except urllib.error.HTTPError as exc:
+        return exc.code, json.loads(exc.read())
+
+
+def test_example_from_schema_follows_refs_enums_and_arrays() -> None:
+    schema = {
+        "type": "object",
+        "properties": {
+            "verdicts": {"type": "array", "items": {"$ref": "#/$defs/V"}},
+            "kind": {"enum": ["a", "b"]},
+            "maybe": {"anyOf": [{"type": "null"}, {"type": "integer"}]},
+        },
+        "$defs": {"V": {"type": "object", "properties": {"ok": {"type": "boolean"}}}},
+    }
+    assert example_from_schema(schema) == {"verdicts": [{"ok": True}], "kind": "a", "maybe": 1}
+
+
+def test_chat_completion_shape_and_records(server: MockOpenAIServer) -> None:
+    server.enqueue(MockReply({"score": 1}, headers={"X-Test": "yes"}))
+    status, body = _post(
+        f"{server.base_url}/chat/completions",
+        {"model": "m", "messages": [{"role": "user", "content": "two words"}]},
+        {"Content-Type": "application/json"},
+    )
+    assert status == 200
+    assert body["choices"][0]["message"] == {"role": "assistant", "content": '{"score": 1}'}
+    assert body["usage"] == {"prompt_tokens": 2, "completion_tokens": 2, "total_tokens": 4}
+    (recorded,) = server.chat_requests
+    assert recorded.method == "POST" and recorded.body is not None
+    assert recorded.body["model"] == "m"
+
+
+def test_errors_and_unknown_routes(server: MockOpenAIServer) -> None:
+    status, body = _post(f"{server.base_url}/nope", {"x": 1})
+    assert status == 404 and "no route" in body["error"]["message"]
+    status, body = _post(f"{server.base_url}/chat/completions", b"not json")
+    assert status == 400
+    server.enqueue(MockReply(status=503, error="down"))
+    status, body = _post(f"{server.base_url}/chat/completions", {"messages": []})
+    assert status == 503 and body["error"]["message"] == "down"
+    assert server.statuses[503] == 1
+
+
+@pytest.mark.parametrize("rate", [0.0, 1.0])
+def test_rate_limit_fraction(rate: float) -> None:
+    with MockOpenAIServer(rate_limit_rate=rate, retry_after="2") as server:
+        status, _ = _post(f"{server.base_url}/chat/completions", {"messages": []})
+        assert status == (429 if rate else 200)
+
+
+async def test_server_in_another_process_serves_and_counts() -> None:
+    from assay.models.base import ChatMessage
+    from assay.models.openai_compat import OpenAICompatibleModel
+    from assay.models.testing_server import MockServerProcess
+
+    with MockServerProcess(latency_s=0.01, rate_limit_rate=0.0) as child:
+        assert child.base_url.startswith("http://127.0.0.1:")
+        model = OpenAICompatibleModel("m", base_url=child.base_url, provider="mock")
+        response = await model.generate([ChatMessage(role="user", content="hi")])
+        await model.aclose()
+        assert response.text == "ok"
+        stats = child.stats()
+    assert stats["statuses"] == {"200": 1} and stats["requests"] == 1
+
+
+def test_only_loopback_addresses() -> None:
+    with pytest.raises(ValueError, match="loopback"):
+        MockOpenAIServer(host="0.0.0.0")
