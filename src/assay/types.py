@@ -72,6 +72,8 @@ class JudgeCall(BaseModel):
     usage: Usage = Field(default_factory=Usage)
     error: str | None = None
     cached: bool = False
+    cost_usd: float | None = None
+    """Summed over attempts when the model reports a price (see ``assay.models.prices``)."""
 
 
 class ScoreError(BaseModel):

@@ -153,3 +153,41 @@ def test_fingerprint_changes_with_judge_model_and_prompt_version() -> None:
     assert make("a/b", "1").fingerprint == make("a/b", "1").fingerprint
     assert make("a/b", "1").fingerprint != make("a/c", "1").fingerprint
     assert make("a/b", "1").fingerprint != make("a/b", "2").fingerprint
+
+
+def test_cost_and_usage_are_summed_over_the_repair_attempt() -> None:
+    from typing import Any
+
+    from assay.models.base import ChatMessage, ModelResponse, ModelSettings
+    from assay.types import Usage
+
+    class PricedModel:
+        model_id = "priced"
+        provider = "test"
+
+        def __init__(self) -> None:
+            self.replies = ["not json", '{"claims": ["a"]}']
+
+        async def generate(
+            self,
+            messages: list[ChatMessage],
+            *,
+            schema: dict[str, Any] | None = None,
+            settings: ModelSettings | None = None,
+        ) -> ModelResponse:
+            return ModelResponse(
+                text=self.replies.pop(0),
+                usage=Usage(input_tokens=100, output_tokens=10),
+                model_id="priced",
+                cost_usd=0.25,
+            )
+
+    scorer = (
+        Scorer("priced", judge=JudgeConfig(model=PricedModel(), instructions="x"))
+        .preprocess(judge_step(lambda ctx: "p", Claims))
+        .score(lambda ctx: 1.0)
+    )
+    (call,) = scorer.run_sync(output="x").judge_calls
+    assert call.attempts == 2
+    assert call.cost_usd == 0.5
+    assert call.usage.input_tokens == 200 and call.usage.total_tokens == 220

@@ -166,6 +166,7 @@ async def _call_with_repair(
     attempts = 0
     raw: str | None = None
     cached = True
+    cost: float | None = None
     model_label = model.model_id
 
     def record(status: str, output: Any = None, error: str | None = None) -> JudgeCall:
@@ -182,6 +183,7 @@ async def _call_with_repair(
             usage=usage,
             error=error,
             cached=cached and attempts > 0,
+            cost_usd=cost,
         )
 
     for attempt in range(2):
@@ -193,6 +195,8 @@ async def _call_with_repair(
             raise JudgeStepError(message, record("failed", error=message), prompt) from exc
         raw = response.text
         usage = usage + response.usage
+        if response.cost_usd is not None:
+            cost = (cost or 0.0) + response.cost_usd
         cached = cached and response.cached
         model_label = response.model_id or model_label
         if output_model is None:

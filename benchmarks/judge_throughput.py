@@ -1,0 +1,862 @@
+"""Judge throughput: concurrency efficiency, 429 resilience, the model cache, cost per item.
+
+Every number goes through the real model stack a judge scorer uses in production,
+``CachedModel(ReliableModel(OpenAICompatibleModel))`` on the ``openai`` SDK, pointed at the
+project's mock OpenAI-compatible server (``assay.models.testing_server.MockOpenAIServer``)
+on 127.0.0.1. Four tables:
+
+1. Efficiency: 1,000 items x ``faithfulness`` with ``reason="llm"`` (three judge calls per
+   item: claims -> verdicts -> reason) at concurrency 32 (an ``asyncio.Semaphore`` around
+   ``scorer.run``), 100 ms server latency, cache off. efficiency = ideal time (calls x
+   latency / concurrency) / measured wall time; goal >= 0.85. Repeated (``--repeats``),
+   because a 2-core VM is noisy; the goal is judged on the median.
+2. 10% injected 429s (``Retry-After: 0.1``): every item must still end ``ready``; the retry
+   count comes from ``ReliableModel.stats``.
+3. Cache: the same 1,000 items twice on a fresh SQLite cache file (read-write). The second
+   run must send zero HTTP requests (counted by the server) and be >= 20x faster.
+4. Cost: judge calls and prompt tokens per item for every registered judge scorer, on one
+   item with a question, a three-sentence answer, three ~65-word context passages and a
+   ground-truth sentence; with ``reason="template"`` where the scorer has a ``reason``
+   param, and with its defaults.
+
+Why the server runs in a child process for tables 1-3: in-process, its event loop shares the
+GIL with the client under test and steals the CPU being measured; a real endpoint is another
+machine. (Table 4 counts tokens, not time, and runs the server in-process to read its request
+records.)
+
+Why the server answers with ``plausible_answer`` rather than its default schema example: the
+default fills every array with one ``"example"`` item, so every item of a run would send the
+same verdict and reason prompts (the cache would answer them within the first run) and the
+prompts would be unrealistically short. ``plausible_answer`` sizes its answers like a real
+judge's: one claim/statement per sentence of the judged text, one verdict per numbered item
+or rubric criterion or trajectory step, empty "missing"/"extra" lists, one-sentence reasons.
+
+The adaptive limiter is configured explicitly for this endpoint: ``AdaptiveLimiter(initial=32,
+maximum=64)``, so it never caps below the benchmark's concurrency of 32 (the default starts at
+16 and slow-starts upward). A fresh limiter per run keeps runs independent.
+
+Usage::
+
+    .venv/bin/python benchmarks/judge_throughput.py [--items 1000] [--repeats 3]
+
+Exits with status 1 if a correctness check fails (items lost, errors, HTTP requests during
+the cached run, different results from the cache); performance goals are reported as met or
+not met.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import importlib.metadata
+import json
+import multiprocessing
+import os
+import platform
+import re
+import statistics
+import sys
+import tempfile
+import time
+import urllib.request
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager, suppress
+from dataclasses import dataclass, field
+from multiprocessing.connection import Connection
+from pathlib import Path
+from typing import Any
+
+LATENCY_S = 0.1
+CONCURRENCY = 32
+ITEMS = 1000
+RATE_LIMIT = 0.1
+RETRY_AFTER = "0.1"
+EFFICIENCY_GOAL = 0.85
+CACHE_SPEEDUP_GOAL = 20.0
+LIMITER_INITIAL = CONCURRENCY
+LIMITER_MAXIMUM = 2 * CONCURRENCY
+THROUGHPUT_SCORER = "faithfulness"
+THROUGHPUT_PARAMS: dict[str, Any] = {"reason": "llm"}
+
+JSON = dict[str, Any]
+
+# ---------------------------------------------------------------------------- the item
+QUESTION = "When was the Eiffel Tower built, and how tall is it?"
+ANSWER = (
+    "The Eiffel Tower was built between 1887 and 1889 as the entrance arch to the 1889 "
+    "World's Fair. It stands about 330 metres tall including its antennas. It was the "
+    "tallest man-made structure in the world until 1930."
+)
+CONTEXT = (
+    "The Eiffel Tower is a wrought-iron lattice tower on the Champ de Mars in Paris, France. "
+    "It is named after the engineer Gustave Eiffel, whose company designed and built the tower "
+    "from 1887 to 1889. It was constructed as the centrepiece of the 1889 World's Fair, held to "
+    "celebrate the centennial of the French Revolution, and was at first criticised by some of "
+    "France's leading artists.",
+    "The tower is 330 metres tall, about the same height as an 81-storey building, and is the "
+    "tallest structure in Paris. Its base is square, measuring 125 metres on each side. During "
+    "its construction it surpassed the Washington Monument to become the tallest man-made "
+    "structure in the world, a title it held for 41 years until the Chrysler Building in New "
+    "York was finished in 1930.",
+    "The tower has three levels for visitors, with restaurants on the first and second levels. "
+    "The top level's upper platform is 276 metres above the ground, the highest observation "
+    "deck accessible to the public in the European Union. Tickets can be bought to go up by "
+    "stairs or lift to the first and second levels; the climb from ground level to the first "
+    "level is over 300 steps.",
+)
+GROUND_TRUTH = "The Eiffel Tower was built from 1887 to 1889 and is about 330 metres tall."
+SYSTEM_PROMPT = "You are a helpful travel assistant. Answer concisely and stick to facts."
+
+
+def throughput_item(index: int) -> dict[str, Any]:
+    """Item ``index`` of the throughput runs: the cost item, made unique (a tag in the answer
+    and in each passage) so no two items share a judge prompt."""
+    return {
+        "input": QUESTION,
+        "output": f"{ANSWER} (Answer {index}.)",
+        "context": [f"(Document {index}-{k}.) {text}" for k, text in enumerate(CONTEXT)],
+        "ground_truth": GROUND_TRUTH,
+    }
+
+
+# ------------------------------------------------------------- a judge-sized mock answer
+REASON_TEXT = (
+    "The score is 1 because every claim in the response is supported by the context: the "
+    "passages state the construction dates, the height and the record it held until 1930."
+)
+EXPLANATION = "The passage states this directly, with the same dates and figures as the response."
+_BLOCK = re.compile(r"<<<DATA ([^>]*)>>>\n(.*?)\n<<<END DATA>>>", re.S)
+_NUMBERED = re.compile(r"^\[\d+\] (.*)$", re.M)
+_STEP_LINE = re.compile(r"^\s*\d+\. \[[^\]]+\] (\S+)", re.M)
+_RUBRIC_LINE = re.compile(r"^\d+\. \[(?:required|optional)\] (.+)$", re.M)
+_ONE_OF = re.compile(r"One of: ([^.]+)\.")
+_QUOTED = re.compile(r'"([^"]+)"')
+_EMPTY_LIST_NAMES = re.compile(r"missing|extra|contradiction|major|unsupported|unanswered", re.I)
+_SUBJECT_LABELS = (
+    "response",
+    "summary",
+    "reference answer",
+    "output to grade",
+    "noisy response",
+    "agent response",
+    "agent final response",
+)
+_TARGET_LABELS = ("claims", "statements", "items", "questions", "ground truth units")
+_ITEM_TEXT_FIELDS = {
+    "claim",
+    "statement",
+    "opinion",
+    "question",
+    "criterion",
+    "toolcalled",
+    "stepname",
+    "groundtruthunit",
+    "requirement",
+}
+
+
+def _sentences(text: str) -> list[str]:
+    return [s for s in re.split(r"(?<=[.!?])\s+", text.strip()) if s]
+
+
+def _norm(name: str) -> str:
+    return re.sub(r"[^a-z]", "", name.lower()).removesuffix("s")
+
+
+@dataclass
+class _Prompt:
+    """What a judge would read off the prompt: the judged text and the items to judge."""
+
+    blocks: list[tuple[str, str]]
+    subject: list[str]
+    targets: list[str]
+    numbered: dict[str, list[str]] = field(default_factory=dict)
+
+    @classmethod
+    def parse(cls, prompt: str) -> _Prompt:
+        blocks = [(label.strip().lower(), text) for label, text in _BLOCK.findall(prompt)]
+        numbered = {label: _NUMBERED.findall(text) for label, text in blocks}
+        numbered = {label: items for label, items in numbered.items() if items}
+        subject_text = next((t for lbl, t in blocks if lbl in _SUBJECT_LABELS), None)
+        if subject_text is None:
+            subject_text = blocks[0][1] if blocks else prompt
+        subject = _sentences(subject_text)
+        targets: list[str] = _RUBRIC_LINE.findall(prompt)
+        for label, text in blocks:
+            if not targets and label == "actual trajectory":
+                targets = _STEP_LINE.findall(text)
+            if not targets and label.startswith("tools the agent called"):
+                targets = [line.strip() for line in text.splitlines() if line.strip()]
+        if not targets:
+            preferred = [items for label, items in numbered.items() if label in _TARGET_LABELS]
+            targets = preferred[0] if preferred else []
+        if not targets and numbered:
+            targets = list(numbered.values())[-1]
+        return cls(blocks, subject, targets or subject, numbered)
+
+    def block_sentences(self, *labels: str) -> list[str]:
+        for label, text in self.blocks:
+            if label in labels:
+                return _sentences(text)
+        return []
+
+
+def _resolve(node: JSON, root: JSON) -> JSON:
+    while "$ref" in node:
+        target: Any = root
+        for part in str(node["$ref"]).removeprefix("#/").split("/"):
+            target = target.get(part, {}) if isinstance(target, dict) else {}
+        node = target if isinstance(target, dict) else {}
+    options = [o for o in node.get("anyOf", []) if o.get("type") != "null"]
+    return _resolve(options[0], root) if options else node
+
+
+def _fill(node: JSON, root: JSON, prompt: _Prompt, name: str, index: int) -> Any:
+    node = _resolve(node, root)
+    description = str(node.get("description", ""))
+    if "const" in node:
+        return node["const"]
+    if node.get("enum"):
+        return node["enum"][0]
+    kind = node.get("type")
+    if kind == "object" or "properties" in node:
+        return {
+            key: _fill(sub, root, prompt, key, index)
+            for key, sub in node.get("properties", {}).items()
+        }
+    if kind == "array":
+        if _EMPTY_LIST_NAMES.search(name):
+            return []
+        items = _resolve(node.get("items", {}), root)
+        if items.get("type") == "string":
+            return _string_list(name, prompt)
+        count = len(prompt.targets)
+        for sub in items.get("properties", {}).values():
+            one_of = _ONE_OF.search(str(_resolve(sub, root).get("description", "")))
+            if one_of:
+                count = len(one_of.group(1).split(","))
+        return [_fill(items, root, prompt, name, i) for i in range(count)]
+    if kind == "string":
+        return _string(name, description, prompt, index)
+    if kind == "integer":
+        return index if name.lower().endswith("index") else int(node.get("minimum", 1))
+    if kind == "number":
+        return float(node.get("maximum", 1.0))
+    if kind == "boolean":
+        return True
+    return None
+
+
+def _string_list(name: str, prompt: _Prompt) -> list[str]:
+    key = _norm(name)
+    if "question" in key:
+        source = prompt.block_sentences("source", "context") or prompt.subject
+        return [f"Does the source say that {s.rstrip('.').lower()}?" for s in source][:10]
+    if "groundtruth" in key:
+        return prompt.block_sentences("ground truth") or prompt.subject
+    return list(prompt.subject)
+
+
+def _string(name: str, description: str, prompt: _Prompt, index: int) -> str:
+    key = _norm(name)
+    one_of = _ONE_OF.search(description)
+    if one_of:
+        options = [o.strip() for o in one_of.group(1).split(",")]
+        return options[index % len(options)]
+    for label, items in prompt.numbered.items():
+        if _norm(label).endswith(key) and index < len(items):
+            return items[index]
+    if key in _ITEM_TEXT_FIELDS and index < len(prompt.targets):
+        return prompt.targets[index]
+    quoted = _QUOTED.findall(description)
+    return quoted[0] if quoted else EXPLANATION
+
+
+def plausible_answer(body: JSON) -> str | JSON:
+    """A judge-sized answer to a chat request (see the module docstring)."""
+    fmt = body.get("response_format")
+    schema = fmt.get("json_schema", {}).get("schema") if isinstance(fmt, dict) else None
+    if not isinstance(schema, dict):
+        return REASON_TEXT
+    users = [m for m in body.get("messages", []) if m.get("role") == "user"]
+    prompt = _Prompt.parse(str(users[-1].get("content", "")) if users else "")
+    answer = _fill(schema, schema, prompt, "", 0)
+    return answer if isinstance(answer, dict) else {"value": answer}
+
+
+# ------------------------------------------------------------- the server, in a child
+def _serve(conn: Connection, options: JSON) -> None:
+    """Child process: run the mock server until the parent says stop (or goes away)."""
+    from assay.models.testing_server import MockOpenAIServer
+
+    server = MockOpenAIServer(responder=plausible_answer, record_requests=False, **options)
+    server.start()
+    conn.send(server.base_url)
+    with suppress(EOFError):
+        conn.recv()
+    server.stop()
+
+
+@dataclass
+class ServerHandle:
+    base_url: str
+
+    def stats(self) -> JSON:
+        root = self.base_url.removesuffix("/v1")
+        with urllib.request.urlopen(f"{root}/mock/stats", timeout=10) as response:
+            data: JSON = json.loads(response.read())
+        return data
+
+
+@contextmanager
+def server_process(**options: Any) -> Iterator[ServerHandle]:
+    context = multiprocessing.get_context("spawn")
+    parent, child = context.Pipe()
+    process = context.Process(target=_serve, args=(child, options), daemon=True)
+    process.start()
+    try:
+        if not parent.poll(60):
+            raise RuntimeError("the mock server process did not start within 60 s")
+        yield ServerHandle(str(parent.recv()))
+    finally:
+        with suppress(OSError):
+            parent.send("stop")
+        process.join(10)
+        if process.is_alive():
+            process.terminate()
+            process.join(5)
+
+
+# ------------------------------------------------------------------ the model stack
+def build_stack(
+    base_url: str,
+    *,
+    cache_path: Path | None = None,
+    reuse_store: Any = None,
+) -> tuple[Any, Any, Any]:
+    """``(CachedModel, ReliableModel, OpenAICompatibleModel)`` for the mock endpoint, with
+    an explicit limiter that starts at the run's concurrency."""
+    from assay.models.cache import CachedModel, SQLiteModelCache
+    from assay.models.openai_compat import OpenAICompatibleModel
+    from assay.models.reliability import AdaptiveLimiter, ReliableModel
+
+    inner = OpenAICompatibleModel("mock-judge", base_url=base_url, provider="mock")
+    limiter = AdaptiveLimiter(LIMITER_INITIAL, maximum=LIMITER_MAXIMUM)
+    reliable = ReliableModel(inner, limiter=limiter)
+    if reuse_store is not None:
+        cached = CachedModel(reliable, cache=reuse_store, policy="read-write")
+    elif cache_path is not None:
+        cached = CachedModel(reliable, cache=SQLiteModelCache(cache_path), policy="read-write")
+    else:
+        cached = CachedModel(reliable, policy="off")
+    return cached, reliable, inner
+
+
+@dataclass
+class RunResult:
+    wall_s: float
+    cpu_s: float
+    results: list[Any]
+    calls: int
+    server_requests: int
+    statuses: dict[str, int]
+    max_in_flight: int
+
+    @property
+    def ready(self) -> int:
+        return sum(1 for r in self.results if r.status == "ready")
+
+    @property
+    def ideal_s(self) -> float:
+        return self.calls * LATENCY_S / CONCURRENCY
+
+    @property
+    def efficiency(self) -> float:
+        return self.ideal_s / self.wall_s
+
+
+async def _score_all(scorer: Any, items: Sequence[Mapping[str, Any]]) -> list[Any]:
+    semaphore = asyncio.Semaphore(CONCURRENCY)
+
+    async def one(item: Mapping[str, Any]) -> Any:
+        async with semaphore:
+            return await scorer.run(**item)
+
+    return await asyncio.gather(*(one(item) for item in items))
+
+
+async def timed_run(
+    model: Any, inner: Any, server: ServerHandle, items: Sequence[Mapping[str, Any]]
+) -> RunResult:
+    """One warm-up item (imports, the SDK client, the first connection), then the timed
+    run of ``items`` with server counters taken around it."""
+    import assay
+
+    scorer = assay.create_scorer(THROUGHPUT_SCORER, **THROUGHPUT_PARAMS).with_judge_model(model)
+    warm = await scorer.run(**throughput_item(-1))
+    if warm.status != "ready":
+        raise RuntimeError(f"warm-up item failed: {warm.error}")
+    before = server.stats()
+    cpu, started = time.process_time(), time.perf_counter()
+    results = await _score_all(scorer, items)
+    wall, cpu = time.perf_counter() - started, time.process_time() - cpu
+    after = server.stats()
+    await inner.aclose()
+    statuses = {
+        code: count - int(before["statuses"].get(code, 0))
+        for code, count in after["statuses"].items()
+        if count - int(before["statuses"].get(code, 0))
+    }
+    return RunResult(
+        wall_s=wall,
+        cpu_s=cpu,
+        results=results,
+        calls=sum(len(r.judge_calls) for r in results),
+        server_requests=int(after["requests"]) - int(before["requests"]),
+        statuses=statuses,
+        max_in_flight=int(after["max_in_flight"]),
+    )
+
+
+# ------------------------------------------------------------------------ printing
+def machine() -> str:
+    cpu = platform.processor() or "unknown CPU"
+    cpuinfo = Path("/proc/cpuinfo")
+    if cpuinfo.exists():
+        names = [ln for ln in cpuinfo.read_text().splitlines() if ln.startswith("model name")]
+        cpu = names[0].split(":", 1)[1].strip() if names else cpu
+    usable = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    versions = []
+    for package in ("openai", "httpx2", "httpx", "pydantic"):
+        try:
+            versions.append(f"{package} {importlib.metadata.version(package)}")
+        except importlib.metadata.PackageNotFoundError:
+            continue
+    return (
+        f"machine: {cpu}, {os.cpu_count()} cores ({usable} usable), {platform.system()} "
+        f"{platform.release()}; Python {platform.python_version()} "
+        f"({platform.python_implementation()}); {', '.join(versions)}"
+    )
+
+
+def table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
+    cells = [[str(h) for h in headers], *[[str(c) for c in row] for row in rows]]
+    widths = [max(len(row[i]) for row in cells) for i in range(len(headers))]
+
+    def line(row: Sequence[str]) -> str:
+        return "| " + " | ".join(c.rjust(w) for c, w in zip(row, widths, strict=True)) + " |"
+
+    rule = "|" + "|".join("-" * (w + 2) for w in widths) + "|"
+    return "\n".join([line(cells[0]), rule, *(line(row) for row in cells[1:])])
+
+
+def heading(title: str, settings: str) -> None:
+    print(f"\n## {title}\n")
+    print(MACHINE)
+    print(f"settings: {settings}\n")
+
+
+MACHINE = ""
+STACK = (
+    "CachedModel(ReliableModel(OpenAICompatibleModel)) on the openai SDK; mock server "
+    "(MockOpenAIServer) in a child process on 127.0.0.1"
+)
+LIMITER = (
+    f"AdaptiveLimiter(initial={LIMITER_INITIAL}, maximum={LIMITER_MAXIMUM}) set explicitly "
+    "(default: initial 16, maximum 64)"
+)
+
+
+def fmt_s(seconds: float) -> str:
+    return f"{seconds:.2f}"
+
+
+# ------------------------------------------------------------------------- sections
+async def efficiency(items: list[JSON], repeats: int) -> list[str]:
+    heading(
+        "1. Efficiency",
+        f"{len(items)} items x {THROUGHPUT_SCORER}(reason='llm') = 3 judge calls/item; "
+        f"concurrency {CONCURRENCY} (asyncio.Semaphore around scorer.run); latency "
+        f"{LATENCY_S * 1000:.0f} ms; cache off; {LIMITER}; RetryPolicy defaults; {STACK}; "
+        "one warm-up item per run, not timed",
+    )
+    failures: list[str] = []
+    rows = []
+    effs = []
+    with server_process(latency_s=LATENCY_S) as server:
+        for repeat in range(repeats):
+            model, reliable, inner = build_stack(server.base_url)
+            run = await timed_run(model, inner, server, items)
+            effs.append(run.efficiency)
+            rows.append(
+                [
+                    repeat + 1,
+                    len(items),
+                    run.ready,
+                    run.calls,
+                    run.server_requests,
+                    fmt_s(run.ideal_s),
+                    fmt_s(run.wall_s),
+                    f"{run.efficiency:.3f}",
+                    f"{run.cpu_s / max(1, run.calls) * 1000:.2f}",
+                    run.max_in_flight,
+                    reliable.limiter.peak_in_flight,
+                ]
+            )
+            if run.ready != len(items):
+                failures.append(f"efficiency run {repeat + 1}: {len(items) - run.ready} not ready")
+    print(
+        table(
+            [
+                "run",
+                "items",
+                "ready",
+                "judge calls",
+                "HTTP requests",
+                "ideal s",
+                "wall s",
+                "efficiency",
+                "client CPU ms/call",
+                "server max in flight",
+                "limiter peak",
+            ],
+            rows,
+        )
+    )
+    median = statistics.median(effs)
+    verdict = "met" if median >= EFFICIENCY_GOAL else "NOT met"
+    print(
+        f"\nmedian efficiency {median:.3f} (min {min(effs):.3f}, max {max(effs):.3f}); "
+        f"goal >= {EFFICIENCY_GOAL}: {verdict}"
+    )
+    return failures
+
+
+async def rate_limits(items: list[JSON]) -> list[str]:
+    heading(
+        "2. Injected 429s",
+        f"{len(items)} items x {THROUGHPUT_SCORER}(reason='llm'); concurrency {CONCURRENCY}; "
+        f"latency {LATENCY_S * 1000:.0f} ms; rate_limit_rate={RATE_LIMIT} (seeded) with "
+        f"Retry-After: {RETRY_AFTER} s, 429s answered at once; cache off; {LIMITER}; "
+        "RetryPolicy defaults (6 attempts, 120 s total, backoff base 0.5 s full jitter, "
+        f"Retry-After as the minimum wait); {STACK}",
+    )
+    with server_process(
+        latency_s=LATENCY_S, rate_limit_rate=RATE_LIMIT, retry_after=RETRY_AFTER
+    ) as server:
+        model, reliable, inner = build_stack(server.base_url)
+        stats_before = reliable.stats.as_dict()
+        run = await timed_run(model, inner, server, items)
+        stats = {k: v - stats_before[k] for k, v in reliable.stats.as_dict().items()}
+    limiter = reliable.limiter
+    lost = len(items) - run.ready
+    print(
+        table(
+            [
+                "items",
+                "ready",
+                "lost",
+                "judge calls",
+                "HTTP requests",
+                "HTTP 429",
+                "retries",
+                "throttles",
+                "failed calls",
+                "retry wait s (sum)",
+                "limiter decreases",
+                "limit at end",
+                "wall s",
+                "ideal s (no 429s)",
+            ],
+            [
+                [
+                    len(items),
+                    run.ready,
+                    lost,
+                    run.calls,
+                    run.server_requests,
+                    run.statuses.get("429", 0),
+                    int(stats["retries"]),
+                    int(stats["throttles"]),
+                    int(stats["failures"]),
+                    f"{stats['retry_wait_s']:.1f}",
+                    limiter.decreases,
+                    limiter.limit,
+                    fmt_s(run.wall_s),
+                    fmt_s(run.ideal_s),
+                ]
+            ],
+        )
+    )
+    print(f"\nzero items lost: {'yes' if lost == 0 else 'NO'}")
+    return [f"429 run: {lost} items lost"] if lost else []
+
+
+async def cache(items: list[JSON]) -> list[str]:
+    heading(
+        "3. Cache",
+        f"{len(items)} items x {THROUGHPUT_SCORER}(reason='llm'), twice; concurrency "
+        f"{CONCURRENCY}; latency {LATENCY_S * 1000:.0f} ms; fresh SQLite cache file "
+        "(SQLiteModelCache, policy read-write, temperature 0); run 2 = a new model stack "
+        "and a new SQLiteModelCache on the same file (nothing in memory: like a new "
+        "process); run 2b = run 2's stack again (the store's in-memory LRU is warm); "
+        f"{LIMITER}; {STACK}",
+    )
+    failures: list[str] = []
+    rows = []
+    with (
+        tempfile.TemporaryDirectory(prefix="assay-bench-") as tmp,
+        server_process(latency_s=LATENCY_S) as server,
+    ):
+        path = Path(tmp) / "cache.db"
+        runs: list[tuple[str, RunResult, Any, int]] = []
+        for label in ("1 (fresh file)", "2 (same file, new store)", "2b (same store)"):
+            if label.startswith("2b"):
+                store = runs[-1][2].cache
+                model, _, inner = build_stack(server.base_url, reuse_store=store)
+            else:
+                model, _, inner = build_stack(server.base_url, cache_path=path)
+            requests_before = int(server.stats()["requests"])
+            run = await timed_run(model, inner, server, items)
+            requests_all = int(server.stats()["requests"]) - requests_before  # incl. warm-up
+            runs.append((label, run, model, requests_all))
+            stats = model.stats
+            rows.append(
+                [
+                    label,
+                    run.ready,
+                    run.calls,
+                    requests_all,
+                    stats.hits,
+                    stats.misses,
+                    stats.writes,
+                    stats.errors,
+                    fmt_s(run.wall_s),
+                ]
+            )
+            if run.ready != len(items):
+                failures.append(f"cache run {label}: {len(items) - run.ready} not ready")
+            if not label.startswith("1") and requests_all != 0:
+                failures.append(f"cache run {label}: {requests_all} HTTP requests (expected 0)")
+    first = runs[0][1]
+    print(
+        table(
+            [
+                "run",
+                "ready",
+                "judge calls",
+                "HTTP requests (server, incl. warm-up)",
+                "cache hits",
+                "cache misses",
+                "writes",
+                "errors",
+                "wall s",
+            ],
+            rows,
+        )
+    )
+    print()
+    for label, run, _, requests_all in runs[1:]:
+        ratio = first.wall_s / run.wall_s
+        same = all(
+            (a.status, a.score, a.reason) == (b.status, b.score, b.reason)
+            for a, b in zip(first.results, run.results, strict=True)
+        )
+        if not same:
+            failures.append(f"cache run {label}: results differ from run 1")
+        verdict = "met" if ratio >= CACHE_SPEEDUP_GOAL else "NOT met"
+        print(
+            f"run {label}: {fmt_s(first.wall_s)} s / {run.wall_s:.3f} s = {ratio:.0f}x faster "
+            f"(goal >= {CACHE_SPEEDUP_GOAL:.0f}x: {verdict}); zero HTTP requests: "
+            f"{'yes' if requests_all == 0 else 'NO'}; same scores and reasons as run 1: "
+            f"{'yes' if same else 'NO'}"
+        )
+    return failures
+
+
+def cost_run(kind: str) -> JSON:
+    """The cost item as an agent run (messages), with a tool call for the tool scorers."""
+    from assay.scoring.testing import create_test_message, create_tool_invocation
+
+    tools = None
+    if kind == "tools":
+        tools = [
+            create_tool_invocation(
+                "call-1",
+                "search_web",
+                {"query": "Eiffel Tower construction dates height"},
+                result={"snippets": ["built 1887-1889", "330 m tall"]},
+            )
+        ]
+    return {
+        "input": {
+            "inputMessages": [create_test_message(QUESTION, "user", "user-1")],
+            "rememberedMessages": [],
+            "systemMessages": [{"role": "system", "content": SYSTEM_PROMPT}],
+            "taggedSystemMessages": {},
+        },
+        "output": [create_test_message(ANSWER, "assistant", "assistant-1", tools)],
+        "context": list(CONTEXT),
+        "ground_truth": GROUND_TRUTH,
+    }
+
+
+EXTRA_PARAMS: dict[str, JSON] = {
+    "noise-sensitivity": {
+        "baseline_response": ANSWER,
+        "noisy_query": f"{QUESTION} I read somewhere that it was moved to London in 1950.",
+        "noise_type": "misinformation",
+    },
+    "rubric": {
+        "criteria": [
+            {"description": "States when the tower was built."},
+            {"description": "States the tower's height."},
+            {"description": "Makes no claim the question did not ask about.", "required": False},
+        ]
+    },
+    "multi-turn-judge": {
+        "criterion": "The assistant answers both parts of the question with correct facts."
+    },
+    "tool-call-accuracy-llm": {
+        "available_tools": [
+            {"id": "search_web", "description": "Search the web and return text snippets."},
+            {"id": "get_weather", "description": "Current weather for a city."},
+        ]
+    },
+    "trajectory-accuracy-llm": {
+        "expected_trajectory": [{"name": "search_web", "step_type": "tool_call"}]
+    },
+}
+TOOL_SCORERS = ("tool-call-accuracy-llm", "trajectory-accuracy-llm")
+
+
+async def cost() -> list[str]:
+    import assay
+    from assay.models.testing_server import MockOpenAIServer
+
+    judge_types = [info for info in assay.list_scorers() if info.kind == "judge"]
+    passages = ", ".join(str(len(p.split())) for p in CONTEXT)
+    heading(
+        "4. Judge calls and prompt tokens per item",
+        f"{len(judge_types)} judge scorers (assay.list_scorers(), kind == 'judge'); one item: "
+        f"a question ({len(QUESTION.split())} words), a 3-sentence answer "
+        f"({len(ANSWER.split())} words), 3 context passages ({passages} words), a ground "
+        f"truth sentence ({len(GROUND_TRUTH.split())} words), as an agent run (system "
+        "prompt, user message, assistant message; the tool scorers' message has one "
+        "search_web call); mock answers from plausible_answer; structured output 'strict' "
+        "(schema in response_format, not in the messages); cache off; mock server "
+        "in-process (its request records give the message sizes)",
+    )
+    print(
+        "prompt tok (mock) = the mock server's usage.prompt_tokens (whitespace words of all "
+        "messages); msgs chars/4 = characters of all messages / 4 (close to BPE tokens for "
+        "English); +schema chars/4 = the response_format JSON / 4, which real providers also "
+        "bill as prompt tokens.\n"
+    )
+    failures: list[str] = []
+    rows = []
+    goal_line = ""
+    with MockOpenAIServer(responder=plausible_answer) as server:
+        model, _, inner = build_stack(server.base_url)
+        for info in judge_types:
+            modes: list[JSON] = [{}]
+            if "reason" in info.params_schema.get("properties", {}):
+                modes.append({"reason": "template"})
+            for mode in modes:
+                params = {**EXTRA_PARAMS.get(info.type, {}), **mode}
+                scorer = assay.create_scorer(info.type, **params).with_judge_model(model)
+                run = cost_run("tools" if info.type in TOOL_SCORERS else "plain")
+                server.reset()
+                result = await scorer.run(**run)
+                bodies = [r.body or {} for r in server.chat_requests]
+                message_chars = sum(
+                    len(str(m.get("content", ""))) for b in bodies for m in b.get("messages", [])
+                )
+                schema_chars = sum(
+                    len(json.dumps(b["response_format"])) for b in bodies if "response_format" in b
+                )
+                prompt_tokens = sum(c.usage.input_tokens for c in result.judge_calls)
+                completion_tokens = sum(c.usage.output_tokens for c in result.judge_calls)
+                reason = "-" if len(modes) == 1 else str(mode.get("reason", "llm (default)"))
+                rows.append(
+                    [
+                        info.type,
+                        reason,
+                        len(bodies),
+                        prompt_tokens,
+                        round(message_chars / 4),
+                        round(schema_chars / 4),
+                        completion_tokens,
+                        result.status,
+                    ]
+                )
+                if result.status != "ready":
+                    failures.append(f"cost {info.type} {mode}: {result.status}: {result.error}")
+                if info.type == "faithfulness" and mode.get("reason") == "template":
+                    ok = len(bodies) <= 2 and prompt_tokens <= 1100 and message_chars / 4 <= 1100
+                    goal_line = (
+                        f"faithfulness, reason='template': {len(bodies)} calls, {prompt_tokens} "
+                        f"prompt tokens (mock), {message_chars / 4:.0f} (chars/4), "
+                        f"{(message_chars + schema_chars) / 4:.0f} with the schema; goal <= 2 "
+                        f"calls and <= 1,100 prompt tokens: {'met' if ok else 'NOT met'}"
+                    )
+        await inner.aclose()
+    print(
+        table(
+            [
+                "scorer",
+                "reason",
+                "judge calls",
+                "prompt tok (mock)",
+                "msgs chars/4",
+                "+schema chars/4",
+                "completion tok (mock)",
+                "status",
+            ],
+            rows,
+        )
+    )
+    print(f"\n{goal_line}")
+    return failures
+
+
+# ----------------------------------------------------------------------------- main
+async def main(items_count: int, repeats: int, sections: set[str]) -> int:
+    global MACHINE
+    MACHINE = machine()
+    print("# Judge throughput benchmark")
+    items = [throughput_item(i) for i in range(items_count)]
+    steps: list[tuple[str, Callable[[], Any]]] = [
+        ("efficiency", lambda: efficiency(items, repeats)),
+        ("429", lambda: rate_limits(items)),
+        ("cache", lambda: cache(items)),
+        ("cost", cost),
+    ]
+    failures: list[str] = []
+    started = time.perf_counter()
+    for name, step in steps:
+        if name in sections:
+            failures += await step()
+    print(f"\ntotal benchmark time: {time.perf_counter() - started:.0f} s")
+    for failure in failures:
+        print(f"CHECK FAILED: {failure}")
+    return 1 if failures else 0
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--items", type=int, default=ITEMS, help="items per throughput run")
+    parser.add_argument("--repeats", type=int, default=3, help="efficiency runs (median)")
+    parser.add_argument(
+        "--only",
+        nargs="+",
+        choices=["efficiency", "429", "cache", "cost"],
+        default=["efficiency", "429", "cache", "cost"],
+        help="run only these sections",
+    )
+    return parser.parse_args(argv)
+
+
+if __name__ == "__main__":
+    args = parse_args()
+    sys.exit(asyncio.run(main(args.items, args.repeats, set(args.only))))
