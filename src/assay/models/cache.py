@@ -20,8 +20,8 @@ objects), so the project's database store can provide it. ``SQLiteModelCache`` i
 default: one SQLite file (``.assay/cache.db`` under the current directory unless
 ``ASSAY_CACHE_PATH`` says otherwise) in WAL mode, table
 ``model_cache(key TEXT PRIMARY KEY, response TEXT, created_at REAL)``, accessed with the
-stdlib ``sqlite3`` in a worker thread (``asyncio.to_thread``) so the event loop never blocks
-on disk. Several processes may share the file. A broken cache never fails a call: read
+stdlib ``sqlite3`` in a worker thread so the event loop never blocks on disk; lookups made in
+the same event-loop iteration share one thread hop and one ``SELECT ... IN (...)``. Several processes may share the file. A broken cache never fails a call: read
 errors count as misses, write errors are counted and logged.
 
 A cache hit is returned with ``cached=True``, ``attempts=0``, ``cost_usd=0.0`` and the
@@ -39,6 +39,7 @@ import os
 import sqlite3
 import threading
 import time
+import weakref
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -177,6 +178,8 @@ class SQLiteModelCache:
     """
 
     TABLE = "model_cache"
+    READ_CHUNK = 500
+    """Keys per ``SELECT ... IN (...)`` (SQLite's bound-variable limit is 999 on old builds)."""
 
     def __init__(self, path: str | Path | None = None, *, memory_entries: int = 4096) -> None:
         self.path = Path(path) if path is not None else default_cache_path()
@@ -185,6 +188,9 @@ class SQLiteModelCache:
         self._memory: OrderedDict[str, str] = OrderedDict()
         self.memory_entries = memory_entries
         self.stats = CacheStats()
+        self._batches: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _ReadBatch] = (
+            weakref.WeakKeyDictionary()
+        )
 
     def _remember(self, key: str, raw: str) -> None:
         if self.memory_entries <= 0:
@@ -209,14 +215,38 @@ class SQLiteModelCache:
             self._conn = conn
         return self._conn
 
-    def _get_sync(self, key: str) -> str | None:
+    def _get_many_sync(self, keys: list[str]) -> dict[str, str]:
+        found: dict[str, str] = {}
         with self._lock:
-            row = (
-                self._connect()
-                .execute(f"SELECT response FROM {self.TABLE} WHERE key = ?", (key,))
-                .fetchone()
-            )
-        return None if row is None else str(row[0])
+            conn = self._connect()
+            for start in range(0, len(keys), self.READ_CHUNK):
+                chunk = keys[start : start + self.READ_CHUNK]
+                marks = ",".join("?" * len(chunk))
+                rows = conn.execute(
+                    f"SELECT key, response FROM {self.TABLE} WHERE key IN ({marks})", chunk
+                ).fetchall()
+                found.update((str(k), str(v)) for k, v in rows)
+        return found
+
+    async def _read(self, key: str) -> str | None:
+        """The stored text of ``key``, read in a worker thread. Lookups made in the same
+        event-loop iteration share one thread hop and one ``SELECT ... IN (...)``: at
+        hundreds of hits per second (a re-run served from the cache) a hop per hit costs
+        more than the query, and it is what makes a cached run slow."""
+        loop = asyncio.get_running_loop()
+        batch = self._batches.get(loop)
+        if batch is None:
+            batch = self._batches[loop] = _ReadBatch(set(), loop.create_future())
+            loop.call_soon(self._flush, loop, batch)
+        batch.keys.add(key)
+        rows = await asyncio.shield(batch.done)  # one waiter cancelled: the batch goes on
+        return rows.get(key)
+
+    def _flush(self, loop: asyncio.AbstractEventLoop, batch: _ReadBatch) -> None:
+        if self._batches.get(loop) is batch:
+            del self._batches[loop]
+        reading = loop.run_in_executor(None, self._get_many_sync, sorted(batch.keys))
+        reading.add_done_callback(lambda source: _settle(batch.done, source))
 
     def _put_sync(self, key: str, text: str) -> None:
         with self._lock:
@@ -230,7 +260,7 @@ class SQLiteModelCache:
         if raw is not None:
             self._memory.move_to_end(key)
         else:
-            raw = await asyncio.to_thread(self._get_sync, key)
+            raw = await self._read(key)
             if raw is None:
                 self.stats.misses += 1
                 return None
@@ -260,6 +290,25 @@ class SQLiteModelCache:
             if self._conn is not None:
                 self._conn.close()
                 self._conn = None
+
+
+@dataclass
+class _ReadBatch:
+    """Keys looked up in one event-loop iteration, and the future of their rows."""
+
+    keys: set[str]
+    done: asyncio.Future[dict[str, str]]
+
+
+def _settle(target: asyncio.Future[dict[str, str]], source: asyncio.Future[dict[str, str]]) -> None:
+    if target.done():
+        return
+    if source.cancelled():
+        target.cancel()
+    elif (error := source.exception()) is not None:
+        target.set_exception(error)
+    else:
+        target.set_result(source.result())
 
 
 def default_cache_path() -> Path:
