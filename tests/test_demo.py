@@ -42,3 +42,9 @@ def test_demo_judge_runs_on_the_embedded_smoke_test_model(
         assert "smoke-test" in result.judge_calls[0].model_id
     assert any("smoke-test" in note for note in report.notes)
     assert (tmp_path / ".assay" / "cache.db").exists()
+    assert any("4 misses" in note for note in report.notes)
+    again = asyncio.run(run_demo(judge=True))
+    assert any("4 hits, 0 misses" in note for note in again.notes)
+    for row in again.rows:
+        if "toxicity" in row.scores:
+            assert row.scores["toxicity"].judge_calls[0].cached

@@ -49,7 +49,7 @@ JUDGE_HOWTO = (
 )
 
 
-def demo_judge() -> tuple[Scorer | None, list[str]]:
+def demo_judge() -> tuple[Scorer | None, list[str], Any]:
     """The judge scorer of the demo and the notes to print about it.
 
     ``$ASSAY_JUDGE_MODEL`` when set; otherwise the embedded SmolLM2-135M (a smoke-test model:
@@ -58,7 +58,7 @@ def demo_judge() -> tuple[Scorer | None, list[str]]:
     spec = os.environ.get("ASSAY_JUDGE_MODEL")
     if spec:
         scorer = create_scorer(JUDGE_TYPE, reason="template", model=spec)
-        return scorer, [f"* {JUDGE_TYPE} (rows marked judge) judged by {spec}."]
+        return scorer, [f"* {JUDGE_TYPE} (rows marked judge) judged by {spec}."], None
     from assay.models.cache import CachedModel
     from assay.models.local import (
         SMOKE_TEST_NOTICE,
@@ -70,11 +70,11 @@ def demo_judge() -> tuple[Scorer | None, list[str]]:
     try:
         require_local_model_packages()
     except LocalModelUnavailableError as exc:
-        return None, [f"judge scorer skipped: {exc}", JUDGE_HOWTO]
-    scorer = create_scorer(JUDGE_TYPE, reason="template").with_judge_model(
-        CachedModel(local_model())
-    )
-    return scorer, [f"* {JUDGE_TYPE} (rows marked judge): {SMOKE_TEST_NOTICE}", JUDGE_HOWTO]
+        return None, [f"judge scorer skipped: {exc}", JUDGE_HOWTO], None
+    cached = CachedModel(local_model())
+    scorer = create_scorer(JUDGE_TYPE, reason="template").with_judge_model(cached)
+    notes = [f"* {JUDGE_TYPE} (rows marked judge): {SMOKE_TEST_NOTICE}", JUDGE_HOWTO]
+    return scorer, notes, cached.stats
 
 
 @dataclass(frozen=True)
@@ -134,8 +134,9 @@ async def run_demo(path: Path | None = None, *, judge: bool = True) -> DemoRepor
         type_id: create_scorer(type_id, **params) for type_id, params in DEMO_SCORERS
     }
     notes: list[str] = []
+    cache_stats: Any = None
     if judge:
-        judge_scorer, notes = demo_judge()
+        judge_scorer, notes, cache_stats = demo_judge()
         if judge_scorer is not None:
             scorers[JUDGE_TYPE] = judge_scorer
     labels = {key: scorer.label for key, scorer in scorers.items()}
@@ -163,6 +164,11 @@ async def run_demo(path: Path | None = None, *, judge: bool = True) -> DemoRepor
         return DemoRow(str(item.get("id", index)), dict(zip(chosen, results, strict=True)))
 
     rows = await asyncio.gather(*(score_item(i, item) for i, item in enumerate(items)))
+    if cache_stats is not None:
+        notes.append(
+            f"judge model cache: {cache_stats.hits} hits, {cache_stats.misses} misses "
+            "(.assay/cache.db; a second run is served from it)"
+        )
     order = [key for key, _ in DEMO_SCORERS] + ["tool-call-accuracy-code"]
     order += [key for key in labels if key not in order]
     return DemoReport({key: labels[key] for key in order}, list(rows), notes)

@@ -21,8 +21,9 @@ default: one SQLite file (``.assay/cache.db`` under the current directory unless
 ``ASSAY_CACHE_PATH`` says otherwise) in WAL mode, table
 ``model_cache(key TEXT PRIMARY KEY, response TEXT, created_at REAL)``, accessed with the
 stdlib ``sqlite3`` in a worker thread so the event loop never blocks on disk; lookups made in
-the same event-loop iteration share one thread hop and one ``SELECT ... IN (...)``. Several processes may share the file. A broken cache never fails a call: read
-errors count as misses, write errors are counted and logged.
+the same event-loop iteration share one thread hop and one ``SELECT ... IN (...)``. Several
+processes may share the file. A broken cache never fails a call: read errors count as misses,
+write errors are counted and logged.
 
 A cache hit is returned with ``cached=True``, ``attempts=0``, ``cost_usd=0.0`` and the
 original ``usage`` (what the answer cost when it was made). Hits, misses, writes, bypassed
