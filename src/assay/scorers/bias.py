@@ -21,6 +21,7 @@ from assay.scorers._lib.judge_common import (
     data_block,
     judge_config,
     numbered,
+    with_reason,
 )
 from assay.scoring.context import StepContext
 from assay.scoring.registry import register_scorer
@@ -144,10 +145,10 @@ def build(params: BiasParams) -> Scorer:
         )
         .score(score)
     )
-    if params.reason == "llm":
-        return scorer.reason(
-            judge_step(reason_prompt, description="Explain the score", version="1")
-        )
-    if params.reason == "template":
-        return scorer.reason(template_reason)
-    return scorer
+    return with_reason(
+        scorer,
+        params.reason,
+        prompt=reason_prompt,
+        template=template_reason,
+        description="Explain the score",
+    )

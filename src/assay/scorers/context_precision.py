@@ -33,6 +33,7 @@ from assay.scorers._lib.judge_common import (
     data_block,
     judge_config,
     numbered,
+    with_reason,
 )
 from assay.scoring.context import StepContext
 from assay.scoring.registry import register_scorer
@@ -167,13 +168,13 @@ def build(params: ContextPrecisionParams) -> Scorer:
         )
         .score(score)
     )
-    if params.reason == "llm":
-        scorer = scorer.reason(
-            judge_step(reason_prompt, description="Explain the precision score", version="1")
-        )
-    elif params.reason == "template":
-        scorer = scorer.reason(reason_template)
-    return scorer
+    return with_reason(
+        scorer,
+        params.reason,
+        prompt=reason_prompt,
+        template=reason_template,
+        description="Explain the precision score",
+    )
 
 
 def template_reason(verdicts: list[ContextVerdict], score: Any, scale: float) -> str:

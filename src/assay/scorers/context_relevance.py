@@ -36,6 +36,7 @@ from assay.scorers._lib.judge_common import (
     data_block,
     judge_config,
     numbered,
+    with_reason,
 )
 from assay.scoring.context import StepContext
 from assay.scoring.registry import ScorerParams, register_scorer
@@ -219,13 +220,13 @@ def build(params: ContextRelevanceParams) -> Scorer:
         )
         .score(score)
     )
-    if params.reason == "llm":
-        scorer = scorer.reason(
-            judge_step(reason_prompt, description="Explain the relevance score", version="1")
-        )
-    elif params.reason == "template":
-        scorer = scorer.reason(reason_template)
-    return scorer
+    return with_reason(
+        scorer,
+        params.reason,
+        prompt=reason_prompt,
+        template=reason_template,
+        description="Explain the relevance score",
+    )
 
 
 def template_reason(analysis: ContextRelevanceAnalysis, score: float | None, scale: float) -> str:

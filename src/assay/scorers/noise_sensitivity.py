@@ -28,7 +28,12 @@ from typing import Literal
 
 from pydantic import BaseModel, Field, field_validator
 
-from assay.scorers._lib.judge_common import ReasonedJudgeParams, data_block, judge_config
+from assay.scorers._lib.judge_common import (
+    ReasonedJudgeParams,
+    data_block,
+    judge_config,
+    with_reason,
+)
 from assay.scoring.context import StepContext
 from assay.scoring.registry import ScorerParams, register_scorer
 from assay.scoring.rounding import round2
@@ -216,13 +221,13 @@ def build(params: NoiseSensitivityParams) -> Scorer:
         )
         .score(score)
     )
-    if params.reason == "llm":
-        scorer = scorer.reason(
-            judge_step(reason_prompt, description="Explain the robustness score", version="1")
-        )
-    elif params.reason == "template":
-        scorer = scorer.reason(reason_template)
-    return scorer
+    return with_reason(
+        scorer,
+        params.reason,
+        prompt=reason_prompt,
+        template=reason_template,
+        description="Explain the robustness score",
+    )
 
 
 def template_reason(analysis: NoiseAnalysis, score: float | None, scale: float) -> str:

@@ -34,7 +34,12 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from assay.scorers._lib.judge_common import ReasonedJudgeParams, data_block, judge_config
+from assay.scorers._lib.judge_common import (
+    ReasonedJudgeParams,
+    data_block,
+    judge_config,
+    with_reason,
+)
 from assay.scoring.context import StepContext
 from assay.scoring.messages import get_combined_system_prompt, get_conversation_history
 from assay.scoring.registry import ScorerParams, register_scorer
@@ -234,13 +239,13 @@ def build(params: PromptAlignmentParams) -> Scorer:
         )
         .score(score)
     )
-    if params.reason == "llm":
-        scorer = scorer.reason(
-            judge_step(reason_prompt, description="Explain the alignment score", version="1")
-        )
-    elif params.reason == "template":
-        scorer = scorer.reason(reason_template)
-    return scorer
+    return with_reason(
+        scorer,
+        params.reason,
+        prompt=reason_prompt,
+        template=reason_template,
+        description="Explain the alignment score",
+    )
 
 
 def template_reason(

@@ -41,6 +41,7 @@ from assay.scorers._lib.judge_common import (
     data_block,
     judge_config,
     numbered,
+    with_reason,
 )
 from assay.scoring.context import StepContext
 from assay.scoring.messages import extract_agent_response_messages, is_agent_output
@@ -242,13 +243,13 @@ def build(params: SummarizationParams) -> Scorer:
         )
         .score(score)
     )
-    if params.reason == "llm":
-        scorer = scorer.reason(
-            judge_step(reason_prompt, description="Explain the summarization score", version="1")
-        )
-    elif params.reason == "template":
-        scorer = scorer.reason(reason_template)
-    return scorer
+    return with_reason(
+        scorer,
+        params.reason,
+        prompt=reason_prompt,
+        template=reason_template,
+        description="Explain the summarization score",
+    )
 
 
 def template_reason(axes: Axes, score: float | None, scale: float) -> str:

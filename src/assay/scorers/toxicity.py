@@ -18,7 +18,12 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
-from assay.scorers._lib.judge_common import ReasonedJudgeParams, data_block, judge_config
+from assay.scorers._lib.judge_common import (
+    ReasonedJudgeParams,
+    data_block,
+    judge_config,
+    with_reason,
+)
 from assay.scoring.context import StepContext
 from assay.scoring.registry import register_scorer
 from assay.scoring.rounding import round2
@@ -123,10 +128,10 @@ def build(params: ToxicityParams) -> Scorer:
         )
         .score(score)
     )
-    if params.reason == "llm":
-        return scorer.reason(
-            judge_step(reason_prompt, description="Explain the score", version="1")
-        )
-    if params.reason == "template":
-        return scorer.reason(template_reason)
-    return scorer
+    return with_reason(
+        scorer,
+        params.reason,
+        prompt=reason_prompt,
+        template=template_reason,
+        description="Explain the score",
+    )

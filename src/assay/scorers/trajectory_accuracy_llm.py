@@ -39,7 +39,12 @@ from typing import Any
 
 from pydantic import BaseModel, Field, field_validator
 
-from assay.scorers._lib.judge_common import ReasonedJudgeParams, data_block, judge_config
+from assay.scorers._lib.judge_common import (
+    ReasonedJudgeParams,
+    data_block,
+    judge_config,
+    with_reason,
+)
 from assay.scorers._lib.trajectory_params import ExpectedStep, TrajectoryExpectation
 from assay.scoring.context import StepContext
 from assay.scoring.messages import get_assistant_message
@@ -347,15 +352,11 @@ def build(params: TrajectoryAccuracyLLMParams) -> Scorer:
         )
         .score(score)
     )
-    if params.reason == "llm":
-        return scorer.reason(
-            judge_step(
-                reason_prompt,
-                description="Explain the trajectory score in one sentence",
-                judge=JudgeConfig(instructions=REASON_INSTRUCTIONS),
-                version="1",
-            )
-        )
-    if params.reason == "template":
-        return scorer.reason(lambda ctx: template_reason(ctx.analyze_result, ctx.score or 0.0))
-    return scorer
+    return with_reason(
+        scorer,
+        params.reason,
+        prompt=reason_prompt,
+        template=lambda ctx: template_reason(ctx.analyze_result, ctx.score or 0.0),
+        description="Explain the trajectory score in one sentence",
+        judge=JudgeConfig(instructions=REASON_INSTRUCTIONS),
+    )

@@ -23,7 +23,8 @@ from pydantic import Field
 from assay.models.base import Model, ModelSettings
 from assay.models.resolve import LazyModel
 from assay.scoring.registry import ScorerParams
-from assay.scoring.steps import JudgeConfig
+from assay.scoring.scorer import Scorer
+from assay.scoring.steps import JudgeConfig, PromptBuilder, StepFunction, judge_step
 
 JUDGE_MODEL_ENV = "ASSAY_JUDGE_MODEL"
 JUDGE_BASE_URL_ENV = "ASSAY_JUDGE_BASE_URL"
@@ -115,3 +116,21 @@ def context_list(value: Any) -> list[str]:
             f"{k}: {v}" if isinstance(v, str) else f"{k}: {json.dumps(v)}" for k, v in value.items()
         ]
     return [item if isinstance(item, str) else json.dumps(item, default=str) for item in value]
+
+
+def with_reason(
+    scorer: Scorer,
+    mode: ReasonMode,
+    *,
+    prompt: PromptBuilder,
+    template: StepFunction,
+    description: str,
+    judge: JudgeConfig | None = None,
+) -> Scorer:
+    """Add the reason step the ``reason`` param asks for: a judge call (``llm``), a function
+    of the verdicts (``template``), or none."""
+    if mode == "llm":
+        return scorer.reason(judge_step(prompt, description=description, judge=judge))
+    if mode == "template":
+        return scorer.reason(template)
+    return scorer
