@@ -25,14 +25,14 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from pydantic import BaseModel, Field, field_validator
+from pydantic import BaseModel, Field
 
 from assay.scorers._lib.judge_common import (
-    ReasonedJudgeParams,
-    context_list,
+    ContextJudgeParams,
     data_block,
     judge_config,
     numbered,
+    run_context,
     with_reason,
 )
 from assay.scoring.context import StepContext
@@ -48,18 +48,8 @@ or clearly depends on, information in the passage; "no" when the passage is irre
 adds nothing the response needed. Judge every passage on its own, in the order given."""
 
 
-class ContextPrecisionParams(ReasonedJudgeParams):
-    context: list[str] | None = Field(
-        default=None,
-        description="Context passages used when a run brings no `context` of its own.",
-    )
-
-    @field_validator("context")
-    @classmethod
-    def _not_empty(cls, value: list[str] | None) -> list[str] | None:
-        if value is not None and len(value) == 0:
-            raise ValueError("Context array cannot be empty if provided")
-        return value
+class ContextPrecisionParams(ContextJudgeParams):
+    """Params of context-precision."""
 
 
 class ContextVerdict(BaseModel):
@@ -70,11 +60,6 @@ class ContextVerdict(BaseModel):
 
 class ContextVerdicts(BaseModel):
     verdicts: list[ContextVerdict] = Field(description="One verdict per passage, in order.")
-
-
-def resolve_context(ctx: StepContext, fallback: list[str] | None) -> list[str]:
-    """The run's context passages, else the ``context`` param's, else ``[]``."""
-    return context_list(ctx.run.context) or list(fallback or [])
 
 
 def mean_average_precision(verdicts: list[ContextVerdict]) -> tuple[float, int]:
@@ -108,7 +93,7 @@ def mean_average_precision(verdicts: list[ContextVerdict]) -> tuple[float, int]:
 )
 def build(params: ContextPrecisionParams) -> Scorer:
     def analyze_prompt(ctx: StepContext) -> str:
-        context = resolve_context(ctx, params.context)
+        context = run_context(ctx, params.context)
         if not context:
             raise ValueError(
                 "No context available for evaluation: pass the run's `context` or set the "

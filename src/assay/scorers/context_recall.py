@@ -24,14 +24,14 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from pydantic import BaseModel, Field, field_validator
+from pydantic import BaseModel, Field
 
 from assay.scorers._lib.judge_common import (
-    ReasonedJudgeParams,
-    context_list,
+    ContextJudgeParams,
     data_block,
     judge_config,
     numbered,
+    run_context,
     with_reason,
 )
 from assay.scoring.context import StepContext
@@ -47,18 +47,8 @@ support it: "yes" when the passages state it or it follows directly from them, "
 otherwise. Use only the passages, never your own knowledge."""
 
 
-class ContextRecallParams(ReasonedJudgeParams):
-    context: list[str] | None = Field(
-        default=None,
-        description="Context passages used when a run brings no `context` of its own.",
-    )
-
-    @field_validator("context")
-    @classmethod
-    def _not_empty(cls, value: list[str] | None) -> list[str] | None:
-        if value is not None and len(value) == 0:
-            raise ValueError("Context array cannot be empty if provided")
-        return value
+class ContextRecallParams(ContextJudgeParams):
+    """Params of context-recall."""
 
 
 class Claims(BaseModel):
@@ -107,7 +97,7 @@ def _is_yes(verdict: AttributionVerdict) -> bool:
 )
 def build(params: ContextRecallParams) -> Scorer:
     def context_of(ctx: StepContext) -> list[str]:
-        context = context_list(ctx.run.context) or list(params.context or [])
+        context = run_context(ctx, params.context)
         if not context:
             raise ValueError(
                 "No context available for evaluation: pass the run's `context` or set the "

@@ -28,14 +28,14 @@ from __future__ import annotations
 import json
 from typing import Literal
 
-from pydantic import BaseModel, Field, field_validator
+from pydantic import BaseModel, Field
 
 from assay.scorers._lib.judge_common import (
-    ReasonedJudgeParams,
-    context_list,
+    ContextJudgeParams,
     data_block,
     judge_config,
     numbered,
+    run_context,
     with_reason,
 )
 from assay.scoring.context import StepContext
@@ -69,22 +69,11 @@ class ContextRelevancePenalties(ScorerParams):
     )
 
 
-class ContextRelevanceParams(ReasonedJudgeParams):
-    context: list[str] | None = Field(
-        default=None,
-        description="Context passages used when a run brings no `context` of its own.",
-    )
+class ContextRelevanceParams(ContextJudgeParams):
     penalties: ContextRelevancePenalties = Field(
         default_factory=ContextRelevancePenalties,
         description="Penalty rates; keys given are merged over the defaults.",
     )
-
-    @field_validator("context")
-    @classmethod
-    def _not_empty(cls, value: list[str] | None) -> list[str] | None:
-        if value is not None and len(value) == 0:
-            raise ValueError("Context array cannot be empty if provided")
-        return value
 
 
 class ContextEvaluation(BaseModel):
@@ -134,7 +123,7 @@ def build(params: ContextRelevanceParams) -> Scorer:
     penalties = params.penalties
 
     def context_of(ctx: StepContext) -> list[str]:
-        return context_list(ctx.run.context) or list(params.context or [])
+        return run_context(ctx, params.context)
 
     def analyze_prompt(ctx: StepContext) -> str:
         context = context_of(ctx) or [NO_CONTEXT_PLACEHOLDER]

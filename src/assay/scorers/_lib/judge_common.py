@@ -18,10 +18,11 @@ import json
 import os
 from typing import Any, Literal
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from assay.models.base import Model, ModelSettings
 from assay.models.resolve import LazyModel
+from assay.scoring.context import StepContext
 from assay.scoring.registry import ScorerParams
 from assay.scoring.scorer import Scorer
 from assay.scoring.steps import JudgeConfig, PromptBuilder, StepFunction, judge_step
@@ -64,6 +65,22 @@ class ReasonedJudgeParams(ScaledJudgeParams):
     )
 
 
+class ContextJudgeParams(ReasonedJudgeParams):
+    """Params of scorers that judge against context passages (the context-* family)."""
+
+    context: list[str] | None = Field(
+        default=None,
+        description="Context passages used when a run brings no `context` of its own.",
+    )
+
+    @field_validator("context")
+    @classmethod
+    def _not_empty(cls, value: list[str] | None) -> list[str] | None:
+        if value is not None and len(value) == 0:
+            raise ValueError("Context array cannot be empty if provided")
+        return value
+
+
 def judge_config(params: JudgeScorerParams, instructions: str) -> JudgeConfig:
     """The scorer-level judge: model from params or the environment, the instructions with
     the injection guard appended, deterministic settings.
@@ -103,6 +120,11 @@ def data_block(label: str, value: Any) -> str:
 def numbered(items: list[str]) -> str:
     """``[0] first\\n[1] second`` (context pieces and claims are referred to by index)."""
     return "\n".join(f"[{i}] {item}" for i, item in enumerate(items))
+
+
+def run_context(ctx: StepContext, fallback: list[str] | None) -> list[str]:
+    """The run's own context passages, else the ``context`` param."""
+    return context_list(ctx.run.context) or list(fallback or [])
 
 
 def context_list(value: Any) -> list[str]:
