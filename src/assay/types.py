@@ -8,7 +8,7 @@ result after returning it, which is what lets one scorer instance serve many ite
 from __future__ import annotations
 
 import math
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -134,3 +134,213 @@ class ScoreResult(BaseModel):
         for call in self.judge_calls:
             total = total + call.usage
         return total
+
+
+# ---------------------------------------------------------------------------------- runs
+
+
+class Item(BaseModel):
+    """One dataset row. ``expected_output`` is what scorers receive as ``ground_truth``.
+
+    ``output`` is optional: an item that carries one can be scored without a target (the
+    run judges the stored output). An item needs ``input`` or ``output``.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    id: str = Field(min_length=1)
+    input: Any = None
+    output: Any = None
+    expected_output: Any = None
+    context: Any = None
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _needs_input_or_output(self) -> Item:
+        if self.input is None and self.output is None:
+            raise ValueError("an item needs 'input' or 'output'")
+        return self
+
+
+ITEM_FIELDS: tuple[str, ...] = ("id", "input", "output", "expected_output", "context", "metadata")
+
+
+class TargetError(BaseModel):
+    """Why the target failed on an item: stored on the item result instead of a output."""
+
+    model_config = ConfigDict(frozen=True)
+
+    message: str
+    kind: str = "Exception"
+    traceback: str | None = None
+
+
+class ItemResult(BaseModel):
+    """The outcome of one item (one repeat): the output, its latency, its scores.
+
+    ``error`` is set when the target failed; scores are then absent. A scorer failing on
+    this item is an ``error`` ``ScoreResult`` under its id, not an item error.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    item_id: str
+    repeat: int = 0
+    index: int = 0
+    """Position of the item in the run's data (stable order for reports)."""
+    input: Any = None
+    output: Any = None
+    expected_output: Any = None
+    error: TargetError | None = None
+    latency_ms: float | None = None
+    """Time the target took; ``None`` when the run scored a stored output."""
+    scores: dict[str, ScoreResult] = Field(default_factory=dict)
+    warnings: list[str] = Field(default_factory=list)
+    started_at: float = 0.0
+    """Unix time (seconds) the item started."""
+    completed_at: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+
+class ScorerSummary(BaseModel):
+    """Aggregate of one scorer over a run: means ignore errors and not-scorable results.
+
+    ``pass_rate`` is the share of numeric scores on the good side of ``threshold``
+    (``>=`` when higher is better, ``<=`` otherwise); ``None`` without a threshold.
+    With repeats, statistics are over per-item means, so an item counts once.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    scorer_id: str
+    scorer_name: str
+    higher_is_better: bool = True
+    score_range: tuple[float, float] = (0.0, 1.0)
+    count: int = 0
+    mean: float | None = None
+    stderr: float | None = None
+    ci_low: float | None = None
+    ci_high: float | None = None
+    min: float | None = None
+    max: float | None = None
+    errors: int = 0
+    not_scorable: int = 0
+    threshold: float | None = None
+    pass_rate: float | None = None
+    flipped_items: list[str] = Field(default_factory=list)
+    """Items whose pass/fail verdict differs between repeats (needs a threshold)."""
+    mean_spread: float | None = None
+    """Mean over items of (max - min) across repeats; ``None`` without repeats."""
+
+
+class RunSummary(BaseModel):
+    """Aggregates of a run: item counts, per-scorer summaries, latency, judge usage."""
+
+    model_config = ConfigDict(frozen=True)
+
+    items: int = 0
+    """Distinct items."""
+    results: int = 0
+    """Item results (items x repeats) completed."""
+    item_errors: int = 0
+    repeats: int = 1
+    scorers: dict[str, ScorerSummary] = Field(default_factory=dict)
+    latency_ms_mean: float | None = None
+    latency_ms_p50: float | None = None
+    latency_ms_p95: float | None = None
+    duration_s: float | None = None
+    judge_calls: int = 0
+    usage: Usage = Field(default_factory=Usage)
+    cost_usd: float | None = None
+
+
+RunStatus = Literal["pending", "running", "completed", "failed", "interrupted"]
+"""``interrupted``: stopped (Ctrl-C, kill) with results kept; ``assay runs resume`` finishes it."""
+
+
+class ScorerSpec(BaseModel):
+    """How a run describes one of its scorers, enough to show it and, when ``type`` is a
+    registered scorer type, to re-create it on resume (``create_scorer``)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    name: str
+    type: str | None = None
+    """Registered type id; ``None`` for a custom ``Scorer`` built in Python."""
+    params: dict[str, Any] = Field(default_factory=dict)
+    weight: float = 1.0
+    fingerprint: str = ""
+    higher_is_better: bool = True
+    score_range: tuple[float, float] = (0.0, 1.0)
+
+
+TargetKind = Literal["callable", "model", "agent", "workflow", "scorer", "stored-output"]
+
+
+class TargetSpec(BaseModel):
+    """How a run describes its target: ``ref`` is an import path ``pkg.module:attr`` when the
+    target came from one; ``config`` holds a model prompt target's or a scorer target's
+    settings. A target given as a bare Python object has ``ref=None`` and cannot be
+    re-created by ``assay runs resume`` without passing it again."""
+
+    model_config = ConfigDict(frozen=True)
+
+    kind: TargetKind
+    label: str
+    ref: str | None = None
+    config: dict[str, Any] = Field(default_factory=dict)
+
+
+class RunInfo(BaseModel):
+    """What a run is: its data, target, scorers and settings. Written once when it starts."""
+
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    name: str | None = None
+    dataset_id: str | None = None
+    dataset_name: str | None = None
+    dataset_version: int | None = None
+    data_source: str | None = None
+    """Where inline data came from (a file path), for display; ``None`` for Python lists."""
+    target: TargetSpec
+    scorers: list[ScorerSpec] = Field(default_factory=list)
+    concurrency: int = 8
+    repeats: int = 1
+    threshold: float | None = None
+    total_items: int | None = None
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    created_at: float = 0.0
+
+
+class RunRecord(BaseModel):
+    """A stored run: its description, where it is, and (once finished) its summary."""
+
+    model_config = ConfigDict(frozen=True)
+
+    info: RunInfo
+    status: RunStatus
+    completed_results: int = 0
+    failed_results: int = 0
+    started_at: float | None = None
+    completed_at: float | None = None
+    summary: RunSummary | None = None
+
+    @property
+    def id(self) -> str:
+        return self.info.id
+
+
+class ScoreRow(NamedTuple):
+    """One stored score in its flattest form, for statistics and comparisons."""
+
+    item_id: str
+    position: int
+    repeat: int
+    scorer_id: str
+    status: ScoreStatus
+    score: float | None

@@ -8,14 +8,18 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.console import Console
 from rich.table import Table
 
+from assay.cli.common import CliError, console, err_console
+from assay.cli.datasets import datasets_app
+from assay.cli.run_cmd import run as run_command
+from assay.cli.runs import runs_app
 from assay.scoring.registry import (
     ScorerRegistryError,
     create_scorer,
@@ -32,13 +36,24 @@ app = typer.Typer(
 )
 scorers_app = typer.Typer(help="Browse the scorer registry.", no_args_is_help=True)
 app.add_typer(scorers_app, name="scorers")
+app.add_typer(runs_app, name="runs")
+app.add_typer(datasets_app, name="datasets")
+app.command("run")(run_command)
 
-console = Console()
-err_console = Console(stderr=True)
 
-
-class CliError(Exception):
-    """An error to print as one line and exit with code 2."""
+@app.callback()
+def _options(
+    db: Annotated[
+        str | None,
+        typer.Option(
+            "--db",
+            help="Database URL (default $ASSAY_DATABASE_URL, else sqlite .assay/assay.db).",
+        ),
+    ] = None,
+) -> None:
+    """Evaluate LLM applications: scorers, LLM judges, datasets and runs."""
+    if db:
+        os.environ["ASSAY_DATABASE_URL"] = db
 
 
 def _fmt(score: float | None) -> str:

@@ -1,0 +1,31 @@
+"""What every CLI module shares: the consoles, the one-line error type, the store opener."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from rich.console import Console
+
+console = Console()
+err_console = Console(stderr=True)
+
+
+class CliError(Exception):
+    """An error to print as one line and exit with code 2."""
+
+
+def open_cli_store() -> Any:
+    """The store named by ``--db`` / ``$ASSAY_DATABASE_URL``, default ``.assay/assay.db``."""
+    from assay.store import open_store
+
+    return open_store(os.environ.get("ASSAY_DATABASE_URL") or None)
+
+
+def parse_pairs(pairs: list[str], option: str) -> list[str]:
+    """Check ``key=value`` pairs (for ``--map``) and return them unchanged."""
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key or not value:
+            raise CliError(f"{option} {pair!r}: expected key=value")
+    return pairs

@@ -1,0 +1,231 @@
+"""``assay datasets create|list|show|import|export|add|versions|delete``."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from pydantic import ValidationError
+from rich.table import Table
+from rich.text import Text
+
+from assay.cli.common import CliError, console, open_cli_store, parse_pairs
+
+datasets_app = typer.Typer(help="Versioned datasets in the store.", no_args_is_help=True)
+
+
+def _when(ts: Any) -> str:
+    if ts is None:
+        return "—"
+    if isinstance(ts, dt.datetime):
+        return ts.strftime("%Y-%m-%d %H:%M:%S")
+    return dt.datetime.fromtimestamp(float(ts)).strftime("%Y-%m-%d %H:%M:%S")
+
+
+def _short(value: Any, width: int = 60) -> Text:
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    return Text(text if len(text) <= width else text[: width - 1] + "…")
+
+
+@datasets_app.command("create")
+def datasets_create(
+    name: Annotated[str, typer.Argument(help="Dataset name (unique).")],
+    description: Annotated[str | None, typer.Option("--description", "-d")] = None,
+) -> None:
+    """Create an empty dataset (version 0)."""
+    with open_cli_store() as store:
+        try:
+            info = store.datasets.create(name, description=description)
+        except ValueError as exc:
+            raise CliError(str(exc)) from exc
+    console.print(f"created dataset {info.name} ({info.id})", highlight=False)
+
+
+@datasets_app.command("list")
+def datasets_list() -> None:
+    """Every dataset with its current version and item count."""
+    with open_cli_store() as store:
+        infos = store.datasets.list()
+    table = Table(title=f"{len(infos)} dataset(s)", title_justify="left")
+    for column in ("name", "version", "items", "updated", "description"):
+        table.add_column(column)
+    for info in infos:
+        table.add_row(
+            Text(info.name),
+            str(info.version),
+            f"{info.item_count:,}",
+            _when(info.updated_at),
+            Text(info.description or ""),
+        )
+    console.print(table)
+
+
+@datasets_app.command("show")
+def datasets_show(
+    name: Annotated[str, typer.Argument(help="Dataset name or id.")],
+    version: Annotated[int | None, typer.Option("--version", help="Version to show.")] = None,
+    limit: Annotated[int, typer.Option("--limit", "-n")] = 20,
+    offset: Annotated[int, typer.Option("--offset")] = 0,
+) -> None:
+    """A page of a dataset's items (at its current version unless --version)."""
+    with open_cli_store() as store:
+        info = _get(store, name)
+        shown = info.version if version is None else version
+        total = store.datasets.count_items(info.id, shown)
+        table = Table(
+            title=f"{info.name} v{shown}: {total:,} item(s), showing {offset + 1}–"
+            f"{min(total, offset + limit)}",
+            title_justify="left",
+        )
+        for column in ("id", "input", "expected_output", "output", "metadata"):
+            table.add_column(column, overflow="fold")
+        for item in store.datasets.items(info.id, shown, offset=offset, limit=limit):
+            table.add_row(
+                Text(item.id),
+                _short(item.input),
+                _short(item.expected_output),
+                _short(item.output),
+                _short(item.metadata, 40),
+            )
+    console.print(table)
+
+
+@datasets_app.command("versions")
+def datasets_versions(name: Annotated[str, typer.Argument(help="Dataset name or id.")]) -> None:
+    """Every version of a dataset and what changed in it."""
+    with open_cli_store() as store:
+        info = _get(store, name)
+        versions = store.datasets.versions(info.id)
+    table = Table(title=f"{info.name}: {len(versions)} version(s)", title_justify="left")
+    columns = [c for c in ("version", "created_at", "added", "updated", "deleted", "note")]
+    for column in columns:
+        table.add_column(column)
+    for v in versions:
+        row = [getattr(v, c, None) for c in columns]
+        table.add_row(
+            *(
+                _when(x) if c == "created_at" else Text("" if x is None else str(x))
+                for c, x in zip(columns, row, strict=True)
+            )
+        )
+    console.print(table)
+
+
+@datasets_app.command("import")
+def datasets_import(
+    file: Annotated[Path, typer.Argument(help="JSONL, CSV, Parquet file or HF dataset folder.")],
+    name: Annotated[str, typer.Option("--name", help="Dataset to import into.")],
+    mapping: Annotated[
+        list[str] | None,
+        typer.Option("--map", help="item_field=source_column (repeatable)."),
+    ] = None,
+    fmt: Annotated[str | None, typer.Option("--format", help="jsonl|csv|parquet|hf")] = None,
+    split: Annotated[str | None, typer.Option("--split", help="HF DatasetDict split.")] = None,
+    create: Annotated[bool, typer.Option("--create/--no-create")] = True,
+    note: Annotated[str | None, typer.Option("--note")] = None,
+) -> None:
+    """Import every row as one new version; a bad row aborts the import, nothing is stored."""
+    from assay.datasets.transfer import import_file
+
+    with open_cli_store() as store:
+        try:
+            info, count = import_file(
+                store,
+                file,
+                dataset=name,
+                fmt=fmt,
+                mapping=parse_pairs(mapping or [], "--map"),
+                create=create,
+                split=split,
+                note=note,
+            )
+        except (ValueError, LookupError, OSError) as exc:
+            raise CliError(str(exc)) from exc
+    console.print(f"imported {count:,} item(s) into {info.name} v{info.version}", highlight=False)
+
+
+@datasets_app.command("export")
+def datasets_export(
+    name: Annotated[str, typer.Argument(help="Dataset name or id.")],
+    file: Annotated[Path, typer.Argument(help="Output file (format from the extension).")],
+    version: Annotated[int | None, typer.Option("--version")] = None,
+    fmt: Annotated[str | None, typer.Option("--format", help="jsonl|csv|parquet|hf")] = None,
+) -> None:
+    """Write a dataset version's items to a file."""
+    from assay.datasets.transfer import export_file
+
+    with open_cli_store() as store:
+        try:
+            count = export_file(store, name, file, version=version, fmt=fmt)
+        except (ValueError, LookupError, OSError) as exc:
+            raise CliError(str(exc)) from exc
+    console.print(f"exported {count:,} item(s) to {file}", highlight=False)
+
+
+@datasets_app.command("add")
+def datasets_add(
+    name: Annotated[str, typer.Argument(help="Dataset name or id.")],
+    input: Annotated[str | None, typer.Option("--input", help="Input text or JSON.")] = None,
+    expected_output: Annotated[str | None, typer.Option("--expected-output")] = None,
+    output: Annotated[str | None, typer.Option("--output", help="A stored output.")] = None,
+    item_id: Annotated[str | None, typer.Option("--id")] = None,
+    metadata: Annotated[str | None, typer.Option("--metadata", help="JSON object.")] = None,
+) -> None:
+    """Add one item (a new version)."""
+    from assay.types import Item
+
+    fields: dict[str, Any] = {
+        "input": _value(input),
+        "expected_output": _value(expected_output),
+        "output": _value(output),
+        "metadata": _value(metadata) or {},
+    }
+    with open_cli_store() as store:
+        info = _get(store, name)
+        fields["id"] = item_id or f"item-{store.datasets.count_items(info.id) + 1}"
+        try:
+            item = Item.model_validate(fields)
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(str(p) for p in first["loc"]) or "item"
+            raise CliError(f"field {where!r}: {first['msg']}") from exc
+        try:
+            new_version = store.datasets.add_items(info.id, [item])
+        except ValueError as exc:
+            raise CliError(str(exc)) from exc
+    console.print(f"added {item.id} to {info.name} (v{new_version})", highlight=False)
+
+
+@datasets_app.command("delete")
+def datasets_delete(
+    name: Annotated[str, typer.Argument(help="Dataset name or id.")],
+    yes: Annotated[bool, typer.Option("--yes", help="Do not ask.")] = False,
+) -> None:
+    """Delete a dataset and its history (runs keep their results)."""
+    with open_cli_store() as store:
+        info = _get(store, name)
+        if not yes and not typer.confirm(f"delete dataset {info.name} and all its versions?"):
+            raise typer.Exit(1)
+        store.datasets.delete(info.id)
+    console.print(f"deleted {info.name}", highlight=False)
+
+
+def _get(store: Any, name: str) -> Any:
+    try:
+        return store.datasets.get(name)
+    except LookupError as exc:
+        raise CliError(str(exc).strip("'\"")) from exc
+
+
+def _value(raw: str | None) -> Any:
+    if raw is None:
+        return None
+    if raw[:1] in "[{":
+        try:
+            return json.loads(raw)
+        except json.JSONDecodeError:
+            return raw
+    return raw

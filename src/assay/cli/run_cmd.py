@@ -1,0 +1,110 @@
+"""``assay run``: a run from a YAML config and/or flags (flags win)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from assay.cli.common import CliError, console, err_console
+
+
+def run(
+    config: Annotated[
+        Path | None, typer.Argument(help="A run config (YAML). Flags override its fields.")
+    ] = None,
+    data: Annotated[str | None, typer.Option("--data", help="A data file.")] = None,
+    dataset: Annotated[str | None, typer.Option("--dataset", help="A stored dataset.")] = None,
+    version: Annotated[int | None, typer.Option("--version", help="Dataset version.")] = None,
+    target: Annotated[
+        str | None, typer.Option("--target", help="pkg.module:attr, or a JSON target config.")
+    ] = None,
+    scorer: Annotated[
+        list[str] | None,
+        typer.Option("--scorer", "-s", help="Scorer type id or JSON config (repeatable)."),
+    ] = None,
+    concurrency: Annotated[int | None, typer.Option("--concurrency", "-c")] = None,
+    repeats: Annotated[int | None, typer.Option("--repeats")] = None,
+    threshold: Annotated[float | None, typer.Option("--threshold")] = None,
+    name: Annotated[str | None, typer.Option("--name")] = None,
+    store: Annotated[
+        bool | None, typer.Option("--store/--no-store", help="Keep the run in the database.")
+    ] = None,
+    report: Annotated[str | None, typer.Option("--report", help="Write an HTML report.")] = None,
+    json_out: Annotated[str | None, typer.Option("--json", help="Write JSON results.")] = None,
+    progress: Annotated[bool | None, typer.Option("--progress/--no-progress")] = None,
+) -> None:
+    """Run data through a target and scorers; print the summary; keep the run (default)."""
+    from assay.run_config import RunConfigError, load_run_config, make_run_config, run_config
+
+    flags: dict[str, Any] = {
+        "data": data,
+        "dataset": dataset,
+        "version": version,
+        "target": _json_or_text(target),
+        "scorers": [_json_or_text(s) for s in scorer] if scorer else None,
+        "concurrency": concurrency,
+        "repeats": repeats,
+        "threshold": threshold,
+        "name": name,
+        "store": store,
+        "report": report,
+        "json": json_out,
+    }
+    given = {key: value for key, value in flags.items() if value is not None}
+    if config is not None and (data is None) != (dataset is None):
+        # a source flag replaces the file's source of the other kind
+        given["dataset" if data is not None else "data"] = None
+    try:
+        cfg = load_run_config(config, **given) if config else make_run_config(given, source="flags")
+    except RunConfigError as exc:
+        raise CliError(str(exc)) from exc
+    try:
+        result = run_config(cfg, progress=progress)
+    except KeyboardInterrupt:
+        err_console.print("interrupted: finished items are kept; `assay runs list` shows the run")
+        raise typer.Exit(130) from None
+    except (ValueError, TypeError, KeyError, LookupError) as exc:
+        raise CliError(str(exc)) from exc
+    console.print(result)
+    _write_outputs(cfg.report, cfg.json_path, result, stored=cfg.store)
+    if cfg.store:
+        hint = f"run {result.id} stored · `assay runs show {result.id[:8]}`"
+        console.print(hint, highlight=False)
+
+
+def _json_or_text(value: str | None) -> Any:
+    if value is None or not value.lstrip().startswith("{"):
+        return value
+    try:
+        return json.loads(value)
+    except json.JSONDecodeError as exc:
+        raise CliError(f"invalid JSON {value!r}: {exc.msg}") from exc
+
+
+def _write_outputs(report: str | None, json_path: str | None, result: Any, *, stored: bool) -> None:
+    if not report and not json_path:
+        return
+    from assay.analysis.report_html import write_html_report
+    from assay.analysis.report_json import write_run_json
+
+    if stored:
+        from assay.cli.common import open_cli_store
+
+        with open_cli_store() as store:
+            record = store.runs.get(result.id)
+            if report:
+                write_html_report(Path(report), record, store.runs.results(record.id))
+            if json_path:
+                write_run_json(Path(json_path), record, store.runs.results(record.id))
+    else:
+        record = result.record()
+        if report:
+            write_html_report(Path(report), record, result.results)
+        if json_path:
+            write_run_json(Path(json_path), record, result.results)
+    for path in (report, json_path):
+        if path:
+            console.print(f"wrote {path}", highlight=False)

@@ -1,0 +1,178 @@
+"""``assay runs list|show|export|compare|resume``: look at stored runs."""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.table import Table
+from rich.text import Text
+
+from assay.cli.common import CliError, console, err_console, open_cli_store
+
+runs_app = typer.Typer(
+    help="Stored runs: list, show, export, compare, resume.", no_args_is_help=True
+)
+
+
+def _when(ts: float | None) -> str:
+    return "—" if ts is None else dt.datetime.fromtimestamp(ts).strftime("%Y-%m-%d %H:%M:%S")
+
+
+def _get(store: object, run_id: str) -> object:
+    try:
+        return store.runs.get(run_id)  # type: ignore[attr-defined]
+    except LookupError as exc:
+        raise CliError(str(exc).strip("'\"")) from exc
+
+
+@runs_app.command("list")
+def runs_list(
+    limit: Annotated[int, typer.Option("--limit", "-n")] = 20,
+    dataset: Annotated[str | None, typer.Option("--dataset")] = None,
+) -> None:
+    """The most recent runs, newest first."""
+    with open_cli_store() as store:
+        records = store.runs.list(limit=limit, dataset=dataset)
+    table = Table(title=f"{len(records)} run(s)", title_justify="left")
+    for column in ("id", "name", "data", "target", "status", "results", "errors", "created"):
+        table.add_column(column)
+    for r in records:
+        info = r.info
+        data = (
+            f"{info.dataset_name} v{info.dataset_version}"
+            if info.dataset_name
+            else (Path(info.data_source).name if info.data_source else "inline")
+        )
+        table.add_row(
+            info.id[:12],
+            Text(info.name or ""),
+            Text(data),
+            Text(info.target.label),
+            r.status,
+            f"{r.completed_results:,}",
+            f"{r.failed_results:,}",
+            _when(info.created_at),
+        )
+    console.print(table)
+
+
+@runs_app.command("show")
+def runs_show(
+    run_id: Annotated[str, typer.Argument(help="Run id (a unique prefix is enough).")],
+    items: Annotated[int, typer.Option("--items", help="Show the first N item results.")] = 10,
+) -> None:
+    """A run's summary and its first item results."""
+    from assay.analysis.report_terminal import summary_table
+
+    with open_cli_store() as store:
+        record = _get(store, run_id)
+        console.print(summary_table(record))  # type: ignore[arg-type]
+        if items > 0:
+            table = Table(title=f"first {items} results", title_justify="left")
+            for column in ("item", "rep", "output", "latency", "scores"):
+                table.add_column(column, overflow="fold")
+            for result in store.runs.results(record.id, limit=items):  # type: ignore[attr-defined]
+                output = (
+                    Text(f"error: {result.error.message}", style="red")
+                    if result.error
+                    else Text(str(result.output)[:120])
+                )
+                scores = ", ".join(
+                    f"{key}={'—' if s.score is None else f'{s.score:.3g}'}"
+                    + ("" if s.status == "ready" else f" ({s.status})")
+                    for key, s in result.scores.items()
+                )
+                latency = "—" if result.latency_ms is None else f"{result.latency_ms:.0f} ms"
+                table.add_row(
+                    Text(result.item_id), str(result.repeat), output, latency, Text(scores)
+                )
+            console.print(table)
+
+
+@runs_app.command("export")
+def runs_export(
+    run_id: Annotated[str, typer.Argument(help="Run id or unique prefix.")],
+    out: Annotated[Path, typer.Option("--out", "-o", help="Output file (.json or .html).")],
+) -> None:
+    """Write a run as JSON (summary + every result) or as a self-contained HTML report."""
+    from assay.analysis.report_html import write_html_report
+    from assay.analysis.report_json import write_run_json
+
+    with open_cli_store() as store:
+        record = _get(store, run_id)
+        results = store.runs.results(record.id)  # type: ignore[attr-defined]
+        if out.suffix.lower() in (".html", ".htm"):
+            write_html_report(out, record, results)  # type: ignore[arg-type]
+        elif out.suffix.lower() == ".json":
+            write_run_json(out, record, results)  # type: ignore[arg-type]
+        else:
+            raise CliError(f"--out {out}: use a .json or .html file name")
+    console.print(f"wrote {out}", highlight=False)
+
+
+@runs_app.command("compare")
+def runs_compare(
+    run_a: Annotated[str, typer.Argument(help="Baseline run.")],
+    run_b: Annotated[str, typer.Argument(help="Candidate run.")],
+    threshold: Annotated[
+        float, typer.Option("--threshold", help="Per-item change that counts as a regression.")
+    ] = 0.0,
+    top: Annotated[int, typer.Option("--top", help="Items to list per direction.")] = 10,
+    report: Annotated[Path | None, typer.Option("--report", help="Write an HTML report.")] = None,
+) -> None:
+    """Difference of means per scorer with a paired bootstrap CI; regressed/improved items."""
+    from assay.analysis.compare import compare_runs
+    from assay.analysis.report_terminal import comparison_table
+
+    with open_cli_store() as store:
+        a = _get(store, run_a)
+        b = _get(store, run_b)
+        comparison = compare_runs(
+            a,  # type: ignore[arg-type]
+            store.runs.score_rows(a.id),  # type: ignore[attr-defined]
+            b,  # type: ignore[arg-type]
+            store.runs.score_rows(b.id),  # type: ignore[attr-defined]
+            threshold=threshold,
+        )
+        console.print(comparison_table(comparison, top=top))
+        if report is not None:
+            from assay.analysis.report_html import write_html_report
+
+            write_html_report(
+                report,
+                b,
+                store.runs.results(b.id),
+                comparison=comparison,  # type: ignore[arg-type, attr-defined]
+            )
+            console.print(f"wrote {report}", highlight=False)
+    for warning in comparison.warnings:
+        err_console.print(f"warning: {warning}", markup=False, highlight=False)
+
+
+@runs_app.command("resume")
+def runs_resume(
+    run_id: Annotated[str, typer.Argument(help="Run id or unique prefix.")],
+    concurrency: Annotated[int | None, typer.Option("--concurrency", "-c")] = None,
+    progress: Annotated[bool | None, typer.Option("--progress/--no-progress")] = None,
+) -> None:
+    """Finish an interrupted or killed run: only the missing results run."""
+    from assay.stored_runs import resume_run
+
+    with open_cli_store() as store:
+        record = _get(store, run_id)
+        try:
+            result = resume_run(
+                record.id,
+                store=store,
+                concurrency=concurrency,
+                progress=progress,  # type: ignore[attr-defined]
+            )
+        except KeyboardInterrupt:
+            err_console.print(f"interrupted again: `assay runs resume {run_id}` continues it")
+            raise typer.Exit(130) from None
+        except (ValueError, LookupError) as exc:
+            raise CliError(str(exc)) from exc
+    console.print(result)

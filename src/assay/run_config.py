@@ -1,0 +1,116 @@
+"""``assay run CONFIG.yaml``: a run described as data (YAML or a dict), validated up front.
+
+One model for the file and the CLI flags (flags override the file), so a run is
+reproducible from its config and a typo (``concurency:``) is an error naming the field, not
+a silently ignored key.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from assay.runner.result import RunResult
+from assay.scoring.sync import run_sync
+
+
+class RunConfigError(ValueError):
+    """The run config is invalid; the message names the file and field."""
+
+
+class RunConfig(BaseModel):
+    """A run: its data (a file or a stored dataset), target, scorers and settings."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str | None = None
+    data: str | None = Field(default=None, description="A data file (JSONL, CSV, Parquet, HF dir).")
+    dataset: str | None = Field(default=None, description="A stored dataset's name or id.")
+    version: int | None = Field(default=None, ge=0, description="Dataset version to pin.")
+    target: str | dict[str, Any] | None = Field(
+        default=None,
+        description="pkg.module:attr, or {type: model|scorer|...}; none: stored outputs.",
+    )
+    scorers: list[str | dict[str, Any]] = Field(min_length=1)
+    concurrency: int = Field(default=8, ge=1)
+    repeats: int = Field(default=1, ge=1)
+    threshold: float | None = None
+    store: bool = True
+    report: str | None = Field(default=None, description="Write an HTML report here.")
+    json_path: str | None = Field(
+        default=None, alias="json", description="Write JSON results here."
+    )
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _one_source(self) -> RunConfig:
+        if (self.data is None) == (self.dataset is None):
+            raise ValueError("give exactly one of 'data' (a file) and 'dataset' (a stored dataset)")
+        if self.dataset is not None and not self.store:
+            raise ValueError("a stored dataset's run is always stored ('store: false' given)")
+        if self.version is not None and self.dataset is None:
+            raise ValueError("'version' needs 'dataset'")
+        return self
+
+
+def load_run_config(path: str | Path, **overrides: Any) -> RunConfig:
+    """Read a YAML run config; ``overrides`` (CLI flags that were given) win over the file.
+
+    Relative ``data``/``report`` paths are relative to the config file's folder.
+    """
+    path = Path(path)
+    try:
+        raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    except OSError as exc:
+        raise RunConfigError(f"cannot read {path}: {exc.strerror or exc}") from exc
+    except yaml.YAMLError as exc:
+        raise RunConfigError(f"{path}: invalid YAML: {exc}") from exc
+    if not isinstance(raw, dict):
+        raise RunConfigError(f"{path}: expected a mapping at the top level")
+    for key in ("data", "report", "json"):
+        value = raw.get(key)
+        if isinstance(value, str) and not Path(value).is_absolute():
+            raw[key] = str(path.parent / value)
+    return make_run_config({**raw, **overrides}, source=str(path))
+
+
+def make_run_config(raw: dict[str, Any], *, source: str = "run config") -> RunConfig:
+    try:
+        return RunConfig.model_validate(raw)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(part) for part in first["loc"]) or "config"
+        raise RunConfigError(f"{source}: field {where!r}: {first['msg']}") from exc
+
+
+async def run_config_async(config: RunConfig, *, progress: bool | None = None) -> RunResult:
+    """Execute ``config``: stored (default) or in memory."""
+    options: dict[str, Any] = {
+        "concurrency": config.concurrency,
+        "repeats": config.repeats,
+        "threshold": config.threshold,
+        "name": config.name,
+        "metadata": config.metadata,
+        "progress": progress,
+    }
+    if config.dataset is not None:
+        from assay.stored_runs import run_dataset_async
+
+        return await run_dataset_async(
+            config.dataset, config.target, config.scorers, version=config.version, **options
+        )
+    assert config.data is not None
+    if config.store:
+        from assay.stored_runs import run_stored_async
+
+        return await run_stored_async(config.data, config.target, config.scorers, **options)
+    from assay.runner.api import run_evals_async
+
+    return await run_evals_async(config.data, config.target, config.scorers, **options)
+
+
+def run_config(config: RunConfig, *, progress: bool | None = None) -> RunResult:
+    return run_sync(lambda: run_config_async(config, progress=progress))

@@ -1,0 +1,205 @@
+"""The run engine: N workers pull (item, repeat) units, run target then scorers, and hand
+each finished ``ItemResult`` to the sink, the summary accumulator, the hooks and the bar.
+
+Why workers instead of one task per item: a fixed pool bounds memory (100k items never
+become 100k pending tasks) and keeps per-item overhead to a few attribute lookups.
+
+Isolation: a target exception becomes the item's ``TargetError``; a scorer exception (only
+possible for a broken custom scorer — ``Scorer.run`` returns errors as results) becomes that
+scorer's ``error`` result; the run goes on either way. Cancellation (Ctrl-C) stops the
+workers, flushes what finished, and records the run as ``interrupted``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import traceback
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+
+from assay.analysis.stats import SummaryAccumulator
+from assay.runner.hooks import RunHooks
+from assay.runner.progress import RunProgress
+from assay.runner.sink import ResultSink
+from assay.scoring.scorer import Scorer
+from assay.targets.base import Target
+from assay.types import (
+    Item,
+    ItemResult,
+    RunInfo,
+    RunStatus,
+    RunSummary,
+    ScoreError,
+    ScoreResult,
+    TargetError,
+)
+
+
+@dataclass
+class RunPlan:
+    """Everything one execution needs. ``items`` is re-iterable (called, not consumed)."""
+
+    info: RunInfo
+    items: Callable[[], Iterable[Item]]
+    target: Target
+    scorers: Sequence[Scorer]
+    done: set[tuple[str, int]] = field(default_factory=set)
+    """(item id, repeat) pairs already stored by an earlier session: skipped."""
+    previous: Callable[[], Iterable[ItemResult]] | None = None
+    """Results of an earlier session, to include in the summary (resume)."""
+    resumed: bool = False
+
+
+@dataclass(frozen=True)
+class RunOutcome:
+    status: RunStatus
+    summary: RunSummary
+
+
+class RunAborted(RuntimeError):
+    """The run stopped because a hook or the sink failed; the run is stored as failed."""
+
+
+def _units(plan: RunPlan) -> Iterator[tuple[int, Item, int]]:
+    repeats = plan.info.repeats
+    done = plan.done
+    for position, item in enumerate(plan.items()):
+        for repeat in range(repeats):
+            if not done or (item.id, repeat) not in done:
+                yield position, item, repeat
+
+
+async def _score(scorer: Scorer, item: Item, output: object, run_id: str) -> ScoreResult:
+    try:
+        return await scorer.run(
+            input=item.input,
+            output=output,
+            ground_truth=item.expected_output,
+            context=item.context,
+            metadata=item.metadata,
+        )
+    except Exception as exc:  # a broken custom scorer: isolate it to this score
+        return ScoreResult(
+            scorer_id=scorer.id,
+            scorer_name=scorer.label,
+            run_id=run_id,
+            status="error",
+            error=ScoreError(message=f"{type(exc).__name__}: {exc}", kind=type(exc).__name__),
+        )
+
+
+async def run_unit(plan: RunPlan, position: int, item: Item, repeat: int) -> ItemResult:
+    """Target then scorers for one (item, repeat); never raises for target/scorer failures."""
+    started = time.time()
+    timed = plan.target.spec.kind != "stored-output"
+    clock = time.perf_counter()
+    error: TargetError | None = None
+    output: object = None
+    warnings: list[str] = []
+    try:
+        produced = await plan.target.execute(item)
+        output = produced.output
+        warnings.extend(produced.warnings)
+    except Exception as exc:
+        error = TargetError(
+            message=str(exc) or type(exc).__name__,
+            kind=type(exc).__name__,
+            traceback="".join(traceback.format_exception(exc, limit=-8)),
+        )
+    latency_ms = (time.perf_counter() - clock) * 1000.0 if timed else None
+    scores: dict[str, ScoreResult] = {}
+    if error is None and plan.scorers:
+        run_id = plan.info.id
+        if len(plan.scorers) == 1:
+            scorer = plan.scorers[0]
+            scores[scorer.id] = await _score(scorer, item, output, run_id)
+        else:
+            results = await asyncio.gather(
+                *(_score(scorer, item, output, run_id) for scorer in plan.scorers)
+            )
+            scores = {
+                scorer.id: result for scorer, result in zip(plan.scorers, results, strict=True)
+            }
+    return ItemResult.model_construct(
+        item_id=item.id,
+        repeat=repeat,
+        index=position,
+        input=item.input,
+        output=output,
+        expected_output=item.expected_output,
+        error=error,
+        latency_ms=latency_ms,
+        scores=scores,
+        warnings=warnings,
+        started_at=started,
+        completed_at=time.time(),
+    )
+
+
+async def execute(
+    plan: RunPlan,
+    sink: ResultSink,
+    *,
+    hooks: RunHooks | None = None,
+    progress: bool | None = None,
+) -> RunOutcome:
+    """Run ``plan`` to the end (or to cancellation) and return its status and summary."""
+    hooks = hooks or RunHooks()
+    info = plan.info
+    accumulator = SummaryAccumulator()
+    if plan.previous is not None:
+        for earlier in plan.previous():
+            accumulator.add(earlier)
+    already = len(plan.done)
+    units = _units(plan)
+    total = info.total_items * info.repeats if info.total_items is not None else None
+    started = time.perf_counter()
+    status: RunStatus = "completed"
+    failure: BaseException | None = None
+
+    await sink.start(info, resumed=plan.resumed)
+    await hooks.run_start(info)
+    item_hooks = hooks.has_item_hooks
+
+    with RunProgress(info.name or info.id[:8], total, enabled=progress) as bar:
+        bar.skip(already)
+
+        async def worker() -> None:
+            for position, item, repeat in units:
+                if item_hooks:
+                    await hooks.item_start(item, repeat)
+                result = await run_unit(plan, position, item, repeat)
+                await sink.write(result)
+                accumulator.add(result)
+                bar.advance(error=result.error is not None)
+                if item_hooks:
+                    await hooks.item_complete(result)
+
+        workers = [asyncio.create_task(worker()) for _ in range(max(1, info.concurrency))]
+        try:
+            await asyncio.gather(*workers)
+        except asyncio.CancelledError:
+            status = "interrupted"
+        except Exception as exc:  # a hook or the sink failed: stop, keep what is done
+            status, failure = "failed", exc
+        finally:
+            for task in workers:
+                task.cancel()
+            await asyncio.gather(*workers, return_exceptions=True)
+
+    summary = accumulator.summary(
+        info.scorers,
+        threshold=info.threshold,
+        duration_s=time.perf_counter() - started,
+        repeats=info.repeats,
+    )
+    await sink.finish(info.id, status, summary)
+    await hooks.run_end(info, status, summary)
+    if failure is not None:
+        raise RunAborted(f"run {info.id} stopped: {failure}") from failure
+    if status == "interrupted":
+        task = asyncio.current_task()
+        if task is not None and task.cancelling():
+            raise asyncio.CancelledError
+    return RunOutcome(status, summary)

@@ -1,0 +1,229 @@
+"""Stored runs: run a stored dataset (or inline data) with every result in the database,
+and finish an interrupted run where it stopped.
+
+This sits above the runner and the store (the runner only knows the ``ResultSink``
+protocol). A stored run keeps nothing per item in memory: results stream to the database
+through ``StoreSink`` and the summary is computed from compact score columns.
+
+Resume is exact: the (item, repeat) pairs already stored are skipped, an item's result and
+scores were written in one transaction so none is half there, and the unique key on
+(run, item, repeat) makes a double write impossible.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from assay.runner.api import DataSource, load_data, new_run_info, validate_settings
+from assay.runner.engine import RunPlan, execute
+from assay.runner.hooks import Hook, RunHooks
+from assay.runner.result import RunResult
+from assay.runner.scorer_set import build_scorers, scorer_spec, scorers_from_specs
+from assay.scoring.sync import run_sync
+from assay.store import Store, StoreSink, open_store
+from assay.targets.resolve import resolve_target, target_from_spec
+
+
+class ResumeError(ValueError):
+    """The run cannot be resumed as asked (finished, or its target/scorers changed)."""
+
+
+def _hooks(hooks: RunHooks | None, on_item_complete: Hook | None) -> RunHooks | None:
+    if on_item_complete is None:
+        return hooks
+    return RunHooks(**{**(hooks.__dict__ if hooks else {}), "on_item_complete": on_item_complete})
+
+
+async def run_dataset_async(
+    dataset: str,
+    target: Any = None,
+    scorers: Sequence[Any] | None = None,
+    *,
+    version: int | None = None,
+    store: Store | None = None,
+    concurrency: int = 8,
+    repeats: int = 1,
+    threshold: float | None = None,
+    name: str | None = None,
+    metadata: dict[str, Any] | None = None,
+    on_item_complete: Hook | None = None,
+    hooks: RunHooks | None = None,
+    progress: bool | None = None,
+) -> RunResult:
+    """Run a stored dataset (pinned at ``version``, default: its current one) and store
+    every result. ``RunResult.results`` is empty: read them with ``store.runs.results``."""
+    validate_settings(concurrency, repeats)
+    own = store is None
+    store = store or open_store()
+    try:
+        info_ds = store.datasets.get(dataset)
+        pinned = info_ds.version if version is None else version
+        total = store.datasets.count_items(info_ds.id, pinned)
+        if total == 0:
+            raise ValueError(f"dataset {info_ds.name!r} has no items at version {pinned}")
+        resolved = resolve_target(target)
+        built = build_scorers(scorers)
+        info = new_run_info(
+            target=resolved,
+            scorers=built,
+            concurrency=concurrency,
+            repeats=repeats,
+            threshold=threshold,
+            total_items=total,
+            name=name,
+            metadata=metadata,
+            dataset_id=info_ds.id,
+            dataset_name=info_ds.name,
+            dataset_version=pinned,
+        )
+        store.runs.create(info)
+        datasets = store.datasets
+        plan = RunPlan(
+            info=info,
+            items=lambda: datasets.items(info_ds.id, pinned),
+            target=resolved,
+            scorers=built,
+        )
+        outcome = await execute(
+            plan, StoreSink(store), hooks=_hooks(hooks, on_item_complete), progress=progress
+        )
+        return RunResult(info=info, status=outcome.status, summary=outcome.summary)
+    finally:
+        if own:
+            store.close()
+
+
+async def run_stored_async(
+    data: DataSource,
+    target: Any = None,
+    scorers: Sequence[Any] | None = None,
+    *,
+    store: Store | None = None,
+    concurrency: int = 8,
+    repeats: int = 1,
+    threshold: float | None = None,
+    name: str | None = None,
+    metadata: dict[str, Any] | None = None,
+    on_item_complete: Hook | None = None,
+    hooks: RunHooks | None = None,
+    progress: bool | None = None,
+) -> RunResult:
+    """Like ``run_evals`` but stored: the inline items are saved with the run (so it can be
+    resumed) and every result goes to the database."""
+    validate_settings(concurrency, repeats)
+    items, source = load_data(data)
+    own = store is None
+    store = store or open_store()
+    try:
+        resolved = resolve_target(target)
+        built = build_scorers(scorers)
+        info = new_run_info(
+            target=resolved,
+            scorers=built,
+            concurrency=concurrency,
+            repeats=repeats,
+            threshold=threshold,
+            total_items=len(items),
+            name=name,
+            metadata=metadata,
+            data_source=source,
+        )
+        store.runs.create(info, items)
+        plan = RunPlan(info=info, items=lambda: items, target=resolved, scorers=built)
+        outcome = await execute(
+            plan, StoreSink(store), hooks=_hooks(hooks, on_item_complete), progress=progress
+        )
+        return RunResult(info=info, status=outcome.status, summary=outcome.summary)
+    finally:
+        if own:
+            store.close()
+
+
+async def resume_run_async(
+    run_id: str,
+    *,
+    target: Any = None,
+    scorers: Sequence[Any] | None = None,
+    store: Store | None = None,
+    concurrency: int | None = None,
+    hooks: RunHooks | None = None,
+    progress: bool | None = None,
+) -> RunResult:
+    """Finish an interrupted (or killed) run: only the missing (item, repeat) results run.
+
+    The target and scorers are re-created from the run's record unless given (a run whose
+    target or scorers were Python objects needs them passed again). A scorer whose
+    fingerprint changed since the run started is refused: mixing two judges' answers in one
+    run would make its summary meaningless.
+    """
+    own = store is None
+    store = store or open_store()
+    try:
+        record = store.runs.get(run_id)
+        info = record.info
+        if record.status == "completed":
+            raise ResumeError(f"run {info.id} is already completed")
+        resolved = resolve_target(target) if target is not None else target_from_spec(info.target)
+        built = build_scorers(scorers) if scorers is not None else scorers_from_specs(info.scorers)
+        _check_same_scorers(info.scorers, [scorer_spec(s) for s in built])
+        if concurrency is not None:
+            validate_settings(concurrency, info.repeats)
+            info = info.model_copy(update={"concurrency": concurrency})
+        runs, datasets = store.runs, store.datasets
+        if info.dataset_id is not None:
+            dataset_id, pinned = info.dataset_id, info.dataset_version
+
+            def items() -> Any:
+                return datasets.items(dataset_id, pinned)
+        else:
+
+            def items() -> Any:
+                return runs.inline_items(info.id)
+
+        plan = RunPlan(
+            info=info,
+            items=items,
+            target=resolved,
+            scorers=built,
+            done=runs.completed_keys(info.id),
+            previous=lambda: runs.results(info.id),
+            resumed=True,
+        )
+        outcome = await execute(plan, StoreSink(store), hooks=hooks, progress=progress)
+        return RunResult(info=info, status=outcome.status, summary=outcome.summary)
+    finally:
+        if own:
+            store.close()
+
+
+def _check_same_scorers(stored: Sequence[Any], given: Sequence[Any]) -> None:
+    before = {spec.id: spec.fingerprint for spec in stored}
+    after = {spec.id: spec.fingerprint for spec in given}
+    if set(before) != set(after):
+        raise ResumeError(f"the run was started with scorers {sorted(before)}, not {sorted(after)}")
+    changed = [key for key in before if before[key] and before[key] != after[key]]
+    if changed:
+        raise ResumeError(
+            f"scorer(s) {changed} changed since the run started (different fingerprint); "
+            "start a new run instead"
+        )
+
+
+def run_dataset(
+    dataset: str, target: Any = None, scorers: Sequence[Any] | None = None, **options: Any
+) -> RunResult:
+    """``run_dataset_async`` for synchronous code."""
+    return run_sync(lambda: run_dataset_async(dataset, target, scorers, **options))
+
+
+def run_stored(
+    data: DataSource, target: Any = None, scorers: Sequence[Any] | None = None, **options: Any
+) -> RunResult:
+    """``run_stored_async`` for synchronous code."""
+    return run_sync(lambda: run_stored_async(data, target, scorers, **options))
+
+
+def resume_run(run_id: str, **options: Any) -> RunResult:
+    """``resume_run_async`` for synchronous code."""
+    return run_sync(lambda: resume_run_async(run_id, **options))

@@ -1,0 +1,67 @@
+"""A Python function (sync or async) as the target.
+
+The function receives the item's ``input`` as its first argument. It may also declare any of
+``expected_output``, ``context``, ``metadata`` or ``item`` as parameters and receives those by
+keyword: a plain ``def answer(question)`` works, and a function that needs more asks for it.
+Sync functions run in a worker thread so a blocking call cannot stall the other items.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+from collections.abc import Callable
+from typing import Any
+
+from assay.targets.base import TargetOutput, describe, jsonable
+from assay.types import Item, TargetSpec
+
+_KEYWORDS = ("expected_output", "context", "metadata", "item")
+
+
+class CallableTarget:
+    """Wraps ``fn``; ``ref`` is its import path when it came from one (needed for resume)."""
+
+    def __init__(self, fn: Callable[..., Any], *, ref: str | None = None) -> None:
+        if not callable(fn):
+            raise TypeError(f"target {fn!r} is not callable")
+        self.fn = fn
+        self._spec = TargetSpec(kind="callable", label=ref or describe(fn), ref=ref)
+        self._is_async = inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(
+            getattr(fn, "__call__", None)  # noqa: B004 - async callable objects
+        )
+        self._keywords, self._positional = _inspect_parameters(fn)
+
+    @property
+    def spec(self) -> TargetSpec:
+        return self._spec
+
+    def _arguments(self, item: Item) -> tuple[tuple[Any, ...], dict[str, Any]]:
+        kwargs = {name: item if name == "item" else getattr(item, name) for name in self._keywords}
+        args = (item.input,) if self._positional else ()
+        return args, kwargs
+
+    async def execute(self, item: Item) -> TargetOutput:
+        args, kwargs = self._arguments(item)
+        if self._is_async:
+            value = await self.fn(*args, **kwargs)
+        else:
+            value = await asyncio.to_thread(self.fn, *args, **kwargs)
+            if inspect.isawaitable(value):
+                value = await value
+        return TargetOutput(jsonable(value))
+
+
+def _inspect_parameters(fn: Callable[..., Any]) -> tuple[tuple[str, ...], bool]:
+    """Which item fields ``fn`` asks for by name, and whether it takes the input positionally."""
+    try:
+        parameters = list(inspect.signature(fn).parameters.values())
+    except (TypeError, ValueError):  # builtins without a signature: input only
+        return (), True
+    names = {p.name for p in parameters}
+    keywords = tuple(name for name in _KEYWORDS if name in names)
+    rest = [p for p in parameters if p.name not in keywords]
+    positional = any(
+        p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.VAR_POSITIONAL) for p in rest
+    )
+    return keywords, positional

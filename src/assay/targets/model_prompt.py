@@ -1,0 +1,89 @@
+"""A model prompt as the target: a Jinja2 template over the item, sent to a model.
+
+The template sees ``input``, ``expected_output``, ``context``, ``metadata`` and ``id``, and,
+when ``input`` is a dict, its keys directly (``{{ question }}``). Undefined names are errors
+(``StrictUndefined``): a typo in a template fails the item loudly instead of sending a prompt
+with a hole in it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import jinja2
+
+from assay.models.base import ChatMessage, Model, ModelSettings
+from assay.models.resolve import resolve_model
+from assay.targets.base import TargetOutput
+from assay.types import Item, TargetSpec
+
+_ENV = jinja2.Environment(
+    undefined=jinja2.StrictUndefined, autoescape=False, keep_trailing_newline=True
+)
+
+
+class ModelPromptTarget:
+    """``model.generate([system?, user=render(prompt, item)])`` → the response text."""
+
+    def __init__(
+        self,
+        prompt: str,
+        model: str | Model,
+        *,
+        system: str | None = None,
+        settings: ModelSettings | None = None,
+        base_url: str | None = None,
+    ) -> None:
+        try:
+            self.template = _ENV.from_string(prompt)
+            self.system_template = _ENV.from_string(system) if system else None
+        except jinja2.TemplateSyntaxError as exc:
+            raise ValueError(
+                f"model prompt target: template error line {exc.lineno}: {exc.message}"
+            ) from exc
+        self.model = resolve_model(model, base_url=base_url)
+        self.settings = settings
+        config: dict[str, Any] = {
+            "prompt": prompt,
+            "model": model if isinstance(model, str) else self.model.model_id,
+        }
+        if system:
+            config["system"] = system
+        if settings is not None:
+            config["settings"] = settings.model_dump(exclude_none=True)
+        if base_url:
+            config["base_url"] = base_url
+        self._spec = TargetSpec(kind="model", label=f"prompt → {config['model']}", config=config)
+
+    @property
+    def spec(self) -> TargetSpec:
+        return self._spec
+
+    def render(self, item: Item) -> list[ChatMessage]:
+        """The messages sent for ``item``."""
+        fields: dict[str, Any] = {}
+        if isinstance(item.input, dict):
+            fields.update(item.input)
+        fields.update(
+            input=item.input,
+            expected_output=item.expected_output,
+            context=item.context,
+            metadata=item.metadata,
+            id=item.id,
+        )
+        messages = []
+        if self.system_template is not None:
+            messages.append(ChatMessage(role="system", content=self.system_template.render(fields)))
+        messages.append(ChatMessage(role="user", content=self.template.render(fields)))
+        return messages
+
+    async def execute(self, item: Item) -> TargetOutput:
+        try:
+            messages = self.render(item)
+        except jinja2.UndefinedError as exc:
+            raise ValueError(f"prompt template: {exc.message}") from exc
+        response = await self.model.generate(messages, settings=self.settings)
+        warnings = (
+            ("smoke-test model: output is plumbing, not quality",) if response.smoke_test else ()
+        )
+        return TargetOutput(response.text, warnings)

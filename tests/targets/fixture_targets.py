@@ -1,0 +1,34 @@
+"""Importable targets for the resolution tests (``tests.targets.fixture_targets:...``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import assay
+
+
+def upper(text: str) -> str:
+    return text.upper()
+
+
+async def async_upper(text: str) -> str:
+    return text.upper()
+
+
+def with_expected(question: str, expected_output: Any, metadata: dict[str, Any]) -> str:
+    return f"{question}|{expected_output}|{metadata.get('tag')}"
+
+
+class EchoAgent:
+    async def generate(self, input: Any) -> dict[str, Any]:
+        return {"text": f"agent:{input}"}
+
+
+class EchoWorkflow:
+    async def run(self, input: Any) -> str:
+        return f"workflow:{input}"
+
+
+agent = EchoAgent()
+workflow = EchoWorkflow()
+length_scorer = assay.Scorer("length").score(lambda ctx: min(1.0, len(ctx.output_text) / 10))
