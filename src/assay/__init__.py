@@ -12,6 +12,9 @@ from __future__ import annotations
 
 from assay.models.base import ChatMessage, Model, ModelResponse, ModelSettings
 from assay.models.scripted import ScriptedModel
+from assay.runner.api import run_evals, run_evals_async
+from assay.runner.hooks import RunHooks
+from assay.runner.result import RunResult
 from assay.scoring.context import NotScorable, ScorerRun, StepContext, not_scorable
 from assay.scoring.judge import JudgeStepError
 from assay.scoring.registry import (
@@ -29,13 +32,49 @@ from assay.scoring.registry import (
 from assay.scoring.rounding import round2
 from assay.scoring.scorer import Scorer, ScorerDefinitionError
 from assay.scoring.steps import FunctionStep, JudgeConfig, JudgeStep, judge_step
-from assay.types import JudgeCall, ScoreError, ScoreResult, Usage
+from assay.targets.resolve import resolve_target
+from assay.types import (
+    Item,
+    ItemResult,
+    JudgeCall,
+    RunInfo,
+    RunRecord,
+    RunSummary,
+    ScoreError,
+    ScoreResult,
+    ScorerSummary,
+    Usage,
+)
+
+_LAZY = {
+    "open_store": "assay.store",
+    "run_dataset": "assay.stored_runs",
+    "run_dataset_async": "assay.stored_runs",
+    "run_stored": "assay.stored_runs",
+    "run_stored_async": "assay.stored_runs",
+    "resume_run": "assay.stored_runs",
+    "resume_run_async": "assay.stored_runs",
+    "compare_runs": "assay.analysis.compare",
+}
+"""Names whose modules pull in SQLAlchemy or numpy: imported on first use, so a script that
+only scores does not pay for the database layer."""
+
+
+def __getattr__(name: str) -> object:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'assay' has no attribute {name!r}")
+    import importlib
+
+    return getattr(importlib.import_module(module), name)
 
 __version__ = "0.1.0"
 
 __all__ = [
     "ChatMessage",
     "FunctionStep",
+    "Item",
+    "ItemResult",
     "JudgeCall",
     "JudgeConfig",
     "JudgeStep",
@@ -44,6 +83,11 @@ __all__ = [
     "ModelResponse",
     "ModelSettings",
     "NotScorable",
+    "RunHooks",
+    "RunInfo",
+    "RunRecord",
+    "RunResult",
+    "RunSummary",
     "ScoreError",
     "ScoreResult",
     "Scorer",
@@ -52,6 +96,7 @@ __all__ = [
     "ScorerParams",
     "ScorerParamsError",
     "ScorerRun",
+    "ScorerSummary",
     "ScorerType",
     "ScorerTypeInfo",
     "ScriptedModel",
@@ -59,11 +104,22 @@ __all__ = [
     "UnknownScorerError",
     "Usage",
     "__version__",
+    "compare_runs",
     "create_scorer",
     "get_scorer_type",
     "judge_step",
     "list_scorers",
     "not_scorable",
+    "open_store",
     "register_scorer",
+    "resolve_target",
+    "resume_run",
+    "resume_run_async",
     "round2",
+    "run_dataset",
+    "run_dataset_async",
+    "run_evals",
+    "run_evals_async",
+    "run_stored",
+    "run_stored_async",
 ]

@@ -165,3 +165,18 @@ def test_fingerprint_is_stable_and_changes_with_the_definition() -> None:
     assert a.fingerprint == b.fingerprint
     c = Scorer("length").score(lambda ctx: 0.0)
     assert c.fingerprint != a.fingerprint
+
+
+def test_when_skips_runs_the_scorer_is_not_meant_for() -> None:
+    calls: list[str] = []
+
+    def score(ctx: StepContext) -> float:
+        calls.append(ctx.output_text)
+        return 1.0
+
+    scorer = Scorer("gated").score(score).when(lambda run: bool(run.metadata.get("judge")))
+    skipped = scorer.run_sync(output="a")
+    assert skipped.status == "not_scorable" and skipped.reason == "not applicable"
+    assert calls == []
+    scored = scorer.run_sync(output="b", metadata={"judge": True})
+    assert scored.status == "ready" and calls == ["b"]

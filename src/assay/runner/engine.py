@@ -18,7 +18,7 @@ import traceback
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
-from assay.analysis.stats import SummaryAccumulator
+from assay.analysis.accumulator import SummaryAccumulator
 from assay.runner.hooks import RunHooks
 from assay.runner.progress import RunProgress
 from assay.runner.sink import ResultSink

@@ -59,6 +59,9 @@ class Scorer:
     score_range: tuple[float, float] = (0.0, 1.0)
     weight: float = 1.0
     prepare_run: RunPreparer | None = None
+    applies_to: Callable[[ScorerRun], bool] | None = None
+    """When set and false for a run, the result is ``not_scorable`` and no step runs (see
+    ``when``): lets one run mix items a scorer is meant for with items it is not."""
 
     def __post_init__(self) -> None:
         if not self.id or not isinstance(self.id, str):
@@ -95,6 +98,11 @@ class Scorer:
     def reason(self, step: Step | StepFunction) -> Scorer:
         """Add the step that explains the score; it also sees ``ctx.score``."""
         return self._with_step("reason", step)
+
+    def when(self, predicate: Callable[[ScorerRun], bool]) -> Scorer:
+        """A copy that only scores runs for which ``predicate(run)`` is true; the others are
+        ``not_scorable`` ("not applicable"), so they count apart from real scores."""
+        return dataclasses.replace(self, applies_to=predicate)
 
     def with_options(self, **changes: Any) -> Scorer:
         """A copy with configuration fields changed (name, judge, weight, ...)."""
@@ -183,6 +191,10 @@ class Scorer:
         score: float | None = None
         current: StepName = "preprocess"
         try:
+            if self.applies_to is not None and not self.applies_to(run):
+                return self._result(
+                    run, "not_scorable", None, "not applicable", results, prompts, calls, started
+                )
             if self.prepare_run is not None:
                 run = self.prepare_run(run)
             for name, step in self.steps:

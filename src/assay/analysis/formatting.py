@@ -1,0 +1,85 @@
+"""Number and text formatting shared by the terminal and HTML reports, so both show the
+same figures the same way."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from assay.types import Usage
+
+DASH = "—"
+
+
+def arrow(higher_is_better: bool) -> str:
+    """The direction marker shown next to a scorer: which way is better."""
+    return "↑" if higher_is_better else "↓"
+
+
+def num(value: float | None, digits: int = 3) -> str:
+    """A score: fixed decimals below 100, fewer above (a 0-100 scale needs no 3 decimals)."""
+    if value is None:
+        return DASH
+    return f"{value:.1f}" if abs(value) >= 100 else f"{value:.{digits}f}"
+
+
+def signed(value: float | None, digits: int = 3) -> str:
+    """A delta, always with its sign so a small drop is not read as a score."""
+    if value is None:
+        return DASH
+    return f"{value:+.{digits}f}"
+
+
+def ci(low: float | None, high: float | None, digits: int = 3, *, sign: bool = False) -> str:
+    if low is None or high is None:
+        return DASH
+    fmt = signed if sign else num
+    return f"[{fmt(low, digits)}, {fmt(high, digits)}]"
+
+
+def pct(value: float | None) -> str:
+    return DASH if value is None else f"{100.0 * value:.1f}%"
+
+
+def ms(value: float | None) -> str:
+    if value is None:
+        return DASH
+    return f"{value / 1000.0:.2f} s" if value >= 10_000 else f"{value:.1f} ms"
+
+
+def duration(seconds: float | None) -> str:
+    if seconds is None:
+        return DASH
+    if seconds < 60:
+        return f"{seconds:.2f} s"
+    minutes, secs = divmod(seconds, 60)
+    if minutes < 60:
+        return f"{int(minutes)} min {secs:.0f} s"
+    hours, minutes = divmod(minutes, 60)
+    return f"{int(hours)} h {int(minutes)} min"
+
+
+def tokens(usage: Usage) -> str:
+    return f"{usage.total_tokens:,} ({usage.input_tokens:,} in / {usage.output_tokens:,} out)"
+
+
+def money(value: float | None) -> str:
+    return DASH if value is None else f"${value:.4f}"
+
+
+def as_text(value: Any) -> str:
+    """Any JSON-shaped value as display text: strings verbatim, the rest as compact JSON."""
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    try:
+        return json.dumps(value, ensure_ascii=False, default=str)
+    except (TypeError, ValueError):
+        return repr(value)
+
+
+def clip(text: str, limit: int) -> str:
+    """Shorten to ``limit`` characters with an ellipsis, so one huge field cannot swamp a
+    table (the full text goes in a tooltip)."""
+    return text if len(text) <= limit else text[: max(0, limit - 1)] + "…"

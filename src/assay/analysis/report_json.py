@@ -1,0 +1,78 @@
+"""JSON export of a run: its record (description, status, summary) and every item result.
+
+``write_run_json`` streams: it serialises one result at a time, so exporting a million-row
+run from the store costs the memory of one result. Both functions produce the same document
+(``json.load(file) == run_report_dict(...)``). Output is strict JSON: a non-finite float in
+a user's output becomes ``null`` rather than the non-standard ``NaN`` that other tools reject.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from assay.types import ItemResult, RunRecord
+
+FORMAT = "assay.run"
+FORMAT_VERSION = 1
+
+
+def _finite(value: Any) -> Any:
+    """Replace NaN/inf anywhere in a JSON-shaped value with ``None``."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_finite(v) for v in value]
+    return value
+
+
+def _plain(model: RunRecord | ItemResult) -> Any:
+    """A model as JSON-shaped data; arbitrary objects in ``Any`` fields become their repr
+    instead of failing the whole export."""
+    return _finite(model.model_dump(mode="json", fallback=repr))
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, allow_nan=False)
+
+
+def _header(record: RunRecord) -> dict[str, Any]:
+    return {"format": FORMAT, "format_version": FORMAT_VERSION, "run": _plain(record)}
+
+
+def run_report_dict(record: RunRecord, results: Iterable[ItemResult]) -> dict[str, Any]:
+    """The whole export in memory (fine for small runs and tests)."""
+    return {**_header(record), "results": [_plain(r) for r in results]}
+
+
+def write_run_json(
+    path: str | os.PathLike[str], record: RunRecord, results: Iterable[ItemResult]
+) -> int:
+    """Stream the export to ``path``; returns the number of results written.
+
+    Written to a sibling temporary file and renamed at the end, so an interrupted export
+    never leaves a truncated file under the final name.
+    """
+    target = Path(path)
+    tmp = target.with_name(target.name + ".tmp")
+    count = 0
+    try:
+        with tmp.open("w", encoding="utf-8") as out:
+            head = _dumps(_header(record))
+            out.write(head[:-1] + ', "results": [')
+            for result in results:
+                out.write(",\n" if count else "\n")
+                out.write(_dumps(_plain(result)))
+                count += 1
+            out.write("\n]}\n")
+        tmp.replace(target)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    return count

@@ -1,0 +1,206 @@
+from __future__ import annotations
+
+import json
+from html.parser import HTMLParser
+from importlib.resources import files
+from pathlib import Path
+
+from assay.analysis.accumulator import SummaryAccumulator
+from assay.analysis.compare import compare_runs
+from assay.analysis.report_html import render_html_report, write_html_report
+from assay.types import ItemResult, RunRecord
+
+from .factories import record, result, rows, score, spec
+
+XSS = "<script>alert('pwned-42')</script>"
+
+
+class _Page(HTMLParser):
+    """Collects what the tests check: elements by tag, script attributes and bodies."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.scripts: list[dict[str, str | None]] = []
+        self.script_bodies: list[str] = []
+        self.plot_divs: list[str] = []
+        self.ids: set[str] = set()
+        self.links: list[dict[str, str | None]] = []
+        self.text: list[str] = []
+        self.titles: list[str] = []
+        self._in_script = False
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        a = dict(attrs)
+        if a.get("id"):
+            self.ids.add(str(a["id"]))
+        if a.get("title"):
+            self.titles.append(str(a["title"]))
+        if tag == "script":
+            self.scripts.append(a)
+            self._in_script = True
+            self.script_bodies.append("")
+        elif tag == "div" and "plot" in (a.get("class") or "").split():
+            self.plot_divs.append(str(a.get("id")))
+        elif tag in ("link", "img", "iframe"):
+            self.links.append(a)
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "script":
+            self._in_script = False
+
+    def handle_data(self, data: str) -> None:
+        if self._in_script:
+            self.script_bodies[-1] += data
+        else:
+            self.text.append(data)
+
+
+def _parse(html: str) -> _Page:
+    page = _Page()
+    page.feed(html)
+    page.close()
+    return page
+
+
+def _results(n: int = 3) -> list[ItemResult]:
+    out = [
+        result(
+            XSS,
+            0,
+            {"acc": score(1.0, reason=f"reason {XSS}"), "len": score(12.0, scorer_id="len")},
+            input={"question": XSS},
+            output=f"answer {XSS}",
+        ),
+        result("q2", 1, {"acc": score(0.0, reason="wrong"), "len": score(30.0, scorer_id="len")}),
+        result("q3", 2, {}, error=f"crashed {XSS}"),
+    ]
+    out += [
+        result(f"extra-{k}", 3 + k, {"acc": score(k % 2), "len": score(5.0, scorer_id="len")})
+        for k in range(max(0, n - 3))
+    ]
+    return out
+
+
+def _record(n: int = 3, *, with_summary: bool = True) -> RunRecord:
+    specs = [spec("acc"), spec("len", higher_is_better=False)]
+    specs[1] = specs[1].model_copy(update={"score_range": (0.0, 100.0)})
+    summary = None
+    if with_summary:
+        acc = SummaryAccumulator()
+        for r in _results(n):
+            acc.add(r)
+        summary = acc.summary(specs, threshold=0.5, duration_s=4.0)
+    return record("run-html", scorers=specs, threshold=0.5, summary=summary)
+
+
+def test_report_is_self_contained_with_plots_and_escaped_text() -> None:
+    html = render_html_report(_record(), _results())
+    page = _parse(html)
+    assert XSS not in html
+    assert "&lt;script&gt;alert(" in html  # shown, escaped
+    # every script is inline: no src at all, so nothing is fetched over the network
+    assert page.scripts and all("src" not in s for s in page.scripts)
+    assert not [
+        link
+        for link in page.links
+        if any(str(v).startswith(("http://", "https://")) for v in link.values())
+    ]
+    assert "<link" not in html
+    # plotly.js is inlined exactly once
+    assert sum("Plotly" in b and len(b) > 1_000_000 for b in page.script_bodies) == 1
+    # one distribution plot per scorer, each with a JSON spec that targets it
+    assert page.plot_divs == ["plot-dist-0", "plot-dist-1"]
+    specs = [s for s in page.scripts if s.get("class") == "plot-spec"]
+    assert [s["data-target"] for s in specs] == page.plot_divs
+    bodies = [
+        b
+        for s, b in zip(page.scripts, page.script_bodies, strict=True)
+        if s.get("class") == "plot-spec"
+    ]
+    # the shared theme is embedded once, not per figure
+    theme = next(
+        b
+        for s, b in zip(page.scripts, page.script_bodies, strict=True)
+        if s.get("id") == "plotly-template"
+    )
+    assert "colorway" in json.loads(theme)["layout"]
+    assert not any("colorway" in b for b in bodies)
+    figs = [json.loads(b) for b in bodies]
+    assert figs[0]["data"][0]["type"] == "bar"
+    assert sum(figs[0]["data"][0]["y"]) == 2  # two items with an acc score
+    assert "comparison" not in page.ids
+
+
+def test_header_summary_and_item_table() -> None:
+    html = render_html_report(_record(), _results())
+    page = _parse(html)
+    text = " ".join(page.text)
+    for needle in (
+        "run-html",
+        "qa v1",
+        "app:answer",
+        "completed",
+        "acc ↑",
+        "len ↓",
+        "judge",
+        "4.00 s",
+    ):
+        assert needle in text, needle
+    assert "0.500" in text  # acc mean
+    assert "RuntimeError: crashed" in text  # the target error in the output column
+    assert f"reason {XSS}" in page.titles  # the reason tooltip, unescaped by the parser
+    assert "3 results." in text and "rows-omitted" not in page.ids
+
+
+def test_row_cap_note() -> None:
+    html = render_html_report(_record(50), _results(50), max_rows=10)
+    page = _parse(html)
+    assert "rows-omitted" in page.ids
+    text = " ".join(page.text)
+    assert "Showing the first 10 of 50 results; 40 omitted" in text
+    assert "extra-6" in text and "extra-7" not in text
+    # the plots still cover every result, not just the shown rows
+    figs = [
+        json.loads(b)
+        for s, b in zip(page.scripts, page.script_bodies, strict=True)
+        if s.get("type") == "application/json"
+    ]
+    assert sum(figs[0]["data"][0]["y"]) == 49
+
+
+def test_summary_is_computed_when_the_run_has_none() -> None:
+    html = render_html_report(_record(with_summary=False), _results())
+    assert "computed from its results" in html
+    assert "0.500" in " ".join(_parse(html).text)
+
+
+def test_comparison_section_and_hostile_scorer_id(tmp_path: Path) -> None:
+    hostile = "</script><b>x"
+    a_rows = rows({"x": [0.9], "y": [0.8], "z": [0.1]}, scorer_id=hostile)
+    b_rows = rows({"x": [0.3], "y": [0.7], "z": [0.6]}, scorer_id=hostile)
+    specs = [spec(hostile)]
+    cmp = compare_runs(record("A", scorers=specs), a_rows, record("B", scorers=specs), b_rows)
+    res = [result("x", 0, {hostile: score(0.3, scorer_id=hostile)})]
+    path = write_html_report(tmp_path / "r.html", record("B", scorers=specs), res, comparison=cmp)
+    html = path.read_text(encoding="utf-8")
+    page = _parse(html)
+    assert "comparison" in page.ids and "plot-delta" in page.plot_divs
+    assert hostile not in html
+    # the hostile id did not close a script early: every spec is still valid JSON
+    for s, body in zip(page.scripts, page.script_bodies, strict=True):
+        if s.get("type") == "application/json":
+            json.loads(body)
+    delta = next(
+        json.loads(b)
+        for s, b in zip(page.scripts, page.script_bodies, strict=True)
+        if s.get("data-target") == "plot-delta"
+    )
+    bar = delta["data"][0]
+    assert bar["y"] == [-0.06666666666666665] or abs(bar["y"][0] + 0.2 / 3) < 1e-9
+    assert bar["error_y"]["array"][0] >= 0 and bar["error_y"]["arrayminus"][0] >= 0
+    text = " ".join(page.text)
+    assert "Regressed items" in text and "-0.600" in text
+
+
+def test_template_ships_inside_the_package() -> None:
+    assert (files("assay.analysis") / "templates" / "report.html.j2").is_file()
