@@ -6,17 +6,20 @@ Kept in the library (not the CLI) so the same demo runs from Python:
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from assay.models.cache import ModelCache
 from assay.scoring.registry import create_scorer
 from assay.scoring.scorer import Scorer
 from assay.types import ScoreResult
+
+if TYPE_CHECKING:
+    from assay.store import Store
 
 DEMO_SCORERS: tuple[tuple[str, dict[str, Any]], ...] = (
     ("content-similarity", {"compare_to": "ground_truth"}),
@@ -49,11 +52,12 @@ JUDGE_HOWTO = (
 )
 
 
-def demo_judge() -> tuple[Scorer | None, list[str], Any]:
+def demo_judge(cache: ModelCache | None = None) -> tuple[Scorer | None, list[str], Any]:
     """The judge scorer of the demo and the notes to print about it.
 
     ``$ASSAY_JUDGE_MODEL`` when set; otherwise the embedded SmolLM2-135M (a smoke-test model:
-    it proves the plumbing, its verdicts mean nothing), cached in ``.assay/cache.db``.
+    it proves the plumbing, its verdicts mean nothing), its answers cached in ``cache`` (the
+    store's model cache table) so a second demo makes no model call.
     """
     spec = os.environ.get("ASSAY_JUDGE_MODEL")
     if spec:
@@ -71,7 +75,7 @@ def demo_judge() -> tuple[Scorer | None, list[str], Any]:
         require_local_model_packages()
     except LocalModelUnavailableError as exc:
         return None, [f"judge scorer skipped: {exc}", JUDGE_HOWTO], None
-    cached = CachedModel(local_model())
+    cached = CachedModel(local_model(), cache=cache)
     scorer = create_scorer(JUDGE_TYPE, reason="template").with_judge_model(cached)
     notes = [f"* {JUDGE_TYPE} (rows marked judge): {SMOKE_TEST_NOTICE}", JUDGE_HOWTO]
     return scorer, notes, cached.stats
@@ -88,6 +92,8 @@ class DemoReport:
     scorer_labels: dict[str, str]
     rows: list[DemoRow] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    run_id: str | None = None
+    report_path: Path | None = None
 
     def mean(self, scorer_key: str) -> float | None:
         values = [
@@ -126,49 +132,70 @@ def load_jsonl(path: Path) -> list[dict[str, Any]]:
     return rows
 
 
-async def run_demo(path: Path | None = None, *, judge: bool = True) -> DemoReport:
-    """Score every row of the demo dataset with the code scorers (and, with ``judge``, one
-    judge scorer), concurrently."""
-    items = load_jsonl(path or default_demo_path())
-    scorers: dict[str, Scorer] = {
-        type_id: create_scorer(type_id, **params) for type_id, params in DEMO_SCORERS
-    }
-    notes: list[str] = []
-    cache_stats: Any = None
-    if judge:
-        judge_scorer, notes, cache_stats = demo_judge()
-        if judge_scorer is not None:
-            scorers[JUDGE_TYPE] = judge_scorer
-    labels = {key: scorer.label for key, scorer in scorers.items()}
-    labels["tool-call-accuracy-code"] = "Tool Call Accuracy"
-
-    async def score_item(index: int, item: dict[str, Any]) -> DemoRow:
-        chosen = {key: s for key, s in scorers.items() if key != JUDGE_TYPE}
-        if JUDGE_TYPE in scorers and (item.get("metadata") or {}).get("judge"):
-            chosen[JUDGE_TYPE] = scorers[JUDGE_TYPE]
-        expected_tool = (item.get("metadata") or {}).get("expected_tool")
-        if expected_tool:
-            chosen["tool-call-accuracy-code"] = create_scorer(
-                "tool-call-accuracy-code", expected_tool=expected_tool
-            )
-        results = await asyncio.gather(
-            *(
-                scorer.run(
-                    input=item.get("input"),
-                    output=item["output"],
-                    ground_truth=item.get("expected_output"),
-                )
-                for scorer in chosen.values()
-            )
+def demo_scorers(judge: Scorer | None) -> list[Scorer]:
+    """The demo's scorers. Scorers meant for some rows only are gated with ``Scorer.when``:
+    the judge runs on rows marked ``judge`` (the embedded model is slow), tool-call accuracy
+    on rows that name an ``expected_tool``; elsewhere they are ``not_scorable``."""
+    scorers = [create_scorer(type_id, **params) for type_id, params in DEMO_SCORERS]
+    scorers.append(
+        create_scorer("tool-call-accuracy-code", expected_tool="get_weather").when(
+            lambda run: run.metadata.get("expected_tool") == "get_weather"
         )
-        return DemoRow(str(item.get("id", index)), dict(zip(chosen, results, strict=True)))
+    )
+    if judge is not None:
+        scorers.append(judge.when(lambda run: bool(run.metadata.get("judge"))))
+    return scorers
 
-    rows = await asyncio.gather(*(score_item(i, item) for i, item in enumerate(items)))
-    if cache_stats is not None:
-        notes.append(
-            f"judge model cache: {cache_stats.hits} hits, {cache_stats.misses} misses "
-            "(.assay/cache.db; a second run is served from it)"
+
+async def run_demo(
+    path: Path | None = None,
+    *,
+    judge: bool = True,
+    store: Store | None = None,
+    report_dir: Path | None = None,
+) -> DemoReport:
+    """Score the demo dataset's stored outputs with the code scorers (and, with ``judge``,
+    one judge scorer) as a stored run, and write its HTML report.
+
+    The run goes to ``store`` (default: ``open_store()``, i.e. ``.assay/assay.db``); the
+    report to ``report_dir`` (default ``.assay/reports``).
+    """
+    from assay.analysis.report_html import write_html_report
+    from assay.store import open_store
+    from assay.stored_runs import run_stored_async
+
+    data = path or default_demo_path()
+    items = load_jsonl(data)
+    own = store is None
+    store = store or open_store()
+    try:
+        notes: list[str] = []
+        cache_stats: Any = None
+        judge_scorer = None
+        if judge:
+            judge_scorer, notes, cache_stats = demo_judge(store.model_cache())
+        scorers = demo_scorers(judge_scorer)
+        run = await run_stored_async(
+            items, None, scorers, store=store, name="demo", concurrency=8, progress=False
         )
-    order = [key for key, _ in DEMO_SCORERS] + ["tool-call-accuracy-code"]
-    order += [key for key in labels if key not in order]
-    return DemoReport({key: labels[key] for key in order}, list(rows), notes)
+        if cache_stats is not None:
+            notes.append(
+                f"judge model cache: {cache_stats.hits} hits, {cache_stats.misses} misses "
+                "(stored in the database; a second run is served from it)"
+            )
+        record = store.runs.get(run.id)
+        results = list(store.runs.results(run.id))
+        folder = report_dir or Path(".assay") / "reports"
+        report_path = write_html_report(folder / f"demo-{run.id[:8]}.html", record, results)
+    finally:
+        if own:
+            store.close()
+    rows = [
+        DemoRow(
+            result.item_id,
+            {k: v for k, v in result.scores.items() if v.reason != "not applicable"},
+        )
+        for result in results
+    ]
+    labels = {scorer.id: scorer.label for scorer in scorers}
+    return DemoReport(labels, rows, notes, run_id=run.id, report_path=report_path)

@@ -407,5 +407,6 @@ def write_html_report(
     """Render and write the report; returns the path written."""
     target = Path(path)
     html = render_html_report(record, results, comparison=comparison, max_rows=max_rows)
+    target.parent.mkdir(parents=True, exist_ok=True)
     target.write_text(html, encoding="utf-8")
     return target

@@ -61,6 +61,7 @@ def write_run_json(
     """
     target = Path(path)
     tmp = target.with_name(target.name + ".tmp")
+    target.parent.mkdir(parents=True, exist_ok=True)
     count = 0
     try:
         with tmp.open("w", encoding="utf-8") as out:

@@ -262,6 +262,13 @@ def demo(
     )
     for note in report.notes:
         console.print(note, markup=False, highlight=False)
+    if report.run_id:
+        console.print(
+            f"Stored as run {report.run_id[:8]} (`assay runs show {report.run_id[:8]}`); "
+            f"HTML report: {report.report_path}",
+            markup=False,
+            highlight=False,
+        )
 
 
 def main() -> None:
