@@ -1,0 +1,129 @@
+"""Stored runs on a real SQLite file: run_dataset, run_stored, resume after SIGKILL."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from assay.store import open_store
+from assay.stored_runs import ResumeError, resume_run, run_dataset, run_stored
+from assay.types import Item
+
+ROOT = Path(__file__).resolve().parents[1]
+TARGET = "tests.runner.slow_targets:slow_upper"
+
+
+def _items(n: int) -> list[Item]:
+    return [
+        Item(id=f"i{i}", input=f"q{i}", expected_output=f"Q{i}" if i % 3 else "x") for i in range(n)
+    ]
+
+
+def test_run_dataset_pins_the_version_and_stores_every_result(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'a.db'}"
+    with open_store(url) as store:
+        store.datasets.create("qa")
+        v1 = store.datasets.add_items("qa", _items(6))
+        store.datasets.add_items("qa", [Item(id="extra", input="e", expected_output="E")])
+        run = run_dataset("qa", TARGET, ["exact-match"], version=v1, store=store, progress=False)
+        record = store.runs.get(run.id)
+        assert record.status == "completed"
+        assert record.info.dataset_version == v1 and record.info.total_items == 6
+        results = list(store.runs.results(run.id))
+        assert [r.item_id for r in results] == [f"i{i}" for i in range(6)]
+        assert run.summary.scorers["exact-match"].mean == pytest.approx(4 / 6)
+        assert record.summary is not None and record.summary.results == 6
+
+
+def test_run_stored_keeps_inline_items_and_resume_of_completed_run_is_refused(
+    tmp_path: Path,
+) -> None:
+    with open_store(f"sqlite:///{tmp_path / 'b.db'}") as store:
+        run = run_stored([i.model_dump() for i in _items(4)], TARGET, ["exact-match"], store=store)
+        assert [i.id for i in store.runs.inline_items(run.id)] == ["i0", "i1", "i2", "i3"]
+        with pytest.raises(ResumeError, match="already completed"):
+            resume_run(run.id, store=store)
+
+
+CHILD = """
+import sys
+from assay.store import open_store
+from assay.stored_runs import run_dataset
+with open_store(sys.argv[1]) as store:
+    print(run_dataset("big", sys.argv[2], ["exact-match"], store=store, concurrency=4,
+                      progress=False).id)
+"""
+
+
+def test_sigkilled_run_is_finished_by_resume_with_nothing_lost_or_doubled(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'kill.db'}"
+    n = 400
+    with open_store(url) as store:
+        store.datasets.create("big")
+        store.datasets.add_items("big", _items(n))
+    log = tmp_path / "calls.log"
+    env = {**os.environ, "ASSAY_TEST_CALL_LOG": str(log), "PYTHONPATH": str(ROOT)}
+    child = subprocess.Popen([sys.executable, "-c", CHILD, url, TARGET], cwd=ROOT, env=env)
+    try:
+        deadline = time.monotonic() + 60
+        stored_before = 0
+        while time.monotonic() < deadline:
+            with open_store(url) as store:
+                runs = store.runs.list()
+                if runs:
+                    stored_before = len(store.runs.completed_keys(runs[0].id))
+            if stored_before >= 60:
+                break
+            time.sleep(0.05)
+        assert child.poll() is None, "the run finished before it could be killed"
+        child.send_signal(signal.SIGKILL)
+        child.wait(timeout=10)
+    finally:
+        if child.poll() is None:
+            child.kill()
+    with open_store(url) as store:
+        (record,) = store.runs.list()
+        assert record.status == "running"  # killed: nobody recorded an end
+        done_before = store.runs.completed_keys(record.id)
+    assert 60 <= len(done_before) < n
+    log.write_text("")  # from here on, log only the resumed session's calls
+
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "assay",
+            "--db",
+            url,
+            "runs",
+            "resume",
+            record.id[:10],
+            "--no-progress",
+        ],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert out.returncode == 0, out.stderr
+    resumed_calls = set(log.read_text().split())
+    assert not resumed_calls & {f"q{k[0][1:]}" for k in done_before}, "a stored item ran again"
+
+    with open_store(url) as store:
+        record = store.runs.get(record.id)
+        assert record.status == "completed"
+        keys = store.runs.completed_keys(record.id)
+        assert keys == {(f"i{i}", 0) for i in range(n)}
+        rows = list(store.runs.score_rows(record.id))
+        assert len(rows) == n and len({(r.item_id, r.repeat) for r in rows}) == n
+        assert record.summary is not None and record.summary.results == n
+        mean = record.summary.scorers["exact-match"].mean
+        expected = sum(1 for i in range(n) if i % 3) / n
+        assert mean == pytest.approx(expected)
