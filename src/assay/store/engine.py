@@ -1,0 +1,184 @@
+"""Opening the store: which database, how it is configured, and migrating it.
+
+``open_store()`` is the only way in. It resolves the URL (argument, ``ASSAY_DATABASE_URL``,
+else ``.assay/assay.db`` under the current directory), configures the engine and brings the
+schema to the latest migration before returning, so no caller ever sees an old schema.
+
+Why the lock around migrations: two processes opening a fresh database at once (a run and an
+``assay datasets import`` started together, or parallel CI jobs) would both try to create the
+tables. On SQLite the migration runs inside ``BEGIN IMMEDIATE`` (the database's write lock;
+the second process waits, then finds the schema current); on PostgreSQL inside a session
+advisory lock. The schema version is checked first without any lock, so opening an
+up-to-date database never waits for another process's long write.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+from alembic import command
+from alembic.config import Config
+from alembic.runtime.migration import MigrationContext
+from alembic.script import ScriptDirectory
+from sqlalchemy import URL, Connection, Engine, create_engine, make_url
+from sqlalchemy.pool import StaticPool
+
+from assay.store.cache import StoreModelCache
+from assay.store.codec import dumps, loads
+from assay.store.datasets_repo import DatasetRepository
+from assay.store.db import WRITE_OPTION, Database, install_sqlite_transactions
+from assay.store.runs_repo import RunRepository
+
+DATABASE_URL_ENV = "ASSAY_DATABASE_URL"
+DEFAULT_SQLITE_PATH = Path(".assay") / "assay.db"
+MIGRATIONS_DIR = Path(__file__).resolve().parent / "migrations"
+BUSY_TIMEOUT_S = 30.0
+"""How long an SQLite writer waits for another process's write lock before failing."""
+MIGRATION_LOCK_KEY = 0x61737361790001
+"""``pg_advisory_lock`` key of assay's migrations ("assay" + 1)."""
+
+
+def resolve_url(url: str | URL | None = None) -> URL:
+    """The database URL: ``url``, else ``$ASSAY_DATABASE_URL``, else the default SQLite file.
+
+    ``postgresql://`` and ``postgres://`` select the psycopg 3 driver; a string without
+    ``://`` is taken as the path of an SQLite file. The folder of an SQLite file is created.
+    """
+    raw: str | URL | None = url if url else os.environ.get(DATABASE_URL_ENV) or None
+    if raw is None:
+        resolved = URL.create("sqlite", database=str(Path.cwd() / DEFAULT_SQLITE_PATH))
+    elif isinstance(raw, str) and "://" not in raw:
+        resolved = URL.create("sqlite", database=str(Path(raw).expanduser()))
+    else:
+        resolved = make_url(raw)
+    if resolved.drivername in ("postgresql", "postgres"):
+        resolved = resolved.set(drivername="postgresql+psycopg")
+    backend = resolved.get_backend_name()
+    if backend not in ("sqlite", "postgresql"):
+        raise ValueError(
+            f"unsupported database {resolved.render_as_string(hide_password=True)!r}: "
+            "assay stores data in SQLite (sqlite:///path.db) or PostgreSQL (postgresql://...)"
+        )
+    if backend == "sqlite" and not _is_memory(resolved):
+        Path(resolved.database or "").parent.mkdir(parents=True, exist_ok=True)
+    return resolved
+
+
+def _is_memory(url: URL) -> bool:
+    return url.database in (None, "", ":memory:") or "mode=memory" in str(url)
+
+
+def create_store_engine(url: URL) -> Engine:
+    """An engine configured for the store (pragmas, lock modes, JSON codec)."""
+    options: dict[str, Any] = {"json_serializer": dumps, "json_deserializer": loads}
+    if url.get_backend_name() == "sqlite":
+        memory = _is_memory(url)
+        options["connect_args"] = {"timeout": BUSY_TIMEOUT_S, "check_same_thread": False}
+        if memory:  # one shared connection, or every thread would see its own empty database
+            options["poolclass"] = StaticPool
+        engine = create_engine(url, **options)
+        install_sqlite_transactions(
+            engine, busy_timeout_ms=int(BUSY_TIMEOUT_S * 1000), wal=not memory
+        )
+        return engine
+    return create_engine(url, pool_pre_ping=True, **options)
+
+
+def _alembic_config(connection: Connection | None = None) -> Config:
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS_DIR))
+    if connection is not None:
+        config.attributes["connection"] = connection
+    return config
+
+
+def head_revision() -> str:
+    """The newest migration shipped with this version of assay."""
+    head = ScriptDirectory.from_config(_alembic_config()).get_current_head()
+    if head is None:
+        raise RuntimeError(f"no migrations found in {MIGRATIONS_DIR}")
+    return head
+
+
+def current_revision(engine: Engine) -> str | None:
+    """The database's migration (``None``: an empty database)."""
+    with engine.connect() as conn:
+        return MigrationContext.configure(conn).get_current_revision()
+
+
+def migrate(engine: Engine) -> None:
+    """Upgrade the schema to the newest migration, safely under concurrent opens."""
+    if current_revision(engine) == head_revision():
+        return
+    postgres = engine.dialect.name == "postgresql"
+    with engine.connect() as conn:
+        if postgres:
+            conn.exec_driver_sql(f"SELECT pg_advisory_lock({MIGRATION_LOCK_KEY})")
+            conn.commit()
+        try:
+            conn.execution_options(**{WRITE_OPTION: True})
+            with conn.begin():
+                command.upgrade(_alembic_config(conn), "head")
+        finally:
+            if postgres:
+                conn.exec_driver_sql(f"SELECT pg_advisory_unlock({MIGRATION_LOCK_KEY})")
+                conn.commit()
+
+
+class Store:
+    """The database: datasets, runs and the model cache. A context manager; ``close()``
+    releases the connections."""
+
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+        self._db = Database(engine)
+        self.datasets = DatasetRepository(self._db)
+        self.runs = RunRepository(self._db)
+        self._cache: StoreModelCache | None = None
+
+    @property
+    def url(self) -> str:
+        """The database URL with any password hidden (safe to print)."""
+        return self.engine.url.render_as_string(hide_password=True)
+
+    @property
+    def dialect(self) -> str:
+        """``"sqlite"`` or ``"postgresql"``."""
+        return self._db.dialect
+
+    def model_cache(self) -> StoreModelCache:
+        """The model cache backed by this database (one instance per store)."""
+        if self._cache is None:
+            self._cache = StoreModelCache(self._db)
+        return self._cache
+
+    def close(self) -> None:
+        self.engine.dispose()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"Store({self.url!r})"
+
+
+def open_store(url: str | URL | None = None) -> Store:
+    """Open (creating and migrating as needed) the store at ``url``; see ``resolve_url``."""
+    engine = create_store_engine(resolve_url(url))
+    try:
+        migrate(engine)
+    except BaseException:
+        engine.dispose()
+        raise
+    return Store(engine)

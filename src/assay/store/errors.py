@@ -1,0 +1,105 @@
+"""The store's errors: each names the dataset, item or run it is about.
+
+They subclass ``LookupError``/``ValueError`` as well as ``StoreError`` so callers can catch
+them by meaning (a missing thing, a conflicting thing) or all at once.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable, Sequence
+
+
+class StoreError(Exception):
+    """Base class of every error the store raises on purpose."""
+
+
+def _quoted(values: Iterable[str], limit: int = 5) -> str:
+    items = list(values)
+    shown = ", ".join(repr(v) for v in items[:limit])
+    return shown + (f" and {len(items) - limit} more" if len(items) > limit else "")
+
+
+class DatasetNotFoundError(StoreError, LookupError):
+    """No dataset with that name or id; suggests close names."""
+
+    def __init__(self, name: str, known: Iterable[str] = ()) -> None:
+        self.name = name
+        self.suggestions = difflib.get_close_matches(name, list(known), n=3, cutoff=0.6)
+        message = f"dataset {name!r} not found"
+        if self.suggestions:
+            message += f"; did you mean {_quoted(self.suggestions)}?"
+        super().__init__(message)
+
+
+class DatasetExistsError(StoreError, ValueError):
+    def __init__(self, name: str) -> None:
+        self.name = name
+        super().__init__(f"dataset {name!r} already exists")
+
+
+class DatasetVersionNotFoundError(StoreError, LookupError):
+    def __init__(self, dataset: str, version: int, latest: int) -> None:
+        self.dataset = dataset
+        self.version = version
+        super().__init__(
+            f"dataset {dataset!r} has no version {version} (versions are 0 to {latest})"
+        )
+
+
+class ItemNotFoundError(StoreError, LookupError):
+    """The item ids are not current items of the dataset (never added, or deleted)."""
+
+    def __init__(self, dataset: str, item_ids: Sequence[str]) -> None:
+        self.dataset = dataset
+        self.item_ids = list(item_ids)
+        noun = "item" if len(self.item_ids) == 1 else "items"
+        super().__init__(f"dataset {dataset!r} has no {noun} {_quoted(self.item_ids)}")
+
+
+class DuplicateItemError(StoreError, ValueError):
+    """An item id occurs twice in one dataset version (or in one run's data)."""
+
+    def __init__(self, owner: str, item_id: str, detail: str) -> None:
+        self.owner = owner
+        self.item_id = item_id
+        super().__init__(f"duplicate item id {item_id!r} in {owner}: {detail}")
+
+
+class RunNotFoundError(StoreError, LookupError):
+    def __init__(self, run_id: str) -> None:
+        self.run_id = run_id
+        super().__init__(f"run {run_id!r} not found")
+
+
+class AmbiguousRunIdError(StoreError, LookupError):
+    def __init__(self, prefix: str, candidates: Sequence[str]) -> None:
+        self.prefix = prefix
+        self.candidates = list(candidates)
+        super().__init__(
+            f"run id prefix {prefix!r} is ambiguous: it matches {_quoted(self.candidates)}; "
+            "give more characters"
+        )
+
+
+class RunExistsError(StoreError, ValueError):
+    def __init__(self, run_id: str) -> None:
+        self.run_id = run_id
+        super().__init__(f"run {run_id!r} already exists")
+
+
+class DuplicateResultError(StoreError, ValueError):
+    """A result for an (item, repeat) the run already has: storing it would score it twice."""
+
+    def __init__(self, run_id: str, keys: Sequence[tuple[str, int]]) -> None:
+        self.run_id = run_id
+        self.keys = list(keys)
+        shown = _quoted(f"{item_id}#{repeat}" for item_id, repeat in self.keys)
+        super().__init__(
+            f"duplicate results for run {run_id!r}: {shown} (item#repeat) — a run stores one "
+            "result per item and repeat; the batch was not written"
+        )
+
+
+class StoreWriteError(StoreError):
+    """The store sink's background writer failed; results after the failure were not saved."""

@@ -1,0 +1,168 @@
+"""Item results to rows and back.
+
+Kept apart from the repository because it is the hot path of ``write_results``: rows are
+built from attributes directly (no ``model_dump`` of whole results), and ids are generated
+here so the three inserts of a batch need no round trip between them.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from sqlalchemy import Row
+
+from assay.store.codec import new_id
+from assay.types import (
+    ItemResult,
+    JudgeCall,
+    ScoreError,
+    ScoreResult,
+    TargetError,
+    Usage,
+)
+
+Rows = list[dict[str, Any]]
+
+
+def result_rows(run_id: str, results: Sequence[ItemResult]) -> tuple[Rows, Rows, Rows]:
+    """The ``item_results``, ``scores`` and ``judge_calls`` rows of ``results``."""
+    items: Rows = []
+    scores: Rows = []
+    calls: Rows = []
+    for result in results:
+        result_id = new_id()
+        error = result.error
+        items.append(
+            {
+                "id": result_id,
+                "run_id": run_id,
+                "item_id": result.item_id,
+                "repeat": result.repeat,
+                "position": result.index,
+                "input": result.input,
+                "output": result.output,
+                "expected_output": result.expected_output,
+                "error": None if error is None else error.model_dump(mode="json"),
+                "latency_ms": result.latency_ms,
+                "warnings": list(result.warnings) or None,
+                "started_at": result.started_at,
+                "completed_at": result.completed_at,
+            }
+        )
+        for scorer_id, score in result.scores.items():
+            score_id = new_id()
+            scores.append(_score_row(score_id, result_id, scorer_id, score))
+            for seq, call in enumerate(score.judge_calls):
+                calls.append(_call_row(score_id, seq, call))
+    return items, scores, calls
+
+
+def _score_row(score_id: str, result_id: str, scorer_id: str, score: ScoreResult) -> dict[str, Any]:
+    return {
+        "id": score_id,
+        "result_id": result_id,
+        "scorer_id": scorer_id,
+        "scorer_name": score.scorer_name,
+        "scorer_run_id": score.run_id,
+        "status": score.status,
+        "score": score.score,
+        "reason": score.reason,
+        "steps": score.steps or None,
+        "prompts": score.prompts or None,
+        "error": None if score.error is None else score.error.model_dump(mode="json"),
+        "not_scorable_step": score.not_scorable_step,
+        "duration_ms": score.duration_ms,
+    }
+
+
+def _call_row(score_id: str, seq: int, call: JudgeCall) -> dict[str, Any]:
+    usage = call.usage
+    return {
+        "score_id": score_id,
+        "seq": seq,
+        "step": call.step,
+        "status": call.status,
+        "model_id": call.model_id,
+        "provider": call.provider,
+        "attempts": call.attempts,
+        "duration_ms": call.duration_ms,
+        "prompt": call.prompt,
+        "output": call.output,
+        "raw_output": call.raw_output,
+        "error": call.error,
+        "cached": call.cached,
+        "cost_usd": call.cost_usd,
+        "input_tokens": usage.input_tokens,
+        "output_tokens": usage.output_tokens,
+        "total_tokens": usage.total_tokens,
+        "reasoning_tokens": usage.reasoning_tokens,
+        "cached_input_tokens": usage.cached_input_tokens,
+    }
+
+
+def build_results(
+    item_rows: Sequence[Row[Any]], score_rows: Iterable[Row[Any]], call_rows: Iterable[Row[Any]]
+) -> list[ItemResult]:
+    """``ItemResult`` values (in ``item_rows`` order) with their scores and judge calls."""
+    calls: dict[str, list[JudgeCall]] = defaultdict(list)
+    for row in sorted(call_rows, key=lambda r: (r.score_id, r.seq)):
+        calls[row.score_id].append(_judge_call(row))
+    scores: dict[str, dict[str, ScoreResult]] = defaultdict(dict)
+    for row in score_rows:
+        scores[row.result_id][row.scorer_id] = ScoreResult(
+            scorer_id=row.scorer_id,
+            scorer_name=row.scorer_name,
+            run_id=row.scorer_run_id,
+            status=row.status,
+            score=row.score,
+            reason=row.reason,
+            steps=row.steps or {},
+            prompts=row.prompts or {},
+            judge_calls=calls.get(row.id, []),
+            error=None if row.error is None else ScoreError.model_validate(row.error),
+            not_scorable_step=row.not_scorable_step,
+            duration_ms=row.duration_ms,
+        )
+    return [
+        ItemResult(
+            item_id=row.item_id,
+            repeat=row.repeat,
+            index=row.position,
+            input=row.input,
+            output=row.output,
+            expected_output=row.expected_output,
+            error=None if row.error is None else TargetError.model_validate(row.error),
+            latency_ms=row.latency_ms,
+            scores=scores.get(row.id, {}),
+            warnings=row.warnings or [],
+            started_at=row.started_at,
+            completed_at=row.completed_at,
+        )
+        for row in item_rows
+    ]
+
+
+def _judge_call(row: Row[Any]) -> JudgeCall:
+    return JudgeCall(
+        step=row.step,
+        status=row.status,
+        prompt=row.prompt,
+        model_id=row.model_id,
+        provider=row.provider,
+        attempts=row.attempts,
+        duration_ms=row.duration_ms,
+        output=row.output,
+        raw_output=row.raw_output,
+        usage=Usage(
+            input_tokens=row.input_tokens,
+            output_tokens=row.output_tokens,
+            total_tokens=row.total_tokens,
+            reasoning_tokens=row.reasoning_tokens,
+            cached_input_tokens=row.cached_input_tokens,
+        ),
+        error=row.error,
+        cached=row.cached,
+        cost_usd=row.cost_usd,
+    )

@@ -1,0 +1,420 @@
+"""Runs, their inline items and their results.
+
+A run row is written once when the run is created and then only changes status, counters
+and summary. Results are append-only: ``(run_id, item_id, repeat)`` is unique, which is what
+makes resume safe — ``completed_keys`` tells the runner what is already stored, and a second
+copy of a result is refused rather than silently scored twice.
+"""
+
+from __future__ import annotations
+
+import builtins
+from collections import Counter
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy import Connection, Row
+from sqlalchemy.exc import IntegrityError
+
+from assay.store.codec import chunked, now
+from assay.store.datasets_repo import as_item, item_columns, item_from_row
+from assay.store.db import Database
+from assay.store.errors import (
+    AmbiguousRunIdError,
+    DatasetNotFoundError,
+    DuplicateItemError,
+    DuplicateResultError,
+    RunExistsError,
+    RunNotFoundError,
+)
+from assay.store.results_codec import build_results, result_rows
+from assay.store.tables import datasets, item_results, judge_calls, run_items, runs, scores
+from assay.types import (
+    Item,
+    ItemResult,
+    RunInfo,
+    RunRecord,
+    RunStatus,
+    RunSummary,
+    ScoreRow,
+    ScorerSpec,
+    TargetSpec,
+)
+
+_RESULT_ORDER = (item_results.c.position, item_results.c.repeat, item_results.c.item_id)
+
+
+def _record(row: Row[Any]) -> RunRecord:
+    m = row._mapping
+    info = RunInfo(
+        id=m["id"],
+        name=m["name"],
+        dataset_id=m["dataset_id"],
+        dataset_name=m["dataset_name"],
+        dataset_version=m["dataset_version"],
+        data_source=m["data_source"],
+        target=TargetSpec.model_validate(m["target"]),
+        scorers=[ScorerSpec.model_validate(spec) for spec in m["scorers"] or []],
+        concurrency=m["concurrency"],
+        repeats=m["repeats"],
+        threshold=m["threshold"],
+        total_items=m["total_items"],
+        metadata=m["meta"] or {},
+        created_at=m["created_at"],
+    )
+    summary = m["summary"]
+    return RunRecord(
+        info=info,
+        status=m["status"],
+        completed_results=m["completed_results"],
+        failed_results=m["failed_results"],
+        started_at=m["started_at"],
+        completed_at=m["completed_at"],
+        summary=None if summary is None else RunSummary.model_validate(summary),
+    )
+
+
+def _escape_like(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+
+class RunRepository:
+    """Store and read runs. Synchronous; every write is one transaction."""
+
+    CHUNK = 500
+    """Results per read chunk, ids per ``IN (...)`` list, inline items per insert."""
+
+    def __init__(self, db: Database) -> None:
+        self._db = db
+
+    # ------------------------------------------------------------------ runs
+    def create(
+        self, info: RunInfo, items: Iterable[Item | Mapping[str, Any]] | None = None
+    ) -> RunRecord:
+        """Record a new ``pending`` run, with its inline items (runs without a stored
+        dataset) so ``assay runs resume`` can finish it without the original data.
+
+        Items stream in chunks inside the same transaction as the run row: either the run
+        exists with all its items, or not at all. ``total_items`` defaults to their count.
+        """
+        stamp = now()
+        created = info.created_at or stamp
+        with self._db.write() as conn:
+            if conn.execute(sa.select(runs.c.id).where(runs.c.id == info.id)).first():
+                raise RunExistsError(info.id)
+            if info.dataset_id is not None:
+                known = conn.execute(
+                    sa.select(datasets.c.id).where(datasets.c.id == info.dataset_id)
+                ).first()
+                if known is None:
+                    names = conn.execute(sa.select(datasets.c.name)).scalars().all()
+                    raise DatasetNotFoundError(info.dataset_name or info.dataset_id, names)
+            conn.execute(
+                runs.insert().values(
+                    id=info.id,
+                    name=info.name,
+                    dataset_id=info.dataset_id,
+                    dataset_name=info.dataset_name,
+                    dataset_version=info.dataset_version,
+                    data_source=info.data_source,
+                    target_kind=info.target.kind,
+                    target_label=info.target.label,
+                    target=info.target.model_dump(mode="json"),
+                    scorers=[spec.model_dump(mode="json") for spec in info.scorers],
+                    concurrency=info.concurrency,
+                    repeats=info.repeats,
+                    threshold=info.threshold,
+                    total_items=info.total_items,
+                    meta=info.metadata or None,
+                    status="pending",
+                    completed_results=0,
+                    failed_results=0,
+                    summary=None,
+                    created_at=created,
+                    started_at=None,
+                    completed_at=None,
+                    updated_at=stamp,
+                )
+            )
+            if items is not None:
+                count = self._insert_items(conn, info.id, items)
+                if info.total_items is None:
+                    conn.execute(
+                        runs.update().where(runs.c.id == info.id).values(total_items=count)
+                    )
+            row = conn.execute(sa.select(runs).where(runs.c.id == info.id)).one()
+        return _record(row)
+
+    def get(self, run_id: str) -> RunRecord:
+        """The run with this id, or with this unique id prefix."""
+        with self._db.read() as conn:
+            resolved = self._resolve(conn, run_id)
+            row = conn.execute(sa.select(runs).where(runs.c.id == resolved)).one()
+        return _record(row)
+
+    def exists(self, run_id: str) -> bool:
+        """Whether a run with exactly this id is stored."""
+        with self._db.read() as conn:
+            return conn.execute(sa.select(runs.c.id).where(runs.c.id == run_id)).first() is not None
+
+    def list(
+        self, *, limit: int = 50, offset: int = 0, dataset: str | None = None
+    ) -> builtins.list[RunRecord]:
+        """Runs, newest first; ``dataset`` filters by dataset name or id."""
+        query = sa.select(runs).order_by(runs.c.created_at.desc(), runs.c.id.desc())
+        if dataset is not None:
+            query = query.where(
+                sa.or_(runs.c.dataset_name == dataset, runs.c.dataset_id == dataset)
+            )
+        with self._db.read() as conn:
+            rows = conn.execute(query.limit(limit).offset(offset)).all()
+        return [_record(row) for row in rows]
+
+    def mark_started(self, run_id: str) -> None:
+        """Status ``running``; the first start time is kept when a run is resumed."""
+        self._update(
+            run_id,
+            status="running",
+            started_at=sa.func.coalesce(runs.c.started_at, now()),
+            completed_at=None,
+        )
+
+    def finish(self, run_id: str, status: RunStatus, summary: RunSummary | None) -> None:
+        self._update(
+            run_id,
+            status=status,
+            summary=None if summary is None else summary.model_dump(mode="json"),
+            completed_at=now(),
+        )
+
+    def delete(self, run_id: str) -> None:
+        """Delete a run (exact id) with its items, results, scores and judge calls."""
+        with self._db.write() as conn:
+            if conn.execute(runs.delete().where(runs.c.id == run_id)).rowcount == 0:
+                raise RunNotFoundError(run_id)
+
+    # ------------------------------------------------------------------ results
+    def write_results(self, run_id: str, results: Sequence[ItemResult]) -> None:
+        """Store results with their scores and judge calls in one transaction (three
+        ``executemany`` inserts plus the run's counters). A result whose (item, repeat) the
+        run already has raises ``DuplicateResultError`` and nothing of the batch is stored."""
+        if not results:
+            return
+        item_rows, score_rows, call_rows = result_rows(run_id, results)
+        failed = sum(1 for result in results if result.error is not None)
+        try:
+            with self._db.write() as conn:
+                updated = conn.execute(
+                    runs.update()
+                    .where(runs.c.id == run_id)
+                    .values(
+                        completed_results=runs.c.completed_results + len(results),
+                        failed_results=runs.c.failed_results + failed,
+                        updated_at=now(),
+                    )
+                )
+                if updated.rowcount == 0:
+                    raise RunNotFoundError(run_id)
+                conn.execute(item_results.insert(), item_rows)
+                if score_rows:
+                    conn.execute(scores.insert(), score_rows)
+                if call_rows:
+                    conn.execute(judge_calls.insert(), call_rows)
+        except IntegrityError as exc:
+            duplicates = self._duplicate_keys(run_id, results)
+            if duplicates:
+                raise DuplicateResultError(run_id, duplicates) from exc
+            raise
+
+    def completed_keys(self, run_id: str) -> set[tuple[str, int]]:
+        """The (item_id, repeat) pairs the run has results for: what resume skips."""
+        t = item_results.c
+        with self._db.read() as conn:
+            self._require(conn, run_id)
+            rows = conn.execute(sa.select(t.item_id, t.repeat).where(t.run_id == run_id))
+            return {(item_id, repeat) for item_id, repeat in rows}
+
+    def results(
+        self, run_id: str, *, offset: int = 0, limit: int | None = None
+    ) -> Iterator[ItemResult]:
+        """Results in (position, repeat) order, streamed in chunks (three queries each)."""
+        with self._db.read() as conn:
+            self._require(conn, run_id)
+        return self._stream_results(run_id, offset, limit)
+
+    def score_rows(self, run_id: str) -> Iterator[ScoreRow]:
+        """Every score of the run, flat, in (position, repeat, scorer) order, streamed."""
+        with self._db.read() as conn:
+            self._require(conn, run_id)
+        return self._stream_score_rows(run_id)
+
+    def inline_items(self, run_id: str) -> Iterator[Item]:
+        """The run's own items (empty for a dataset run) in their original order."""
+        with self._db.read() as conn:
+            self._require(conn, run_id)
+        return self._stream_inline_items(run_id)
+
+    # ------------------------------------------------------------------ helpers
+    def _resolve(self, conn: Connection, ref: str) -> str:
+        if not ref:
+            raise RunNotFoundError(ref)
+        if conn.execute(sa.select(runs.c.id).where(runs.c.id == ref)).first() is not None:
+            return ref
+        matches = (
+            conn.execute(
+                sa.select(runs.c.id)
+                .where(runs.c.id.like(_escape_like(ref) + "%", escape="\\"))
+                .order_by(runs.c.id)
+                .limit(6)
+            )
+            .scalars()
+            .all()
+        )
+        if not matches:
+            raise RunNotFoundError(ref)
+        if len(matches) > 1:
+            raise AmbiguousRunIdError(ref, matches)
+        return str(matches[0])
+
+    @staticmethod
+    def _require(conn: Connection, run_id: str) -> None:
+        if conn.execute(sa.select(runs.c.id).where(runs.c.id == run_id)).first() is None:
+            raise RunNotFoundError(run_id)
+
+    def _update(self, run_id: str, **values: Any) -> None:
+        with self._db.write() as conn:
+            result = conn.execute(
+                runs.update().where(runs.c.id == run_id).values(updated_at=now(), **values)
+            )
+            if result.rowcount == 0:
+                raise RunNotFoundError(run_id)
+
+    def _insert_items(
+        self, conn: Connection, run_id: str, items: Iterable[Item | Mapping[str, Any]]
+    ) -> int:
+        position = 0
+        for chunk in chunked(items, self.CHUNK):
+            batch = [as_item(value) for value in chunk]
+            ids = [item.id for item in batch]
+            seen: set[str] = set()
+            for item_id in ids:
+                if item_id in seen:
+                    raise DuplicateItemError(f"run {run_id!r}", item_id, "item ids must be unique")
+                seen.add(item_id)
+            earlier = conn.execute(
+                sa.select(run_items.c.item_id).where(
+                    run_items.c.run_id == run_id, run_items.c.item_id.in_(ids)
+                )
+            ).first()
+            if earlier is not None:
+                raise DuplicateItemError(
+                    f"run {run_id!r}", earlier.item_id, "item ids must be unique"
+                )
+            rows = []
+            for item in batch:
+                rows.append({**item_columns(item), "run_id": run_id, "position": position})
+                position += 1
+            conn.execute(run_items.insert(), rows)
+        return position
+
+    def _duplicate_keys(
+        self, run_id: str, results: Sequence[ItemResult]
+    ) -> builtins.list[tuple[str, int]]:
+        """Which keys of a refused batch were duplicates (repeated in it, or stored)."""
+        keys = Counter((result.item_id, result.repeat) for result in results)
+        duplicates = {key for key, count in keys.items() if count > 1}
+        t = item_results.c
+        with self._db.read() as conn:
+            for chunk in chunked(sorted({item_id for item_id, _ in keys}), self.CHUNK):
+                rows = conn.execute(
+                    sa.select(t.item_id, t.repeat).where(t.run_id == run_id, t.item_id.in_(chunk))
+                )
+                duplicates.update(
+                    (item_id, repeat) for item_id, repeat in rows if (item_id, repeat) in keys
+                )
+        return sorted(duplicates)
+
+    def _stream_results(self, run_id: str, offset: int, limit: int | None) -> Iterator[ItemResult]:
+        t = item_results.c
+        remaining = limit
+        after: tuple[int, int, str] | None = None
+        while remaining is None or remaining > 0:
+            size = self.CHUNK if remaining is None else min(self.CHUNK, remaining)
+            query = sa.select(item_results).where(t.run_id == run_id).order_by(*_RESULT_ORDER)
+            if after is None:
+                query = query.offset(offset)
+            else:
+                query = query.where(sa.tuple_(*_RESULT_ORDER) > sa.tuple_(*after))
+            with self._db.read() as conn:
+                rows = conn.execute(query.limit(size)).all()
+                result_ids = [row.id for row in rows]
+                score_list: builtins.list[Row[Any]] = []
+                for ids in chunked(result_ids, self.CHUNK):
+                    score_list.extend(
+                        conn.execute(sa.select(scores).where(scores.c.result_id.in_(ids))).all()
+                    )
+                call_list: builtins.list[Row[Any]] = []
+                for ids in chunked([row.id for row in score_list], self.CHUNK):
+                    call_list.extend(
+                        conn.execute(
+                            sa.select(judge_calls).where(judge_calls.c.score_id.in_(ids))
+                        ).all()
+                    )
+            yield from build_results(rows, score_list, call_list)
+            if len(rows) < size:
+                return
+            last = rows[-1]
+            after = (last.position, last.repeat, last.item_id)
+            if remaining is not None:
+                remaining -= len(rows)
+
+    def _stream_score_rows(self, run_id: str) -> Iterator[ScoreRow]:
+        t = item_results.c
+        order = (*_RESULT_ORDER, scores.c.scorer_id)
+        size = self.CHUNK * 10
+        after: tuple[int, int, str, str] | None = None
+        while True:
+            query = (
+                sa.select(
+                    t.item_id,
+                    t.position,
+                    t.repeat,
+                    scores.c.scorer_id,
+                    scores.c.status,
+                    scores.c.score,
+                )
+                .select_from(item_results.join(scores, scores.c.result_id == t.id))
+                .where(t.run_id == run_id)
+                .order_by(*order)
+                .limit(size)
+            )
+            if after is not None:
+                query = query.where(sa.tuple_(*order) > sa.tuple_(*after))
+            with self._db.read() as conn:
+                rows = conn.execute(query).all()
+            for row in rows:
+                yield ScoreRow(
+                    row.item_id, row.position, row.repeat, row.scorer_id, row.status, row.score
+                )
+            if len(rows) < size:
+                return
+            last = rows[-1]
+            after = (last.position, last.repeat, last.item_id, last.scorer_id)
+
+    def _stream_inline_items(self, run_id: str) -> Iterator[Item]:
+        t = run_items.c
+        after = -1
+        while True:
+            with self._db.read() as conn:
+                rows = conn.execute(
+                    sa.select(run_items)
+                    .where(t.run_id == run_id, t.position > after)
+                    .order_by(t.position)
+                    .limit(self.CHUNK)
+                ).all()
+            for row in rows:
+                yield item_from_row(row)
+            if len(rows) < self.CHUNK:
+                return
+            after = rows[-1].position

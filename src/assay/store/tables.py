@@ -1,0 +1,240 @@
+"""The store's tables as SQLAlchemy Core metadata (the query side of the schema).
+
+The migrations in ``migrations/versions`` create the same tables; a test compares the two
+(``alembic.autogenerate.compare_metadata``) so they cannot drift apart.
+
+Layout and why:
+
+* ``dataset_items`` keeps one row per item *version* (SCD type 2, reference §5.2): a row is
+  valid from ``valid_from`` up to, not including, ``valid_to`` (``NULL``: still current);
+  deletes leave a tombstone row. A partial unique index allows one open row per item id, so
+  the database itself refuses two current copies of an item.
+* ``item_results`` / ``scores`` / ``judge_calls`` use client-generated string ids, so one
+  batch of results is three ``executemany`` inserts with no round trip for generated keys.
+* Timestamps are unix seconds (``Double``), like ``RunInfo.created_at``.
+* JSON columns are ``JSONB`` on PostgreSQL and JSON text on SQLite; ``None`` is SQL ``NULL``.
+"""
+
+from __future__ import annotations
+
+import sqlalchemy as sa
+from sqlalchemy.dialects import postgresql
+
+NAMING_CONVENTION = {
+    "ix": "ix_%(column_0_label)s",
+    "uq": "uq_%(table_name)s_%(column_0_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+"""Deterministic constraint names, so later migrations (SQLite batch mode) can address them."""
+
+metadata = sa.MetaData(naming_convention=NAMING_CONVENTION)
+
+JSONType = sa.JSON(none_as_null=True).with_variant(
+    postgresql.JSONB(none_as_null=True), "postgresql"
+)
+"""JSON on SQLite, JSONB on PostgreSQL (indexable, compact)."""
+
+RowId = sa.BigInteger().with_variant(sa.Integer(), "sqlite")
+"""64-bit surrogate key; plain ``INTEGER`` on SQLite so it aliases the rowid."""
+
+Timestamp: sa.Double[float] = sa.Double()
+
+datasets = sa.Table(
+    "datasets",
+    metadata,
+    sa.Column("id", sa.String(64), primary_key=True),
+    sa.Column("name", sa.String(255), nullable=False, unique=True),
+    sa.Column("description", sa.Text(), nullable=True),
+    sa.Column("metadata", JSONType, nullable=True, key="meta"),
+    sa.Column("version", sa.Integer(), nullable=False),
+    sa.Column("item_count", sa.Integer(), nullable=False),
+    sa.Column("created_at", Timestamp, nullable=False),
+    sa.Column("updated_at", Timestamp, nullable=False),
+)
+
+dataset_versions = sa.Table(
+    "dataset_versions",
+    metadata,
+    sa.Column(
+        "dataset_id",
+        sa.String(64),
+        sa.ForeignKey("datasets.id", ondelete="CASCADE"),
+        primary_key=True,
+    ),
+    sa.Column("version", sa.Integer(), primary_key=True),
+    sa.Column("created_at", Timestamp, nullable=False),
+    sa.Column("note", sa.Text(), nullable=True),
+    sa.Column("added", sa.Integer(), nullable=False),
+    sa.Column("updated", sa.Integer(), nullable=False),
+    sa.Column("deleted", sa.Integer(), nullable=False),
+    sa.Column("item_count", sa.Integer(), nullable=False),
+)
+
+dataset_items = sa.Table(
+    "dataset_items",
+    metadata,
+    sa.Column("row_id", RowId, primary_key=True, autoincrement=True),
+    sa.Column(
+        "dataset_id",
+        sa.String(64),
+        sa.ForeignKey("datasets.id", ondelete="CASCADE"),
+        nullable=False,
+    ),
+    sa.Column("item_id", sa.String(255), nullable=False),
+    sa.Column("valid_from", sa.Integer(), nullable=False),
+    sa.Column("valid_to", sa.Integer(), nullable=True),
+    sa.Column("is_deleted", sa.Boolean(), nullable=False),
+    sa.Column("position", sa.Integer(), nullable=False),
+    sa.Column("input", JSONType, nullable=True),
+    sa.Column("output", JSONType, nullable=True),
+    sa.Column("expected_output", JSONType, nullable=True),
+    sa.Column("context", JSONType, nullable=True),
+    sa.Column("metadata", JSONType, nullable=True, key="meta"),
+    sa.Column("created_at", Timestamp, nullable=False),
+    sa.Index("ix_dataset_items_history", "dataset_id", "item_id", "valid_from", unique=True),
+    sa.Index("ix_dataset_items_position", "dataset_id", "position"),
+    sa.Index(
+        "uq_dataset_items_open",
+        "dataset_id",
+        "item_id",
+        unique=True,
+        sqlite_where=sa.text("valid_to IS NULL"),
+        postgresql_where=sa.text("valid_to IS NULL"),
+    ),
+)
+
+runs = sa.Table(
+    "runs",
+    metadata,
+    sa.Column("id", sa.String(64), primary_key=True),
+    sa.Column("name", sa.String(255), nullable=True),
+    sa.Column(
+        "dataset_id",
+        sa.String(64),
+        sa.ForeignKey("datasets.id", ondelete="SET NULL"),
+        nullable=True,
+    ),
+    sa.Column("dataset_name", sa.String(255), nullable=True),
+    sa.Column("dataset_version", sa.Integer(), nullable=True),
+    sa.Column("data_source", sa.Text(), nullable=True),
+    sa.Column("target_kind", sa.String(32), nullable=False),
+    sa.Column("target_label", sa.Text(), nullable=False),
+    sa.Column("target", JSONType, nullable=False),
+    sa.Column("scorers", JSONType, nullable=False),
+    sa.Column("concurrency", sa.Integer(), nullable=False),
+    sa.Column("repeats", sa.Integer(), nullable=False),
+    sa.Column("threshold", sa.Double(), nullable=True),
+    sa.Column("total_items", sa.Integer(), nullable=True),
+    sa.Column("metadata", JSONType, nullable=True, key="meta"),
+    sa.Column("status", sa.String(16), nullable=False),
+    sa.Column("completed_results", sa.Integer(), nullable=False),
+    sa.Column("failed_results", sa.Integer(), nullable=False),
+    sa.Column("summary", JSONType, nullable=True),
+    sa.Column("created_at", Timestamp, nullable=False),
+    sa.Column("started_at", Timestamp, nullable=True),
+    sa.Column("completed_at", Timestamp, nullable=True),
+    sa.Column("updated_at", Timestamp, nullable=False),
+    sa.Index("ix_runs_created_at", "created_at"),
+    sa.Index("ix_runs_dataset_id", "dataset_id", "created_at"),
+    sa.Index("ix_runs_dataset_name", "dataset_name", "created_at"),
+)
+
+run_items = sa.Table(
+    "run_items",
+    metadata,
+    sa.Column(
+        "run_id", sa.String(64), sa.ForeignKey("runs.id", ondelete="CASCADE"), primary_key=True
+    ),
+    sa.Column("position", sa.Integer(), primary_key=True),
+    sa.Column("item_id", sa.String(255), nullable=False),
+    sa.Column("input", JSONType, nullable=True),
+    sa.Column("output", JSONType, nullable=True),
+    sa.Column("expected_output", JSONType, nullable=True),
+    sa.Column("context", JSONType, nullable=True),
+    sa.Column("metadata", JSONType, nullable=True, key="meta"),
+    sa.UniqueConstraint("run_id", "item_id", name="uq_run_items_item"),
+)
+
+item_results = sa.Table(
+    "item_results",
+    metadata,
+    sa.Column("id", sa.String(64), primary_key=True),
+    sa.Column(
+        "run_id", sa.String(64), sa.ForeignKey("runs.id", ondelete="CASCADE"), nullable=False
+    ),
+    sa.Column("item_id", sa.String(255), nullable=False),
+    sa.Column("repeat", sa.Integer(), nullable=False),
+    sa.Column("position", sa.Integer(), nullable=False),
+    sa.Column("input", JSONType, nullable=True),
+    sa.Column("output", JSONType, nullable=True),
+    sa.Column("expected_output", JSONType, nullable=True),
+    sa.Column("error", JSONType, nullable=True),
+    sa.Column("latency_ms", sa.Double(), nullable=True),
+    sa.Column("warnings", JSONType, nullable=True),
+    sa.Column("started_at", Timestamp, nullable=False),
+    sa.Column("completed_at", Timestamp, nullable=False),
+    sa.UniqueConstraint("run_id", "item_id", "repeat", name="uq_item_results_key"),
+    sa.Index("ix_item_results_order", "run_id", "position", "repeat", "item_id"),
+)
+
+scores = sa.Table(
+    "scores",
+    metadata,
+    sa.Column("id", sa.String(64), primary_key=True),
+    sa.Column(
+        "result_id",
+        sa.String(64),
+        sa.ForeignKey("item_results.id", ondelete="CASCADE"),
+        nullable=False,
+    ),
+    sa.Column("scorer_id", sa.String(255), nullable=False),
+    sa.Column("scorer_name", sa.String(255), nullable=False),
+    sa.Column("scorer_run_id", sa.String(64), nullable=False),
+    sa.Column("status", sa.String(16), nullable=False),
+    sa.Column("score", sa.Double(), nullable=True),
+    sa.Column("reason", sa.Text(), nullable=True),
+    sa.Column("steps", JSONType, nullable=True),
+    sa.Column("prompts", JSONType, nullable=True),
+    sa.Column("error", JSONType, nullable=True),
+    sa.Column("not_scorable_step", sa.String(16), nullable=True),
+    sa.Column("duration_ms", sa.Double(), nullable=False),
+    sa.UniqueConstraint("result_id", "scorer_id", name="uq_scores_result_scorer"),
+)
+
+judge_calls = sa.Table(
+    "judge_calls",
+    metadata,
+    sa.Column("id", RowId, primary_key=True, autoincrement=True),
+    sa.Column(
+        "score_id", sa.String(64), sa.ForeignKey("scores.id", ondelete="CASCADE"), nullable=False
+    ),
+    sa.Column("seq", sa.Integer(), nullable=False),
+    sa.Column("step", sa.String(16), nullable=False),
+    sa.Column("status", sa.String(16), nullable=False),
+    sa.Column("model_id", sa.String(255), nullable=False),
+    sa.Column("provider", sa.String(255), nullable=True),
+    sa.Column("attempts", sa.Integer(), nullable=False),
+    sa.Column("duration_ms", sa.Double(), nullable=False),
+    sa.Column("prompt", sa.Text(), nullable=False),
+    sa.Column("output", JSONType, nullable=True),
+    sa.Column("raw_output", sa.Text(), nullable=True),
+    sa.Column("error", sa.Text(), nullable=True),
+    sa.Column("cached", sa.Boolean(), nullable=False),
+    sa.Column("cost_usd", sa.Double(), nullable=True),
+    sa.Column("input_tokens", sa.Integer(), nullable=False),
+    sa.Column("output_tokens", sa.Integer(), nullable=False),
+    sa.Column("total_tokens", sa.Integer(), nullable=False),
+    sa.Column("reasoning_tokens", sa.Integer(), nullable=True),
+    sa.Column("cached_input_tokens", sa.Integer(), nullable=True),
+    sa.UniqueConstraint("score_id", "seq", name="uq_judge_calls_seq"),
+)
+
+model_cache = sa.Table(
+    "model_cache",
+    metadata,
+    sa.Column("key", sa.String(128), primary_key=True),
+    sa.Column("value", sa.Text(), nullable=False),
+    sa.Column("created_at", Timestamp, nullable=False),
+)

@@ -1,0 +1,1 @@
+"""Store tests: the same suite against a real SQLite file and PostgreSQL."""

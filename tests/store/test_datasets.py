@@ -1,0 +1,212 @@
+"""Datasets: SCD-2 versions, history, all-or-nothing streaming imports, duplicates."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+import sqlalchemy as sa
+from pydantic import ValidationError
+
+from assay.store import (
+    DatasetExistsError,
+    DatasetNotFoundError,
+    DatasetVersionNotFoundError,
+    DuplicateItemError,
+    ItemNotFoundError,
+    Store,
+)
+from assay.store.tables import dataset_items, dataset_versions
+from assay.types import Item
+
+
+def items(n: int, start: int = 0, prefix: str = "i") -> list[Item]:
+    return [
+        Item(
+            id=f"{prefix}{i}",
+            input={"q": f"question {i}"},
+            expected_output=f"answer {i}",
+            context=[f"passage {i}"],
+            metadata={"n": i},
+        )
+        for i in range(start, start + n)
+    ]
+
+
+def row_counts(store: Store) -> tuple[int, int]:
+    with store.engine.connect() as conn:
+        item_rows = conn.execute(sa.select(sa.func.count()).select_from(dataset_items)).scalar()
+        version_rows = conn.execute(
+            sa.select(sa.func.count()).select_from(dataset_versions)
+        ).scalar()
+    return int(item_rows or 0), int(version_rows or 0)
+
+
+def test_create_get_list_delete(store: Store) -> None:
+    info = store.datasets.create("qa", description="questions", metadata={"owner": "me"})
+    assert (info.name, info.version, info.item_count) == ("qa", 0, 0)
+    assert store.datasets.get("qa") == info
+    assert store.datasets.get(info.id) == info
+    assert store.datasets.get(info) == info
+    store.datasets.create("another")
+    assert [d.name for d in store.datasets.list()] == ["another", "qa"]
+    with pytest.raises(DatasetExistsError, match="'qa' already exists"):
+        store.datasets.create("qa")
+    store.datasets.delete("qa")
+    with pytest.raises(DatasetNotFoundError, match="'qa' not found"):
+        store.datasets.get("qa")
+
+
+def test_not_found_suggests_close_names(store: Store) -> None:
+    store.datasets.create("support-tickets")
+    with pytest.raises(DatasetNotFoundError, match="did you mean 'support-tickets'") as caught:
+        store.datasets.get("suport-tickets")
+    assert caught.value.suggestions == ["support-tickets"]
+
+
+def test_every_change_batch_is_one_new_version(store: Store) -> None:
+    store.datasets.create("qa")
+    assert store.datasets.add_items("qa", items(3)) == 1
+    assert store.datasets.add_items("qa", items(2, start=3), note="more") == 2
+    assert store.datasets.update_item("qa", "i1", input="new question") == 3
+    assert store.datasets.delete_items("qa", ["i0", "i4"]) == 4
+    info = store.datasets.get("qa")
+    assert (info.version, info.item_count) == (4, 3)
+    versions = store.datasets.versions("qa")
+    assert [v.version for v in versions] == [0, 1, 2, 3, 4]
+    assert [(v.added, v.updated, v.deleted, v.item_count) for v in versions] == [
+        (0, 0, 0, 0),
+        (3, 0, 0, 3),
+        (2, 0, 0, 5),
+        (0, 1, 0, 5),
+        (0, 0, 2, 3),
+    ]
+    assert versions[2].note == "more"
+
+
+def test_items_at_old_versions_and_stable_positions(store: Store) -> None:
+    store.datasets.create("qa")
+    store.datasets.add_items("qa", items(4))  # v1
+    store.datasets.update_item("qa", "i2", expected_output="fixed")  # v2
+    store.datasets.delete_items("qa", ["i1"])  # v3
+    store.datasets.add_items("qa", items(1, start=9))  # v4
+
+    assert [i.id for i in store.datasets.items("qa")] == ["i0", "i2", "i3", "i9"]
+    assert [i.id for i in store.datasets.items("qa", 1)] == ["i0", "i1", "i2", "i3"]
+    assert [i.id for i in store.datasets.items("qa", 3)] == ["i0", "i2", "i3"]
+    assert list(store.datasets.items("qa", 0)) == []
+    at_v1 = {i.id: i for i in store.datasets.items("qa", 1)}
+    at_v2 = {i.id: i for i in store.datasets.items("qa", 2)}
+    assert at_v1["i2"].expected_output == "answer 2"
+    assert at_v2["i2"].expected_output == "fixed"
+    assert at_v2["i2"].input == {"q": "question 2"}  # omitted fields keep their values
+    assert at_v2["i2"].metadata == {"n": 2} and at_v2["i2"].context == ["passage 2"]
+    assert store.datasets.count_items("qa") == 4
+    assert store.datasets.count_items("qa", 3) == 3
+    assert store.datasets.get_item("qa", "i2", 1).expected_output == "answer 2"
+    with pytest.raises(ItemNotFoundError, match="'i1'"):
+        store.datasets.get_item("qa", "i1")
+    with pytest.raises(DatasetVersionNotFoundError, match="no version 7"):
+        list(store.datasets.items("qa", 7))
+
+
+def test_items_offset_limit_and_chunked_streaming(store: Store) -> None:
+    store.datasets.create("big")
+    store.datasets.CHUNK = 7  # force many chunks through the keyset pagination
+    store.datasets.add_items("big", items(50))
+    store.datasets.delete_items("big", [f"i{n}" for n in range(0, 50, 5)])
+    expected = [f"i{n}" for n in range(50) if n % 5]
+    assert [i.id for i in store.datasets.items("big")] == expected
+    assert [i.id for i in store.datasets.items("big", offset=3, limit=17)] == expected[3:20]
+    assert [i.id for i in store.datasets.items("big", offset=38)] == expected[38:]
+    assert [i.id for i in store.datasets.items("big", 1, offset=45)] == [
+        f"i{n}" for n in range(45, 50)
+    ]
+
+
+def test_item_history_with_update_delete_and_readd(store: Store) -> None:
+    store.datasets.create("qa")
+    store.datasets.add_items("qa", items(2))  # v1
+    store.datasets.update_item("qa", "i0", output="stored output")  # v2
+    store.datasets.delete_items("qa", ["i0"])  # v3
+    store.datasets.add_items("qa", [Item(id="i0", input="back again")])  # v4
+    history = store.datasets.item_history("qa", "i0")
+    assert [(h.version, h.valid_to, h.deleted) for h in history] == [
+        (1, 2, False),
+        (2, 3, False),
+        (3, 4, True),
+        (4, None, False),
+    ]
+    assert history[1].item is not None and history[1].item.output == "stored output"
+    assert history[2].item is None
+    assert history[3].item is not None and history[3].item.input == "back again"
+    assert [i.id for i in store.datasets.items("qa", 3)] == ["i1"]
+    assert [i.id for i in store.datasets.items("qa")] == ["i1", "i0"]  # re-added at the end
+    with pytest.raises(ItemNotFoundError, match="no item 'nope'"):
+        store.datasets.item_history("qa", "nope")
+
+
+def _failing_rows(good: int) -> Iterator[Item]:
+    yield from items(good)
+    raise ValueError("line 7: field 'input' is missing")
+
+
+def test_add_items_is_all_or_nothing_when_the_iterable_raises(store: Store) -> None:
+    store.datasets.create("qa")
+    store.datasets.add_items("qa", items(3, prefix="keep"))
+    before = row_counts(store)
+    store.datasets.CHUNK = 4  # the failure comes after several chunks were inserted
+    with pytest.raises(ValueError, match="line 7"):
+        store.datasets.add_items("qa", _failing_rows(good=10))
+    assert row_counts(store) == before
+    info = store.datasets.get("qa")
+    assert (info.version, info.item_count) == (1, 3)
+    assert [i.id for i in store.datasets.items("qa")] == ["keep0", "keep1", "keep2"]
+
+
+def test_add_items_validates_mappings_and_rolls_back(store: Store) -> None:
+    store.datasets.create("qa")
+    rows: list[object] = [{"id": "a", "input": "x"}, {"id": "b"}]  # b has neither input nor output
+    with pytest.raises(ValidationError):
+        store.datasets.add_items("qa", rows)  # type: ignore[arg-type]
+    assert row_counts(store) == (0, 1)
+    assert store.datasets.add_items("qa", [{"id": "a", "input": "x"}]) == 1
+
+
+def test_duplicate_ids_are_refused_naming_the_id(store: Store) -> None:
+    store.datasets.create("qa")
+    store.datasets.add_items("qa", items(3))
+    before = row_counts(store)
+    with pytest.raises(DuplicateItemError, match=r"'i1'.*already an item"):
+        store.datasets.add_items("qa", items(1, start=5) + items(1, start=1))
+    store.datasets.CHUNK = 2  # the repeat lands in a later chunk than the first copy
+    with pytest.raises(DuplicateItemError, match=r"'x2'.*more than once"):
+        store.datasets.add_items("qa", items(4, prefix="x") + items(1, start=2, prefix="x"))
+    with pytest.raises(DuplicateItemError, match=r"'y0'.*more than once"):
+        store.datasets.add_items("qa", [Item(id="y0", input=1), Item(id="y0", input=2)])
+    assert row_counts(store) == before
+
+
+def test_update_and_delete_errors_change_nothing(store: Store) -> None:
+    store.datasets.create("qa")
+    store.datasets.add_items("qa", items(2))
+    before = row_counts(store)
+    with pytest.raises(ItemNotFoundError, match="dataset 'qa' has no item 'zz'"):
+        store.datasets.update_item("qa", "zz", input="x")
+    with pytest.raises(ValueError, match="cannot update field"):
+        store.datasets.update_item("qa", "i0", id="other")
+    with pytest.raises(ValidationError):
+        store.datasets.update_item("qa", "i0", input=None)  # an item needs input or output
+    with pytest.raises(ItemNotFoundError, match="'zz'"):
+        store.datasets.delete_items("qa", ["i0", "zz"])
+    assert row_counts(store) == before
+    assert store.datasets.get("qa").version == 1
+    assert store.datasets.add_items("qa", []) == 1  # nothing to add: no new version
+    assert store.datasets.delete_items("qa", []) == 1
+
+
+def test_delete_dataset_removes_its_rows(store: Store) -> None:
+    store.datasets.create("gone")
+    store.datasets.add_items("gone", items(5))
+    store.datasets.delete("gone")
+    assert row_counts(store) == (0, 0)
