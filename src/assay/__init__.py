@@ -68,6 +68,7 @@ def __getattr__(name: str) -> object:
 
     return getattr(importlib.import_module(module), name)
 
+
 __version__ = "0.1.0"
 
 __all__ = [

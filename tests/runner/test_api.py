@@ -149,7 +149,9 @@ async def test_cancel_keeps_finished_results_and_marks_interrupted() -> None:
 
     rows = [{"id": str(i), "input": f"t{i}"} for i in range(200)]
     sink = MemorySink()
-    task = asyncio.create_task(run_evals_async(rows, slow, ["exact-match"], concurrency=4, sink=sink))
+    task = asyncio.create_task(
+        run_evals_async(rows, slow, ["exact-match"], concurrency=4, sink=sink)
+    )
     while len(sink.results) < 5:
         await asyncio.sleep(0.005)
     task.cancel()
@@ -161,7 +163,9 @@ async def test_cancel_keeps_finished_results_and_marks_interrupted() -> None:
 
 
 def test_duplicate_scorer_ids_get_suffixes() -> None:
-    run = run_evals(ROWS, upper, ["exact-match", {"type": "exact-match", "params": {"ignore_case": True}}])
+    run = run_evals(
+        ROWS, upper, ["exact-match", {"type": "exact-match", "params": {"ignore_case": True}}]
+    )
     assert set(run.summary.scorers) == {"exact-match", "exact-match-2"}
     assert run.summary.scorers["exact-match-2"].mean == pytest.approx(2 / 3)
 
@@ -189,9 +193,11 @@ def test_bad_rows_fail_before_running() -> None:
 
 def test_scorer_as_target_calibration_with_meta_scorer() -> None:
     """The judge under calibration is the target; a meta-scorer compares it to the label."""
-    judge = assay.Scorer("length-judge").score(
-        lambda ctx: 1.0 if len(ctx.output_text) > 3 else 0.0
-    ).reason(lambda ctx: f"{len(ctx.output_text)} chars")
+    judge = (
+        assay.Scorer("length-judge")
+        .score(lambda ctx: 1.0 if len(ctx.output_text) > 3 else 0.0)
+        .reason(lambda ctx: f"{len(ctx.output_text)} chars")
+    )
 
     def agreement(ctx: assay.StepContext) -> float:
         return 1.0 if ctx.run.output["score"] == ctx.run.ground_truth else 0.0
@@ -230,7 +236,9 @@ def test_scorer_target_invalid_score_becomes_null_with_warning() -> None:
 
 def test_model_prompt_target_over_real_http() -> None:
     with MockOpenAIServer() as server:
-        server.responder = lambda body: body["messages"][-1]["content"].split(":")[-1].strip().upper()
+        server.responder = lambda body: (
+            body["messages"][-1]["content"].split(":")[-1].strip().upper()
+        )
         target = {
             "type": "model",
             "model": "openai-compatible/test-model",

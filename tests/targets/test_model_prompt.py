@@ -10,7 +10,9 @@ from assay.types import Item
 async def test_renders_item_fields_and_dict_input_keys() -> None:
     model = ScriptedModel(["Paris"])
     target = ModelPromptTarget(
-        "Answer {{ question }} (topic {{ metadata.topic }})", model, system="Be brief about {{ id }}"
+        "Answer {{ question }} (topic {{ metadata.topic }})",
+        model,
+        system="Be brief about {{ id }}",
     )
     item = Item(id="q1", input={"question": "capital of France?"}, metadata={"topic": "geo"})
     messages = target.render(item)

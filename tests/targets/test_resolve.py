@@ -93,7 +93,9 @@ def test_spec_of_python_object_cannot_be_recreated() -> None:
 
 
 def test_registered_scorer_target_roundtrips_through_spec() -> None:
-    target = resolve_target({"type": "scorer", "scorer": "exact-match", "params": {"ignore_case": True}})
+    target = resolve_target(
+        {"type": "scorer", "scorer": "exact-match", "params": {"ignore_case": True}}
+    )
     assert target.spec.config == {
         "type": "exact-match",
         "params": {"ignore_case": True, "ignore_punctuation": False, "strip": True},

@@ -11,8 +11,15 @@ from assay.types import Item, ScoreError, ScoreResult
 
 @pytest.mark.parametrize(
     ("value", "expected", "warned"),
-    [(0.25, 0.25, False), (1, 1.0, False), (math.nan, None, True), (math.inf, None, True),
-     ("0.5", None, True), (True, None, True), (None, None, False)],
+    [
+        (0.25, 0.25, False),
+        (1, 1.0, False),
+        (math.nan, None, True),
+        (math.inf, None, True),
+        ("0.5", None, True),
+        (True, None, True),
+        (None, None, False),
+    ],
 )
 def test_valid_score(value: object, expected: float | None, warned: bool) -> None:
     score, warnings = valid_score(value)
@@ -22,13 +29,20 @@ def test_valid_score(value: object, expected: float | None, warned: bool) -> Non
 
 def test_error_result_raises_and_not_scorable_keeps_status() -> None:
     error = ScoreResult(
-        scorer_id="s", scorer_name="s", run_id="r", status="error",
+        scorer_id="s",
+        scorer_name="s",
+        run_id="r",
+        status="error",
         error=ScoreError(message="judge said nonsense"),
     )
     with pytest.raises(ScorerTargetError, match="judge said nonsense"):
         scorer_output(error)
     skipped = ScoreResult(scorer_id="s", scorer_name="s", run_id="r", status="not_scorable")
-    assert scorer_output(skipped).output == {"score": None, "reason": None, "status": "not_scorable"}
+    assert scorer_output(skipped).output == {
+        "score": None,
+        "reason": None,
+        "status": "not_scorable",
+    }
 
 
 async def test_scorer_target_passes_item_fields_as_scorer_arguments() -> None:

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import TYPE_CHECKING
 
 from rich.console import Console
+
+if TYPE_CHECKING:
+    from assay.store import Store
 
 console = Console()
 err_console = Console(stderr=True)
@@ -15,7 +18,7 @@ class CliError(Exception):
     """An error to print as one line and exit with code 2."""
 
 
-def open_cli_store() -> Any:
+def open_cli_store() -> Store:
     """The store named by ``--db`` / ``$ASSAY_DATABASE_URL``, default ``.assay/assay.db``."""
     from assay.store import open_store
 

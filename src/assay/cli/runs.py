@@ -4,13 +4,17 @@ from __future__ import annotations
 
 import datetime as dt
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.table import Table
 from rich.text import Text
 
 from assay.cli.common import CliError, console, err_console, open_cli_store
+from assay.types import RunRecord
+
+if TYPE_CHECKING:
+    from assay.store import Store
 
 runs_app = typer.Typer(
     help="Stored runs: list, show, export, compare, resume.", no_args_is_help=True
@@ -21,9 +25,9 @@ def _when(ts: float | None) -> str:
     return "—" if ts is None else dt.datetime.fromtimestamp(ts).strftime("%Y-%m-%d %H:%M:%S")
 
 
-def _get(store: object, run_id: str) -> object:
+def _get(store: Store, run_id: str) -> RunRecord:
     try:
-        return store.runs.get(run_id)  # type: ignore[attr-defined]
+        return store.runs.get(run_id)
     except LookupError as exc:
         raise CliError(str(exc).strip("'\"")) from exc
 
@@ -69,12 +73,12 @@ def runs_show(
 
     with open_cli_store() as store:
         record = _get(store, run_id)
-        console.print(summary_table(record))  # type: ignore[arg-type]
+        console.print(summary_table(record))
         if items > 0:
             table = Table(title=f"first {items} results", title_justify="left")
             for column in ("item", "rep", "output", "latency", "scores"):
                 table.add_column(column, overflow="fold")
-            for result in store.runs.results(record.id, limit=items):  # type: ignore[attr-defined]
+            for result in store.runs.results(record.id, limit=items):
                 output = (
                     Text(f"error: {result.error.message}", style="red")
                     if result.error
@@ -103,11 +107,11 @@ def runs_export(
 
     with open_cli_store() as store:
         record = _get(store, run_id)
-        results = store.runs.results(record.id)  # type: ignore[attr-defined]
+        results = store.runs.results(record.id)
         if out.suffix.lower() in (".html", ".htm"):
-            write_html_report(out, record, results)  # type: ignore[arg-type]
+            write_html_report(out, record, results)
         elif out.suffix.lower() == ".json":
-            write_run_json(out, record, results)  # type: ignore[arg-type]
+            write_run_json(out, record, results)
         else:
             raise CliError(f"--out {out}: use a .json or .html file name")
     console.print(f"wrote {out}", highlight=False)
@@ -131,10 +135,10 @@ def runs_compare(
         a = _get(store, run_a)
         b = _get(store, run_b)
         comparison = compare_runs(
-            a,  # type: ignore[arg-type]
-            store.runs.score_rows(a.id),  # type: ignore[attr-defined]
-            b,  # type: ignore[arg-type]
-            store.runs.score_rows(b.id),  # type: ignore[attr-defined]
+            a,
+            store.runs.score_rows(a.id),
+            b,
+            store.runs.score_rows(b.id),
             threshold=threshold,
         )
         console.print(comparison_table(comparison, top=top))
@@ -145,7 +149,7 @@ def runs_compare(
                 report,
                 b,
                 store.runs.results(b.id),
-                comparison=comparison,  # type: ignore[arg-type, attr-defined]
+                comparison=comparison,
             )
             console.print(f"wrote {report}", highlight=False)
     for warning in comparison.warnings:
@@ -168,7 +172,7 @@ def runs_resume(
                 record.id,
                 store=store,
                 concurrency=concurrency,
-                progress=progress,  # type: ignore[attr-defined]
+                progress=progress,
             )
         except KeyboardInterrupt:
             err_console.print(f"interrupted again: `assay runs resume {run_id}` continues it")

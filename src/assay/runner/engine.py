@@ -199,7 +199,7 @@ async def execute(
     if failure is not None:
         raise RunAborted(f"run {info.id} stopped: {failure}") from failure
     if status == "interrupted":
-        task = asyncio.current_task()
-        if task is not None and task.cancelling():
+        current = asyncio.current_task()
+        if current is not None and current.cancelling():
             raise asyncio.CancelledError
     return RunOutcome(status, summary)

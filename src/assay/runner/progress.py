@@ -16,6 +16,7 @@ from rich.progress import (
     ProgressColumn,
     SpinnerColumn,
     Task,
+    TaskID,
     TextColumn,
     TimeElapsedColumn,
     TimeRemainingColumn,
@@ -37,7 +38,7 @@ class RunProgress:
     def __init__(self, description: str, total: int | None, *, enabled: bool | None = None) -> None:
         self.enabled = sys.stderr.isatty() if enabled is None else enabled
         self._progress: Progress | None = None
-        self._task: int | None = None
+        self._task: TaskID | None = None
         self._description = description
         self._total = total
         self.errors = 0
