@@ -14,11 +14,11 @@ so their ratios are comparable:
 
 Overhead per item = (1 / rate) - (1 / floor rate).
 
-Memory: peak RSS of a fresh child process per size running the persisted workload
-(``--memory-sizes``), so it includes nothing from the other rows; the goal is that it does
-not grow with the number of items. Item data (inputs) is generated lazily in the children
-from a JSONL file so the data itself is not what is measured... except that ``run_stored``
-validates and saves inline items first; the dataset path (``run_dataset``) streams them.
+Memory: a fresh child process per size (``--memory-sizes``) stores the items as a dataset
+(streamed), then runs the persisted workload on it (``run_dataset``: items streamed from the
+database, results streamed to it). It prints the RSS high-water mark before and after the
+run and the tracemalloc peak during the run; the goal is that they do not grow with the
+number of items.
 
 Run: ``.venv/bin/python benchmarks/runner_overhead.py [--items 100000]``.
 """
@@ -111,12 +111,17 @@ async def runner_stored(rows: list[dict[str, Any]], db: Path) -> float:
     return elapsed
 
 
-def child_peak_rss(n: int, workdir: Path) -> tuple[float, float]:
-    """Peak RSS (MiB) of a fresh process running the persisted workload on a stored dataset."""
+def child_memory(n: int, workdir: Path) -> tuple[float, float, float]:
+    """Memory of a fresh process running the persisted workload on a stored dataset:
+    (RSS high-water before the run, after the run, tracemalloc peak during the run), MiB.
+
+    ``VmHWM`` is read from /proc (``ru_maxrss`` would include the parent's RSS at fork);
+    tracemalloc sees Python and numpy allocations, not SQLite's page cache.
+    """
     code = f"""
-import asyncio, resource, sys
+import asyncio, sys, tracemalloc
 sys.path.insert(0, {str(Path(__file__).parent)!r})
-from runner_overhead import target, CONCURRENCY
+from runner_overhead import target, CONCURRENCY, vm_hwm_mib
 from assay.store import open_store
 from assay.stored_runs import run_dataset_async
 from assay.types import Item
@@ -128,15 +133,26 @@ def items():
 with open_store("sqlite:///{workdir}/mem{n}.db") as store:
     store.datasets.create("bench")
     store.datasets.add_items("bench", items())
-    base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    before = vm_hwm_mib()
+    tracemalloc.start()
     run = asyncio.run(run_dataset_async("bench", target, ["exact-match"], store=store,
                                         concurrency=CONCURRENCY, progress=False))
+    traced = tracemalloc.get_traced_memory()[1] / 2**20
     assert run.summary.results == {n}
-print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, base / 1024)
+print(before, vm_hwm_mib(), traced)
 """
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    peak, before_run = out.stdout.split()
-    return float(peak), float(before_run)
+    before, after, traced = (float(x) for x in out.stdout.split())
+    return before, after, traced
+
+
+def vm_hwm_mib() -> float:
+    """This process's peak resident set size (Linux ``VmHWM``), MiB."""
+    with open("/proc/self/status", encoding="ascii") as status:
+        for line in status:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    raise RuntimeError("no VmHWM in /proc/self/status")
 
 
 def main() -> None:
@@ -161,10 +177,11 @@ def main() -> None:
             over = (seconds - floor) / args.items * 1e6
             print(f"{mode:<30} {seconds:>8.2f} {rate:>10,.0f} {over:>20.1f}")
         print()
-        print(f"{'persisted run (dataset), items':<32} {'peak RSS MiB':>12} {'before run':>11}")
-        for size in (int(s) for s in args.memory_sizes.split(",") if s):
-            peak, before = child_peak_rss(size, Path(tmp))
-            print(f"{size:<32,} {peak:>12.1f} {before:>11.1f}")
+        header = f"{'persisted run (dataset)':<26} {'RSS before':>11} {'RSS after':>10}"
+        print(f"{header} {'traced peak':>12}   (MiB)")
+        for size in (int(x) for x in args.memory_sizes.split(",") if x):
+            before, after, traced = child_memory(size, Path(tmp))
+            print(f"{size:<26,} {before:>11.1f} {after:>10.1f} {traced:>12.1f}")
     print(json.dumps({k: round(args.items / v) for k, v in results.items()}))
 
 

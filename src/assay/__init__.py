@@ -10,6 +10,8 @@ The public surface is small on purpose::
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from assay.models.base import ChatMessage, Model, ModelResponse, ModelSettings
 from assay.models.scripted import ScriptedModel
 from assay.runner.api import run_evals, run_evals_async
@@ -46,6 +48,22 @@ from assay.types import (
     Usage,
 )
 
+if TYPE_CHECKING:  # what the lazy names below resolve to, for type checkers
+    from assay.analysis.compare import compare_runs
+    from assay.analysis.report_html import write_html_report
+    from assay.datasets.load import load_items
+    from assay.datasets.transfer import import_file
+    from assay.store import open_store
+    from assay.stored_runs import (
+        compare_stored,
+        resume_run,
+        resume_run_async,
+        run_dataset,
+        run_dataset_async,
+        run_stored,
+        run_stored_async,
+    )
+
 _LAZY = {
     "open_store": "assay.store",
     "run_dataset": "assay.stored_runs",
@@ -55,6 +73,10 @@ _LAZY = {
     "resume_run": "assay.stored_runs",
     "resume_run_async": "assay.stored_runs",
     "compare_runs": "assay.analysis.compare",
+    "compare_stored": "assay.stored_runs",
+    "import_file": "assay.datasets.transfer",
+    "load_items": "assay.datasets.load",
+    "write_html_report": "assay.analysis.report_html",
 }
 """Names whose modules pull in SQLAlchemy or numpy: imported on first use, so a script that
 only scores does not pay for the database layer."""
@@ -106,10 +128,13 @@ __all__ = [
     "Usage",
     "__version__",
     "compare_runs",
+    "compare_stored",
     "create_scorer",
     "get_scorer_type",
+    "import_file",
     "judge_step",
     "list_scorers",
+    "load_items",
     "not_scorable",
     "open_store",
     "register_scorer",
@@ -123,4 +148,5 @@ __all__ = [
     "run_evals_async",
     "run_stored",
     "run_stored_async",
+    "write_html_report",
 ]

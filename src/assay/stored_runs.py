@@ -13,7 +13,7 @@ scores were written in one transaction so none is half there, and the unique key
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from assay.runner.api import DataSource, load_data, new_run_info, validate_settings
 from assay.runner.engine import RunPlan, execute
@@ -23,6 +23,9 @@ from assay.runner.scorer_set import build_scorers, scorer_spec, scorers_from_spe
 from assay.scoring.sync import run_sync
 from assay.store import Store, StoreSink, open_store
 from assay.targets.resolve import resolve_target, target_from_spec
+
+if TYPE_CHECKING:
+    from assay.analysis.compare import RunComparison
 
 
 class ResumeError(ValueError):
@@ -227,3 +230,25 @@ def run_stored(
 def resume_run(run_id: str, **options: Any) -> RunResult:
     """``resume_run_async`` for synchronous code."""
     return run_sync(lambda: resume_run_async(run_id, **options))
+
+
+def compare_stored(
+    run_a: str,
+    run_b: str,
+    *,
+    store: Store | None = None,
+    threshold: float = 0.0,
+) -> RunComparison:
+    """Compare two stored runs (ids or unique prefixes): B against baseline A."""
+    from assay.analysis.compare import compare_runs
+
+    own = store is None
+    store = store or open_store()
+    try:
+        a, b = store.runs.get(run_a), store.runs.get(run_b)
+        return compare_runs(
+            a, store.runs.score_rows(a.id), b, store.runs.score_rows(b.id), threshold=threshold
+        )
+    finally:
+        if own:
+            store.close()
