@@ -12,10 +12,11 @@ scores were written in one transaction so none is half there, and the unique key
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
-from assay.runner.api import DataSource, load_data, new_run_info, validate_settings
+from assay.runner.api import DataSource, load_data, plan_run, validate_settings, with_item_hook
 from assay.runner.engine import RunPlan, execute
 from assay.runner.hooks import Hook, RunHooks
 from assay.runner.result import RunResult
@@ -23,6 +24,7 @@ from assay.runner.scorer_set import build_scorers, scorer_spec, scorers_from_spe
 from assay.scoring.sync import run_sync
 from assay.store import Store, StoreSink, open_store
 from assay.targets.resolve import resolve_target, target_from_spec
+from assay.types import Item
 
 if TYPE_CHECKING:
     from assay.analysis.compare import RunComparison
@@ -32,10 +34,21 @@ class ResumeError(ValueError):
     """The run cannot be resumed as asked (finished, or its target/scorers changed)."""
 
 
-def _hooks(hooks: RunHooks | None, on_item_complete: Hook | None) -> RunHooks | None:
-    if on_item_complete is None:
-        return hooks
-    return RunHooks(**{**(hooks.__dict__ if hooks else {}), "on_item_complete": on_item_complete})
+@contextmanager
+def _using(store: Store | None) -> Iterator[Store]:
+    """``store``, or the default store opened (and closed) for this call."""
+    if store is not None:
+        yield store
+        return
+    with open_store() as opened:
+        yield opened
+
+
+async def _execute_stored(
+    store: Store, plan: RunPlan, hooks: RunHooks | None, progress: bool | None
+) -> RunResult:
+    outcome = await execute(plan, StoreSink(store), hooks=hooks, progress=progress)
+    return RunResult(info=plan.info, status=outcome.status, summary=outcome.summary)
 
 
 async def run_dataset_async(
@@ -57,44 +70,29 @@ async def run_dataset_async(
     """Run a stored dataset (pinned at ``version``, default: its current one) and store
     every result. ``RunResult.results`` is empty: read them with ``store.runs.results``."""
     validate_settings(concurrency, repeats)
-    own = store is None
-    store = store or open_store()
-    try:
-        info_ds = store.datasets.get(dataset)
-        pinned = info_ds.version if version is None else version
-        total = store.datasets.count_items(info_ds.id, pinned)
+    with _using(store) as db:
+        found = db.datasets.get(dataset)
+        pinned = found.version if version is None else version
+        total = db.datasets.count_items(found.id, pinned)
         if total == 0:
-            raise ValueError(f"dataset {info_ds.name!r} has no items at version {pinned}")
-        resolved = resolve_target(target)
-        built = build_scorers(scorers)
-        info = new_run_info(
-            target=resolved,
-            scorers=built,
+            raise ValueError(f"dataset {found.name!r} has no items at version {pinned}")
+        datasets = db.datasets
+        plan = plan_run(
+            lambda: datasets.items(found.id, pinned),
+            target,
+            scorers,
             concurrency=concurrency,
             repeats=repeats,
             threshold=threshold,
             total_items=total,
             name=name,
             metadata=metadata,
-            dataset_id=info_ds.id,
-            dataset_name=info_ds.name,
+            dataset_id=found.id,
+            dataset_name=found.name,
             dataset_version=pinned,
         )
-        store.runs.create(info)
-        datasets = store.datasets
-        plan = RunPlan(
-            info=info,
-            items=lambda: datasets.items(info_ds.id, pinned),
-            target=resolved,
-            scorers=built,
-        )
-        outcome = await execute(
-            plan, StoreSink(store), hooks=_hooks(hooks, on_item_complete), progress=progress
-        )
-        return RunResult(info=info, status=outcome.status, summary=outcome.summary)
-    finally:
-        if own:
-            store.close()
+        db.runs.create(plan.info)
+        return await _execute_stored(db, plan, with_item_hook(hooks, on_item_complete), progress)
 
 
 async def run_stored_async(
@@ -116,31 +114,21 @@ async def run_stored_async(
     resumed) and every result goes to the database."""
     validate_settings(concurrency, repeats)
     items, source = load_data(data)
-    own = store is None
-    store = store or open_store()
-    try:
-        resolved = resolve_target(target)
-        built = build_scorers(scorers)
-        info = new_run_info(
-            target=resolved,
-            scorers=built,
-            concurrency=concurrency,
-            repeats=repeats,
-            threshold=threshold,
-            total_items=len(items),
-            name=name,
-            metadata=metadata,
-            data_source=source,
-        )
-        store.runs.create(info, items)
-        plan = RunPlan(info=info, items=lambda: items, target=resolved, scorers=built)
-        outcome = await execute(
-            plan, StoreSink(store), hooks=_hooks(hooks, on_item_complete), progress=progress
-        )
-        return RunResult(info=info, status=outcome.status, summary=outcome.summary)
-    finally:
-        if own:
-            store.close()
+    plan = plan_run(
+        lambda: items,
+        target,
+        scorers,
+        concurrency=concurrency,
+        repeats=repeats,
+        threshold=threshold,
+        total_items=len(items),
+        name=name,
+        metadata=metadata,
+        data_source=source,
+    )
+    with _using(store) as db:
+        db.runs.create(plan.info, items)
+        return await _execute_stored(db, plan, with_item_hook(hooks, on_item_complete), progress)
 
 
 async def resume_run_async(
@@ -160,10 +148,8 @@ async def resume_run_async(
     fingerprint changed since the run started is refused: mixing two judges' answers in one
     run would make its summary meaningless.
     """
-    own = store is None
-    store = store or open_store()
-    try:
-        record = store.runs.get(run_id)
+    with _using(store) as db:
+        record = db.runs.get(run_id)
         info = record.info
         if record.status == "completed":
             raise ResumeError(f"run {info.id} is already completed")
@@ -173,15 +159,15 @@ async def resume_run_async(
         if concurrency is not None:
             validate_settings(concurrency, info.repeats)
             info = info.model_copy(update={"concurrency": concurrency})
-        runs, datasets = store.runs, store.datasets
+        runs, datasets = db.runs, db.datasets
         if info.dataset_id is not None:
             dataset_id, pinned = info.dataset_id, info.dataset_version
 
-            def items() -> Any:
+            def items() -> Iterable[Item]:
                 return datasets.items(dataset_id, pinned)
         else:
 
-            def items() -> Any:
+            def items() -> Iterable[Item]:
                 return runs.inline_items(info.id)
 
         plan = RunPlan(
@@ -193,11 +179,7 @@ async def resume_run_async(
             previous=lambda: runs.results(info.id),
             resumed=True,
         )
-        outcome = await execute(plan, StoreSink(store), hooks=hooks, progress=progress)
-        return RunResult(info=info, status=outcome.status, summary=outcome.summary)
-    finally:
-        if own:
-            store.close()
+        return await _execute_stored(db, plan, hooks, progress)
 
 
 def _check_same_scorers(stored: Sequence[Any], given: Sequence[Any]) -> None:
@@ -242,13 +224,8 @@ def compare_stored(
     """Compare two stored runs (ids or unique prefixes): B against baseline A."""
     from assay.analysis.compare import compare_runs
 
-    own = store is None
-    store = store or open_store()
-    try:
-        a, b = store.runs.get(run_a), store.runs.get(run_b)
+    with _using(store) as db:
+        a, b = db.runs.get(run_a), db.runs.get(run_b)
         return compare_runs(
-            a, store.runs.score_rows(a.id), b, store.runs.score_rows(b.id), threshold=threshold
+            a, db.runs.score_rows(a.id), b, db.runs.score_rows(b.id), threshold=threshold
         )
-    finally:
-        if own:
-            store.close()

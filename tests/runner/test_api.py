@@ -250,3 +250,9 @@ def test_model_prompt_target_over_real_http() -> None:
     assert [r.output for r in run.results] == ["PARIS", "ROME", "OSLO"]
     assert run.summary.scorers["exact-match"].mean == pytest.approx(2 / 3)
     assert run.info.target.config["prompt"] == "Say: {{ input }}"
+
+
+def test_progress_bar_shows_rate_and_counts(capsys: pytest.CaptureFixture[str]) -> None:
+    run_evals(ROWS, upper, ["exact-match"], progress=True, name="bar-test")
+    err = capsys.readouterr().err
+    assert "bar-test" in err and "3/3" in err and "items/s" in err

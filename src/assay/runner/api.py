@@ -6,9 +6,10 @@ Stored runs (``run_dataset``, resume) live in ``assay.stored_runs``, above the s
 
 from __future__ import annotations
 
+import dataclasses
 import time
 import uuid
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -42,10 +43,11 @@ def validate_settings(concurrency: int, repeats: int) -> None:
         raise ValueError(f"repeats must be at least 1 (got {repeats})")
 
 
-def new_run_info(
-    *,
+def plan_run(
+    items: Callable[[], Iterable[Item]],
     target: Any,
-    scorers: Sequence[Any],
+    scorers: Sequence[Any] | None,
+    *,
     concurrency: int,
     repeats: int,
     threshold: float | None,
@@ -53,12 +55,18 @@ def new_run_info(
     name: str | None = None,
     metadata: dict[str, Any] | None = None,
     **where: Any,
-) -> RunInfo:
-    return RunInfo(
+) -> RunPlan:
+    """Validate the settings, build target and scorers, describe the run (``where``: its
+    dataset or data source fields of ``RunInfo``). Everything that can be wrong with a run's
+    configuration fails here, before anything runs or is stored."""
+    validate_settings(concurrency, repeats)
+    resolved = resolve_target(target)
+    built = build_scorers(scorers)
+    info = RunInfo(
         id=uuid.uuid4().hex,
         name=name,
-        target=target.spec,
-        scorers=[scorer_spec(s) for s in scorers],
+        target=resolved.spec,
+        scorers=[scorer_spec(s) for s in built],
         concurrency=concurrency,
         repeats=repeats,
         threshold=threshold,
@@ -67,6 +75,14 @@ def new_run_info(
         created_at=time.time(),
         **where,
     )
+    return RunPlan(info=info, items=items, target=resolved, scorers=built)
+
+
+def with_item_hook(hooks: RunHooks | None, on_item_complete: Hook | None) -> RunHooks | None:
+    """``hooks`` plus the ``on_item_complete`` shortcut of the run functions."""
+    if on_item_complete is None:
+        return hooks
+    return dataclasses.replace(hooks or RunHooks(), on_item_complete=on_item_complete)
 
 
 async def run_evals_async(
@@ -89,11 +105,10 @@ async def run_evals_async(
     a per-scorer summary; target and scorer failures are recorded per item, never raised."""
     validate_settings(concurrency, repeats)
     items, source = load_data(data)
-    resolved = resolve_target(target)
-    built = build_scorers(scorers)
-    info = new_run_info(
-        target=resolved,
-        scorers=built,
+    plan = plan_run(
+        lambda: items,
+        target,
+        scorers,
         concurrency=concurrency,
         repeats=repeats,
         threshold=threshold,
@@ -102,17 +117,17 @@ async def run_evals_async(
         metadata=metadata,
         data_source=source,
     )
-    if on_item_complete is not None:
-        hooks = RunHooks(
-            **{**(hooks.__dict__ if hooks else {}), "on_item_complete": on_item_complete}
-        )
     memory = MemorySink()
-    plan = RunPlan(info=info, items=lambda: items, target=resolved, scorers=built)
     outcome = await execute(
-        plan, _Tee(memory, sink) if sink else memory, hooks=hooks, progress=progress
+        plan,
+        _Tee(memory, sink) if sink else memory,
+        hooks=with_item_hook(hooks, on_item_complete),
+        progress=progress,
     )
     results = sorted(memory.results, key=_order)
-    return RunResult(info=info, status=outcome.status, summary=outcome.summary, results=results)
+    return RunResult(
+        info=plan.info, status=outcome.status, summary=outcome.summary, results=results
+    )
 
 
 def _order(result: ItemResult) -> tuple[int, int]:
