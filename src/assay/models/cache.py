@@ -170,22 +170,23 @@ class MemoryModelCache:
         return len(self._data)
 
 
-class SQLiteModelCache:
-    """Responses in one SQLite file (WAL), created on first use.
+class BatchedCache:
+    """The shared half of the persistent caches: JSON values by key, an in-process LRU, and
+    batched reads. Subclasses store text and implement ``get_many`` and ``put_raw``
+    (blocking; called in worker threads).
 
-    Entries this process has read or written are also kept in a small in-memory LRU
-    (``memory_entries``, default 4096) so a re-run in the same process does not pay a
-    thread hop per hit; the file stays the source of truth for other processes.
+    Lookups made in one event-loop iteration share one thread hop and one
+    ``SELECT ... IN (...)``: at hundreds of hits per second (a re-run served from the cache)
+    a hop per hit costs more than the query, and it is what makes a cached run slow.
+    Entries this process has read or written stay in the LRU (``memory_entries``, default
+    4096) so a re-run in the same process does not pay a hop per hit; the database stays the
+    source of truth for other processes.
     """
 
-    TABLE = "model_cache"
     READ_CHUNK = 500
     """Keys per ``SELECT ... IN (...)`` (SQLite's bound-variable limit is 999 on old builds)."""
 
-    def __init__(self, path: str | Path | None = None, *, memory_entries: int = 4096) -> None:
-        self.path = Path(path) if path is not None else default_cache_path()
-        self._conn: sqlite3.Connection | None = None
-        self._lock = threading.Lock()
+    def __init__(self, *, memory_entries: int = 4096) -> None:
         self._memory: OrderedDict[str, str] = OrderedDict()
         self.memory_entries = memory_entries
         self.stats = CacheStats()
@@ -193,68 +194,13 @@ class SQLiteModelCache:
             weakref.WeakKeyDictionary()
         )
 
-    def _remember(self, key: str, raw: str) -> None:
-        if self.memory_entries <= 0:
-            return
-        self._memory[key] = raw
-        self._memory.move_to_end(key)
-        while len(self._memory) > self.memory_entries:
-            self._memory.popitem(last=False)
+    def get_many(self, keys: list[str]) -> dict[str, str]:
+        """The stored text of those ``keys`` that exist (blocking)."""
+        raise NotImplementedError
 
-    def _connect(self) -> sqlite3.Connection:
-        if self._conn is None:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            conn = sqlite3.connect(
-                self.path, timeout=10.0, check_same_thread=False, isolation_level=None
-            )
-            conn.execute("PRAGMA journal_mode=WAL")
-            conn.execute("PRAGMA synchronous=NORMAL")
-            conn.execute(
-                f"CREATE TABLE IF NOT EXISTS {self.TABLE} ("
-                "key TEXT PRIMARY KEY, response TEXT NOT NULL, created_at REAL NOT NULL)"
-            )
-            self._conn = conn
-        return self._conn
-
-    def _get_many_sync(self, keys: list[str]) -> dict[str, str]:
-        found: dict[str, str] = {}
-        with self._lock:
-            conn = self._connect()
-            for start in range(0, len(keys), self.READ_CHUNK):
-                chunk = keys[start : start + self.READ_CHUNK]
-                marks = ",".join("?" * len(chunk))
-                rows = conn.execute(
-                    f"SELECT key, response FROM {self.TABLE} WHERE key IN ({marks})", chunk
-                ).fetchall()
-                found.update((str(k), str(v)) for k, v in rows)
-        return found
-
-    async def _read(self, key: str) -> str | None:
-        """The stored text of ``key``, read in a worker thread. Lookups made in the same
-        event-loop iteration share one thread hop and one ``SELECT ... IN (...)``: at
-        hundreds of hits per second (a re-run served from the cache) a hop per hit costs
-        more than the query, and it is what makes a cached run slow."""
-        loop = asyncio.get_running_loop()
-        batch = self._batches.get(loop)
-        if batch is None:
-            batch = self._batches[loop] = _ReadBatch(set(), loop.create_future())
-            loop.call_soon(self._flush, loop, batch)
-        batch.keys.add(key)
-        rows = await asyncio.shield(batch.done)  # one waiter cancelled: the batch goes on
-        return rows.get(key)
-
-    def _flush(self, loop: asyncio.AbstractEventLoop, batch: _ReadBatch) -> None:
-        if self._batches.get(loop) is batch:
-            del self._batches[loop]
-        reading = loop.run_in_executor(None, self._get_many_sync, sorted(batch.keys))
-        reading.add_done_callback(lambda source: _settle(batch.done, source))
-
-    def _put_sync(self, key: str, text: str) -> None:
-        with self._lock:
-            self._connect().execute(
-                f"INSERT OR REPLACE INTO {self.TABLE} (key, response, created_at) VALUES (?, ?, ?)",
-                (key, text, time.time()),
-            )
+    def put_raw(self, key: str, raw: str) -> None:
+        """Insert or replace one entry, last write wins (blocking)."""
+        raise NotImplementedError
 
     async def get(self, key: str) -> dict[str, Any] | None:
         raw = self._memory.get(key)
@@ -272,9 +218,80 @@ class SQLiteModelCache:
 
     async def put(self, key: str, value: dict[str, Any]) -> None:
         raw = json.dumps(value, ensure_ascii=False)
-        await asyncio.to_thread(self._put_sync, key, raw)
+        await asyncio.to_thread(self.put_raw, key, raw)
         self._remember(key, raw)
         self.stats.writes += 1
+
+    def _remember(self, key: str, raw: str) -> None:
+        if self.memory_entries <= 0:
+            return
+        self._memory[key] = raw
+        self._memory.move_to_end(key)
+        while len(self._memory) > self.memory_entries:
+            self._memory.popitem(last=False)
+
+    async def _read(self, key: str) -> str | None:
+        loop = asyncio.get_running_loop()
+        batch = self._batches.get(loop)
+        if batch is None:
+            batch = self._batches[loop] = _ReadBatch(set(), loop.create_future())
+            loop.call_soon(self._flush, loop, batch)
+        batch.keys.add(key)
+        rows = await asyncio.shield(batch.done)  # one waiter cancelled: the batch goes on
+        return rows.get(key)
+
+    def _flush(self, loop: asyncio.AbstractEventLoop, batch: _ReadBatch) -> None:
+        if self._batches.get(loop) is batch:
+            del self._batches[loop]
+        reading = loop.run_in_executor(None, self.get_many, sorted(batch.keys))
+        reading.add_done_callback(lambda source: _settle(batch.done, source))
+
+
+class SQLiteModelCache(BatchedCache):
+    """Responses in one SQLite file (WAL), created on first use."""
+
+    TABLE = "model_cache"
+
+    def __init__(self, path: str | Path | None = None, *, memory_entries: int = 4096) -> None:
+        super().__init__(memory_entries=memory_entries)
+        self.path = Path(path) if path is not None else default_cache_path()
+        self._conn: sqlite3.Connection | None = None
+        self._lock = threading.Lock()
+
+    def _connect(self) -> sqlite3.Connection:
+        if self._conn is None:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            conn = sqlite3.connect(
+                self.path, timeout=10.0, check_same_thread=False, isolation_level=None
+            )
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=NORMAL")
+            conn.execute(
+                f"CREATE TABLE IF NOT EXISTS {self.TABLE} ("
+                "key TEXT PRIMARY KEY, response TEXT NOT NULL, created_at REAL NOT NULL)"
+            )
+            self._conn = conn
+        return self._conn
+
+    def get_many(self, keys: list[str]) -> dict[str, str]:
+        found: dict[str, str] = {}
+        with self._lock:
+            conn = self._connect()
+            for start in range(0, len(keys), self.READ_CHUNK):
+                chunk = keys[start : start + self.READ_CHUNK]
+                marks = ",".join("?" * len(chunk))
+                rows = conn.execute(
+                    f"SELECT key, response FROM {self.TABLE} WHERE key IN ({marks})", chunk
+                ).fetchall()
+                found.update((str(k), str(v)) for k, v in rows)
+        return found
+
+    def put_raw(self, key: str, raw: str) -> None:
+        with self._lock:
+            self._connect().execute(
+                f"INSERT OR REPLACE INTO {self.TABLE} (key, response, created_at) VALUES (?, ?, ?)",
+                (key, raw, time.time()),
+            )
 
     def count(self) -> int:
         with self._lock:
