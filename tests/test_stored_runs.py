@@ -127,3 +127,52 @@ def test_sigkilled_run_is_finished_by_resume_with_nothing_lost_or_doubled(tmp_pa
         mean = record.summary.scorers["exact-match"].mean
         expected = sum(1 for i in range(n) if i % 3) / n
         assert mean == pytest.approx(expected)
+
+
+def test_ctrl_c_stops_cleanly_keeps_results_and_resume_finishes(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'int.db'}"
+    n = 300
+    with open_store(url) as store:
+        store.datasets.create("big")
+        store.datasets.add_items("big", _items(n))
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    cmd = [
+        sys.executable,
+        "-m",
+        "assay",
+        "--db",
+        url,
+        "run",
+        "--dataset",
+        "big",
+        "--target",
+        TARGET,
+        "-s",
+        "exact-match",
+        "-c",
+        "2",
+        "--no-progress",
+    ]
+    child = subprocess.Popen(
+        cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        with open_store(url) as store:
+            runs = store.runs.list()
+            if runs and len(store.runs.completed_keys(runs[0].id)) >= 30:
+                break
+        time.sleep(0.05)
+    child.send_signal(signal.SIGINT)
+    _, err = child.communicate(timeout=30)
+    assert child.returncode == 130, err
+    assert "interrupted" in err
+    with open_store(url) as store:
+        (record,) = store.runs.list()
+        assert record.status == "interrupted"
+        kept = len(store.runs.completed_keys(record.id))
+        assert 30 <= kept < n
+        assert record.summary is not None and record.summary.results == kept
+        result = resume_run(record.id, store=store, progress=False)
+        assert result.status == "completed" and result.summary.results == n
+        assert len(store.runs.completed_keys(record.id)) == n

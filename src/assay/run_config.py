@@ -13,6 +13,7 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from assay.runner.hooks import RunHooks
 from assay.runner.result import RunResult
 from assay.scoring.sync import run_sync
 
@@ -86,7 +87,9 @@ def make_run_config(raw: dict[str, Any], *, source: str = "run config") -> RunCo
         raise RunConfigError(f"{source}: field {where!r}: {first['msg']}") from exc
 
 
-async def run_config_async(config: RunConfig, *, progress: bool | None = None) -> RunResult:
+async def run_config_async(
+    config: RunConfig, *, progress: bool | None = None, hooks: RunHooks | None = None
+) -> RunResult:
     """Execute ``config``: stored (default) or in memory."""
     options: dict[str, Any] = {
         "concurrency": config.concurrency,
@@ -95,6 +98,7 @@ async def run_config_async(config: RunConfig, *, progress: bool | None = None) -
         "name": config.name,
         "metadata": config.metadata,
         "progress": progress,
+        "hooks": hooks,
     }
     if config.dataset is not None:
         from assay.stored_runs import run_dataset_async
@@ -112,5 +116,7 @@ async def run_config_async(config: RunConfig, *, progress: bool | None = None) -
     return await run_evals_async(config.data, config.target, config.scorers, **options)
 
 
-def run_config(config: RunConfig, *, progress: bool | None = None) -> RunResult:
-    return run_sync(lambda: run_config_async(config, progress=progress))
+def run_config(
+    config: RunConfig, *, progress: bool | None = None, hooks: RunHooks | None = None
+) -> RunResult:
+    return run_sync(lambda: run_config_async(config, progress=progress, hooks=hooks))

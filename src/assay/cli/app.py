@@ -274,7 +274,9 @@ def demo(
 def main() -> None:
     """Console-script entry point: one clear line and exit code 2 on bad input."""
     try:
-        app(standalone_mode=False)
+        code = app(standalone_mode=False)
+        if isinstance(code, int) and code:  # typer.Exit(n) inside a command, unraised
+            sys.exit(code)
     except (ScorerRegistryError, CliError) as exc:
         err_console.print(f"error: {exc}", markup=False, highlight=False)
         sys.exit(2)

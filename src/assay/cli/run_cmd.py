@@ -9,6 +9,8 @@ from typing import Annotated, Any
 import typer
 
 from assay.cli.common import CliError, console, err_console
+from assay.runner.hooks import RunHooks
+from assay.types import RunInfo
 
 
 def run(
@@ -61,10 +63,17 @@ def run(
         cfg = load_run_config(config, **given) if config else make_run_config(given, source="flags")
     except RunConfigError as exc:
         raise CliError(str(exc)) from exc
+    started: list[RunInfo] = []
+    hooks = RunHooks(on_run_start=started.append)
     try:
-        result = run_config(cfg, progress=progress)
+        result = run_config(cfg, progress=progress, hooks=hooks)
     except KeyboardInterrupt:
-        err_console.print("interrupted: finished items are kept; `assay runs list` shows the run")
+        if started and cfg.store:
+            run_id = started[0].id[:8]
+            hint = f"`assay runs resume {run_id}` finishes run {run_id}"
+        else:
+            hint = "nothing was stored (--no-store)"
+        err_console.print(f"interrupted: finished results are kept; {hint}", highlight=False)
         raise typer.Exit(130) from None
     except (ValueError, TypeError, KeyError, LookupError) as exc:
         raise CliError(str(exc)) from exc
