@@ -6,10 +6,9 @@ from pathlib import Path
 
 import pytest
 
+import datasets  # a dev dependency: the real HF package checks our layout both ways
 from assay.datasets import DatasetError, DatasetImportError, read_items, write_items
 from assay.types import ITEM_FIELDS, Item
-
-datasets = pytest.importorskip("datasets")
 
 
 @pytest.fixture(autouse=True)

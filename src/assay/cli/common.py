@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import os
 from typing import TYPE_CHECKING
 
@@ -32,3 +33,8 @@ def parse_pairs(pairs: list[str], option: str) -> list[str]:
         if not sep or not key or not value:
             raise CliError(f"{option} {pair!r}: expected key=value")
     return pairs
+
+
+def when(ts: float | None) -> str:
+    """A stored unix timestamp as local time, or a dash."""
+    return "—" if ts is None else dt.datetime.fromtimestamp(ts).strftime("%Y-%m-%d %H:%M:%S")

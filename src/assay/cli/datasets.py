@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import datetime as dt
 import json
 from pathlib import Path
 from typing import Annotated, Any
@@ -12,17 +11,9 @@ from pydantic import ValidationError
 from rich.table import Table
 from rich.text import Text
 
-from assay.cli.common import CliError, console, open_cli_store, parse_pairs
+from assay.cli.common import CliError, console, open_cli_store, parse_pairs, when
 
 datasets_app = typer.Typer(help="Versioned datasets in the store.", no_args_is_help=True)
-
-
-def _when(ts: Any) -> str:
-    if ts is None:
-        return "—"
-    if isinstance(ts, dt.datetime):
-        return ts.strftime("%Y-%m-%d %H:%M:%S")
-    return dt.datetime.fromtimestamp(float(ts)).strftime("%Y-%m-%d %H:%M:%S")
 
 
 def _short(value: Any, width: int = 60) -> Text:
@@ -57,7 +48,7 @@ def datasets_list() -> None:
             Text(info.name),
             str(info.version),
             f"{info.item_count:,}",
-            _when(info.updated_at),
+            when(info.updated_at),
             Text(info.description or ""),
         )
     console.print(table)
@@ -100,16 +91,17 @@ def datasets_versions(name: Annotated[str, typer.Argument(help="Dataset name or 
         info = _get(store, name)
         versions = store.datasets.versions(info.id)
     table = Table(title=f"{info.name}: {len(versions)} version(s)", title_justify="left")
-    columns = [c for c in ("version", "created_at", "added", "updated", "deleted", "note")]
-    for column in columns:
+    for column in ("version", "created", "added", "updated", "deleted", "items", "note"):
         table.add_column(column)
     for v in versions:
-        row = [getattr(v, c, None) for c in columns]
         table.add_row(
-            *(
-                _when(x) if c == "created_at" else Text("" if x is None else str(x))
-                for c, x in zip(columns, row, strict=True)
-            )
+            str(v.version),
+            when(v.created_at),
+            str(v.added),
+            str(v.updated),
+            str(v.deleted),
+            str(v.item_count),
+            Text(v.note or ""),
         )
     console.print(table)
 

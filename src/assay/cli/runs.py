@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import datetime as dt
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -10,7 +9,7 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
-from assay.cli.common import CliError, console, err_console, open_cli_store
+from assay.cli.common import CliError, console, err_console, open_cli_store, when
 from assay.types import RunRecord
 
 if TYPE_CHECKING:
@@ -19,10 +18,6 @@ if TYPE_CHECKING:
 runs_app = typer.Typer(
     help="Stored runs: list, show, export, compare, resume.", no_args_is_help=True
 )
-
-
-def _when(ts: float | None) -> str:
-    return "—" if ts is None else dt.datetime.fromtimestamp(ts).strftime("%Y-%m-%d %H:%M:%S")
 
 
 def _get(store: Store, run_id: str) -> RunRecord:
@@ -58,7 +53,7 @@ def runs_list(
             r.status,
             f"{r.completed_results:,}",
             f"{r.failed_results:,}",
-            _when(info.created_at),
+            when(info.created_at),
         )
     console.print(table)
 

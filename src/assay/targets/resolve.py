@@ -147,8 +147,6 @@ def target_from_spec(spec: TargetSpec) -> Target:
             f"this run's target ({spec.label}) was a Python object, not an import path; "
             "pass the target again to resume"
         )
-    return (
-        _from_mapping({"type": spec.kind, "ref": spec.ref})
-        if spec.kind != "scorer"
-        else (_wrap(import_object(spec.ref), spec.ref))
-    )
+    if spec.kind == "scorer":
+        return _wrap(import_object(spec.ref), spec.ref)
+    return _from_mapping({"type": spec.kind, "ref": spec.ref})
