@@ -57,7 +57,7 @@ def load_pairs(path: Path, n: int) -> list[tuple[str, str]]:
 
 
 def build_runs(type_id: str, pairs: list[tuple[str, str]]) -> list[dict[str, Any]]:
-    from assay.scoring.testing import create_test_message, create_tool_invocation
+    from assay.testing.runs import create_test_message, create_tool_invocation
 
     runs = []
     for index, (first, second) in enumerate(pairs):

@@ -2,7 +2,7 @@
 
 Every number goes through the real model stack a judge scorer uses in production,
 ``CachedModel(ReliableModel(OpenAICompatibleModel))`` on the ``openai`` SDK, pointed at the
-project's mock OpenAI-compatible server (``assay.models.testing_server.MockOpenAIServer``)
+project's mock OpenAI-compatible server (``assay.testing.openai_server.MockOpenAIServer``)
 on 127.0.0.1. Four tables:
 
 1. Efficiency: 1,000 items x ``faithfulness`` with ``reason="llm"`` (three judge calls per
@@ -299,7 +299,7 @@ def plausible_answer(body: JSON) -> str | JSON:
 # ------------------------------------------------------------- the server, in a child
 def _serve(conn: Connection, options: JSON) -> None:
     """Child process: run the mock server until the parent says stop (or goes away)."""
-    from assay.models.testing_server import MockOpenAIServer
+    from assay.testing.openai_server import MockOpenAIServer
 
     server = MockOpenAIServer(responder=plausible_answer, record_requests=False, **options)
     server.start()
@@ -721,7 +721,7 @@ async def cache(items: list[JSON]) -> list[str]:
 
 def cost_run(kind: str) -> JSON:
     """The cost item as an agent run (messages), with a tool call for the tool scorers."""
-    from assay.scoring.testing import create_test_message, create_tool_invocation
+    from assay.testing.runs import create_test_message, create_tool_invocation
 
     tools = None
     if kind == "tools":
@@ -777,7 +777,7 @@ TOOL_SCORERS = ("tool-call-accuracy-llm", "trajectory-accuracy-llm")
 
 async def cost() -> list[str]:
     import assay
-    from assay.models.testing_server import MockOpenAIServer
+    from assay.testing.openai_server import MockOpenAIServer
 
     judge_types = [info for info in assay.list_scorers() if info.kind == "judge"]
     passages = ", ".join(str(len(p.split())) for p in CONTEXT)

@@ -13,11 +13,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from assay.models.base import ChatMessage, Model, ModelResponse, ModelSettings
-from assay.models.scripted import ScriptedModel
+from assay.rounding import round2
 from assay.runner.api import run_evals, run_evals_async
 from assay.runner.hooks import RunHooks
 from assay.runner.result import RunResult
-from assay.scoring.context import NotScorable, ScorerRun, StepContext, not_scorable
+from assay.scoring.context import NotScorable, ScorerCall, StepContext, not_scorable
 from assay.scoring.judge import JudgeStepError
 from assay.scoring.registry import (
     ScorerConfig,
@@ -31,10 +31,10 @@ from assay.scoring.registry import (
     list_scorers,
     register_scorer,
 )
-from assay.scoring.rounding import round2
 from assay.scoring.scorer import Scorer, ScorerDefinitionError
 from assay.scoring.steps import FunctionStep, JudgeConfig, JudgeStep, judge_step
 from assay.targets.resolve import resolve_target
+from assay.testing.scripted import ScriptedModel
 from assay.types import (
     Item,
     ItemResult,
@@ -114,11 +114,11 @@ __all__ = [
     "ScoreError",
     "ScoreResult",
     "Scorer",
+    "ScorerCall",
     "ScorerConfig",
     "ScorerDefinitionError",
     "ScorerParams",
     "ScorerParamsError",
-    "ScorerRun",
     "ScorerSummary",
     "ScorerType",
     "ScorerTypeInfo",

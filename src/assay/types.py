@@ -99,7 +99,8 @@ class ScoreResult(BaseModel):
 
     scorer_id: str
     scorer_name: str
-    run_id: str
+    call_id: str
+    """Identifies this one scorer call (a run is an evaluation; see ``RunInfo.id``)."""
     status: ScoreStatus
     score: float | None = None
     reason: str | None = None
@@ -186,7 +187,7 @@ class ItemResult(BaseModel):
 
     item_id: str
     repeat: int = 0
-    index: int = 0
+    position: int = 0
     """Position of the item in the run's data (stable order for reports)."""
     input: Any = None
     output: Any = None

@@ -70,7 +70,7 @@ def score(
     return ScoreResult(
         scorer_id=scorer_id,
         scorer_name=scorer_id,
-        run_id="r",
+        call_id="r",
         status=st,  # type: ignore[arg-type]
         score=value,
         reason=reason,
@@ -92,7 +92,7 @@ def result(
 ) -> ItemResult:
     return ItemResult(
         item_id=item_id,
-        index=index,
+        position=index,
         repeat=repeat,
         input=input,
         output=None if error else output,

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from assay.analysis.compare import compare_runs, top_items
-from assay.analysis.stats import bootstrap_mean_ci
+from assay.summary.stats import bootstrap_mean_ci
 from assay.types import ScoreRow
 
 from .factories import record, rows, spec

@@ -5,9 +5,9 @@ from html.parser import HTMLParser
 from importlib.resources import files
 from pathlib import Path
 
-from assay.analysis.accumulator import SummaryAccumulator
 from assay.analysis.compare import compare_runs
 from assay.analysis.report_html import render_html_report, write_html_report
+from assay.summary.accumulator import SummaryAccumulator
 from assay.types import ItemResult, RunRecord
 
 from .factories import record, result, rows, score, spec

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from assay.analysis.accumulator import SummaryAccumulator
 from assay.analysis.report_json import run_report_dict, write_run_json
+from assay.summary.accumulator import SummaryAccumulator
 from assay.types import ItemResult, RunRecord
 
 from .factories import record, result, score, spec

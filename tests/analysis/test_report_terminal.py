@@ -2,9 +2,9 @@ from __future__ import annotations
 
 from rich.console import Console
 
-from assay.analysis.accumulator import SummaryAccumulator
 from assay.analysis.compare import compare_runs
 from assay.analysis.report_terminal import comparison_table, regressions_table, summary_table
+from assay.summary.accumulator import SummaryAccumulator
 
 from .factories import record, result, rows, score, spec
 

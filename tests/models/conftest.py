@@ -10,7 +10,7 @@ import pytest
 from assay.models.openai_compat import reset_structured_output_memory
 from assay.models.providers import reset_resolved_models
 from assay.models.reliability import reset_limiters
-from assay.models.testing_server import MockOpenAIServer
+from assay.testing.openai_server import MockOpenAIServer
 
 
 @pytest.fixture(autouse=True)

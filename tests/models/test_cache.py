@@ -23,7 +23,7 @@ from assay.models.cache import (
     cache_policy_from_env,
 )
 from assay.models.openai_compat import OpenAICompatibleModel
-from assay.models.testing_server import MockOpenAIServer
+from assay.testing.openai_server import MockOpenAIServer
 
 MESSAGES = [
     ChatMessage(role="system", content="You judge."),

@@ -14,8 +14,8 @@ from assay.models.cache import CachedModel, SQLiteModelCache
 from assay.models.openai_compat import OpenAICompatibleModel
 from assay.models.reliability import ReliableModel, RetryPolicy
 from assay.models.resolve import LazyModel
-from assay.models.testing_server import MockOpenAIServer, MockReply
 from assay.scorers._lib.judge_common import JudgeScorerParams, judge_config
+from assay.testing.openai_server import MockOpenAIServer, MockReply
 
 
 class Claims(BaseModel):

@@ -21,7 +21,7 @@ from typing import Literal
 import pytest
 from pydantic import BaseModel, ConfigDict, Field
 
-from assay import JudgeConfig, Scorer, ScorerRun, StepContext, judge_step
+from assay import JudgeConfig, Scorer, ScorerCall, StepContext, judge_step
 from assay.models.base import ChatMessage, Model, ModelError, ModelSettings, ModelTimeoutError
 from assay.models.cache import CachedModel, SQLiteModelCache
 from assay.models.local import (
@@ -267,4 +267,4 @@ def test_serving_beyond_loopback_needs_a_key() -> None:
 
 
 def _ctx(input: str, output: str) -> StepContext:
-    return StepContext(ScorerRun(output=output, input=input, run_id="t"), {}, None)
+    return StepContext(ScorerCall(output=output, input=input, call_id="t"), {}, None)

@@ -12,7 +12,7 @@ from pydantic import BaseModel
 from assay.models.base import ChatMessage, MissingAPIKeyError, ModelError, ModelSettings
 from assay.models.openai_compat import OpenAICompatibleModel
 from assay.models.prices import PriceTable
-from assay.models.testing_server import MockOpenAIServer, MockReply
+from assay.testing.openai_server import MockOpenAIServer, MockReply
 
 
 class Verdict(BaseModel):

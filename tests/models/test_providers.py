@@ -13,7 +13,7 @@ from assay.models.openai_compat import OpenAICompatibleModel
 from assay.models.providers import PROVIDERS
 from assay.models.reliability import ReliableModel
 from assay.models.resolve import LazyModel, UnknownModelError, known_providers, resolve_model
-from assay.models.testing_server import MockOpenAIServer
+from assay.testing.openai_server import MockOpenAIServer
 
 MESSAGES = [ChatMessage(role="user", content="hello")]
 

@@ -25,8 +25,8 @@ from assay.models.reliability import (
     limiter_for,
     parse_retry_after,
 )
-from assay.models.scripted import ScriptedModel
-from assay.models.testing_server import MockOpenAIServer, MockReply
+from assay.testing.openai_server import MockOpenAIServer, MockReply
+from assay.testing.scripted import ScriptedModel
 
 MESSAGES = [ChatMessage(role="user", content="judge this")]
 FAST = RetryPolicy(base_delay_s=0.01, max_delay_s=0.05)

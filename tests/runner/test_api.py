@@ -6,11 +6,11 @@ from typing import Any
 import pytest
 
 import assay
-from assay.models.testing_server import MockOpenAIServer
 from assay.runner.api import run_evals, run_evals_async
 from assay.runner.engine import RunAborted
 from assay.runner.hooks import RunHooks
 from assay.runner.sink import MemorySink
+from assay.testing.openai_server import MockOpenAIServer
 from assay.types import ItemResult
 
 ROWS = [
@@ -55,7 +55,7 @@ def test_failing_target_marks_only_that_item() -> None:
 
 def test_failing_scorer_marks_only_that_score() -> None:
     def explode(ctx: assay.StepContext) -> float:
-        if ctx.run.output == "ROME":
+        if ctx.call.output == "ROME":
             raise ValueError("bad step")
         return 1.0
 
@@ -200,7 +200,7 @@ def test_scorer_as_target_calibration_with_meta_scorer() -> None:
     )
 
     def agreement(ctx: assay.StepContext) -> float:
-        return 1.0 if ctx.run.output["score"] == ctx.run.ground_truth else 0.0
+        return 1.0 if ctx.call.output["score"] == ctx.call.ground_truth else 0.0
 
     meta = assay.Scorer("agreement").score(agreement)
     rows = [

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from assay import ScorerParamsError, create_scorer
-from assay.scoring.testing import create_test_message
+from assay.testing.runs import create_test_message
 
 CASES: list[dict[str, Any]] = json.loads(
     (Path(__file__).parents[1] / "fixtures" / "scorer_cases.json").read_text()

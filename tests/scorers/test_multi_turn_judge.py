@@ -11,7 +11,7 @@ from assay.models.base import ModelError
 from assay.scorers._lib.judge_common import INJECTION_GUARD
 from assay.scorers.multi_turn_judge import assistant_turns
 from assay.scoring.registry import ScorerParamsError
-from assay.scoring.testing import create_test_message, create_tool_invocation
+from assay.testing.runs import create_test_message, create_tool_invocation
 from assay.types import ScoreResult
 
 CRITERION = "The agent gave forecasts for London and Paris."

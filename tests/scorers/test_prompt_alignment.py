@@ -9,7 +9,7 @@ import pytest
 
 from assay import ScoreResult, ScorerParamsError, ScriptedModel, create_scorer, get_scorer_type
 from assay.models.base import ModelError
-from assay.scoring.testing import create_test_message
+from assay.testing.runs import create_test_message
 
 USER = "List three primary colours as a bulleted list."
 SYSTEM = "You are a terse assistant. Never use emojis."

@@ -9,7 +9,7 @@ import pytest
 
 from assay import ScoreResult, ScorerParamsError, ScriptedModel, create_scorer, get_scorer_type
 from assay.models.base import ModelError
-from assay.scoring.testing import create_test_message
+from assay.testing.runs import create_test_message
 
 SOURCE = (
     "The city council approved a new park on Monday. Construction starts in May and costs "

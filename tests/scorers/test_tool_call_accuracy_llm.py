@@ -10,7 +10,7 @@ from assay import ScriptedModel, create_scorer, get_scorer_type
 from assay.models.base import ModelError
 from assay.scorers._lib.judge_common import INJECTION_GUARD
 from assay.scoring.registry import ScorerParamsError
-from assay.scoring.testing import (
+from assay.testing.runs import (
     create_agent_test_run,
     create_test_message,
     create_tool_invocation,

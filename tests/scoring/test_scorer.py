@@ -71,7 +71,7 @@ def test_result_carries_steps_and_reason() -> None:
     assert result.score == 0.5
     assert result.reason == "5 chars -> 0.5"
     assert result.steps["preprocess"] == {"chars": 5}
-    assert result.scorer_id == "length" and result.run_id
+    assert result.scorer_id == "length" and result.call_id
 
 
 def test_async_steps_are_awaited() -> None:

@@ -35,7 +35,7 @@ def ready_score(scorer_id: str, score: float, *, calls: int = 0) -> ScoreResult:
     return ScoreResult(
         scorer_id=scorer_id,
         scorer_name=scorer_id.title(),
-        run_id=f"scorer-run-{scorer_id}-{score}",
+        call_id=f"scorer-run-{scorer_id}-{score}",
         status="ready",
         score=score,
         reason=f"because {score}",
@@ -50,7 +50,7 @@ def error_score(scorer_id: str) -> ScoreResult:
     return ScoreResult(
         scorer_id=scorer_id,
         scorer_name=scorer_id.title(),
-        run_id="scorer-run-error",
+        call_id="scorer-run-error",
         status="error",
         error=ScoreError(
             message="judge answer did not validate",
@@ -65,7 +65,7 @@ def not_scorable(scorer_id: str) -> ScoreResult:
     return ScoreResult(
         scorer_id=scorer_id,
         scorer_name=scorer_id.title(),
-        run_id="scorer-run-ns",
+        call_id="scorer-run-ns",
         status="not_scorable",
         reason="no context",
         not_scorable_step="preprocess",
@@ -83,7 +83,7 @@ def item_result(
     return ItemResult(
         item_id=item_id,
         repeat=repeat,
-        index=position,
+        position=position,
         input={"question": f"q{position}", "nested": [1, {"a": None}]},
         output=None if error else f"answer {position}/{repeat}",
         expected_output=f"answer {position}",

@@ -165,9 +165,9 @@ def test_results_order_offset_limit_across_chunks(store: Store) -> None:
     ]
     store.runs.write_results("r", batch[:7])
     store.runs.write_results("r", batch[7:])
-    keys = [(r.index, r.repeat) for r in store.runs.results("r")]
+    keys = [(r.position, r.repeat) for r in store.runs.results("r")]
     assert keys == [(p, rep) for p in range(10) for rep in (0, 1)]
-    page = [(r.index, r.repeat) for r in store.runs.results("r", offset=5, limit=9)]
+    page = [(r.position, r.repeat) for r in store.runs.results("r", offset=5, limit=9)]
     assert page == keys[5:14]
     assert [r.scores["exact"].score for r in store.runs.results("r", limit=3)] == [0.0, 1.0, 1.0]
 

@@ -2,8 +2,8 @@ from __future__ import annotations
 
 import pytest
 
-from assay.models.scripted import ScriptedModel
 from assay.targets.model_prompt import ModelPromptTarget
+from assay.testing.scripted import ScriptedModel
 from assay.types import Item
 
 

@@ -31,13 +31,13 @@ def test_error_result_raises_and_not_scorable_keeps_status() -> None:
     error = ScoreResult(
         scorer_id="s",
         scorer_name="s",
-        run_id="r",
+        call_id="r",
         status="error",
         error=ScoreError(message="judge said nonsense"),
     )
     with pytest.raises(ScorerTargetError, match="judge said nonsense"):
         scorer_output(error)
-    skipped = ScoreResult(scorer_id="s", scorer_name="s", run_id="r", status="not_scorable")
+    skipped = ScoreResult(scorer_id="s", scorer_name="s", call_id="r", status="not_scorable")
     assert scorer_output(skipped).output == {
         "score": None,
         "reason": None,
@@ -49,7 +49,7 @@ async def test_scorer_target_passes_item_fields_as_scorer_arguments() -> None:
     seen = {}
 
     def score(ctx: assay.StepContext) -> float:
-        seen.update(input=ctx.run.input, output=ctx.run.output, gt=ctx.run.ground_truth)
+        seen.update(input=ctx.call.input, output=ctx.call.output, gt=ctx.call.ground_truth)
         return 0.75
 
     target = ScorerTarget(assay.Scorer("probe").score(score).reason(lambda ctx: "because"))

@@ -9,8 +9,6 @@ pull in Rich, Jinja2 or plotly.
 
 from __future__ import annotations
 
-from assay.analysis.accumulator import ItemIdTable, SummaryAccumulator
-from assay.analysis.columns import ScoreColumns, ScoreColumnsBuilder
 from assay.analysis.compare import (
     ItemDelta,
     RunComparison,
@@ -19,7 +17,9 @@ from assay.analysis.compare import (
     compare_runs,
     top_items,
 )
-from assay.analysis.stats import (
+from assay.summary.accumulator import ItemIdTable, SummaryAccumulator
+from assay.summary.columns import ScoreColumns, ScoreColumnsBuilder
+from assay.summary.stats import (
     ItemStats,
     bootstrap_mean_ci,
     item_stats,

@@ -19,8 +19,8 @@ import numpy as np
 import numpy.typing as npt
 from pydantic import BaseModel, ConfigDict, Field, computed_field
 
-from assay.analysis.columns import ScoreColumnsBuilder
-from assay.analysis.stats import bootstrap_mean_ci, item_stats
+from assay.summary.columns import ScoreColumnsBuilder
+from assay.summary.stats import bootstrap_mean_ci, item_stats
 from assay.types import RunRecord, ScoreRow, ScorerSpec
 
 Verdict = Literal["improved", "regressed", "not_significant", "insufficient_data"]

@@ -30,10 +30,10 @@ import plotly.io as pio
 from plotly.offline import get_plotlyjs
 
 from assay.analysis import formatting as fmt
-from assay.analysis.accumulator import SummaryAccumulator
-from assay.analysis.columns import ScoreColumns
 from assay.analysis.compare import RunComparison, top_items
-from assay.analysis.stats import item_stats
+from assay.summary.accumulator import SummaryAccumulator
+from assay.summary.columns import ScoreColumns
+from assay.summary.stats import item_stats
 from assay.types import ItemResult, RunRecord, RunSummary, ScoreResult, ScorerSpec
 
 CELL_CHARS = 300
@@ -338,7 +338,7 @@ def _item_rows(
             scores.append((cell, fmt.clip(reason or "", REASON_CHARS)))
         out.append(
             {
-                "position": r.index,
+                "position": r.position,
                 "item": Cell(fmt.clip(r.item_id, CELL_CHARS), r.item_id),
                 "repeat": r.repeat,
                 "input": _text_cell(r.input),

@@ -131,7 +131,7 @@ async def run_evals_async(
 
 
 def _order(result: ItemResult) -> tuple[int, int]:
-    return result.index, result.repeat
+    return result.position, result.repeat
 
 
 def run_evals(

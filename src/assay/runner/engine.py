@@ -18,11 +18,11 @@ import traceback
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
-from assay.analysis.accumulator import SummaryAccumulator
 from assay.runner.hooks import RunHooks
 from assay.runner.progress import RunProgress
 from assay.runner.sink import ResultSink
 from assay.scoring.scorer import Scorer
+from assay.summary.accumulator import SummaryAccumulator
 from assay.targets.base import Target
 from assay.types import (
     Item,
@@ -70,7 +70,7 @@ def _units(plan: RunPlan) -> Iterator[tuple[int, Item, int]]:
                 yield position, item, repeat
 
 
-async def _score(scorer: Scorer, item: Item, output: object, run_id: str) -> ScoreResult:
+async def _score(scorer: Scorer, item: Item, output: object) -> ScoreResult:
     try:
         return await scorer.run(
             input=item.input,
@@ -83,7 +83,7 @@ async def _score(scorer: Scorer, item: Item, output: object, run_id: str) -> Sco
         return ScoreResult(
             scorer_id=scorer.id,
             scorer_name=scorer.label,
-            run_id=run_id,
+            call_id="",
             status="error",
             error=ScoreError(message=f"{type(exc).__name__}: {exc}", kind=type(exc).__name__),
         )
@@ -110,13 +110,12 @@ async def run_unit(plan: RunPlan, position: int, item: Item, repeat: int) -> Ite
     latency_ms = (time.perf_counter() - clock) * 1000.0 if timed else None
     scores: dict[str, ScoreResult] = {}
     if error is None and plan.scorers:
-        run_id = plan.info.id
         if len(plan.scorers) == 1:
             scorer = plan.scorers[0]
-            scores[scorer.id] = await _score(scorer, item, output, run_id)
+            scores[scorer.id] = await _score(scorer, item, output)
         else:
             results = await asyncio.gather(
-                *(_score(scorer, item, output, run_id) for scorer in plan.scorers)
+                *(_score(scorer, item, output) for scorer in plan.scorers)
             )
             scores = {
                 scorer.id: result for scorer, result in zip(plan.scorers, results, strict=True)
@@ -124,7 +123,7 @@ async def run_unit(plan: RunPlan, position: int, item: Item, repeat: int) -> Ite
     return ItemResult.model_construct(
         item_id=item.id,
         repeat=repeat,
-        index=position,
+        position=position,
         input=item.input,
         output=output,
         expected_output=item.expected_output,

@@ -32,6 +32,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from assay.rounding import round2
 from assay.scorers._lib.judge_common import (
     ReasonedJudgeParams,
     data_block,
@@ -41,7 +42,6 @@ from assay.scorers._lib.judge_common import (
 )
 from assay.scoring.context import StepContext
 from assay.scoring.registry import register_scorer
-from assay.scoring.rounding import round2
 from assay.scoring.scorer import Scorer
 from assay.scoring.steps import judge_step
 
@@ -146,12 +146,12 @@ def build(params: AnswerSimilarityParams) -> Scorer:
     }
 
     def preprocess_prompt(ctx: StepContext) -> str:
-        if js_falsy(ctx.run.ground_truth):
+        if js_falsy(ctx.call.ground_truth):
             if params.require_ground_truth:
                 raise ValueError(MISSING_GROUND_TRUTH)
             output, truth = "", ""
         else:
-            output, truth = ctx.output_text, ground_truth_text(ctx.run.ground_truth)
+            output, truth = ctx.output_text, ground_truth_text(ctx.call.ground_truth)
         return (
             "Break the response and the ground truth each into short normalized units of "
             "meaning (one fact or idea per unit). An empty text has no units.\n\n"
@@ -171,7 +171,7 @@ def build(params: AnswerSimilarityParams) -> Scorer:
         )
 
     def score(ctx: StepContext) -> float:
-        if js_falsy(ctx.run.ground_truth):
+        if js_falsy(ctx.call.ground_truth):
             return 0.0
         analysis: SimilarityAnalysis | None = ctx.analyze_result
         if analysis is None or not analysis.matches:
@@ -185,7 +185,7 @@ def build(params: AnswerSimilarityParams) -> Scorer:
         return round2(value * params.scale)
 
     def template_reason(ctx: StepContext) -> str:
-        if js_falsy(ctx.run.ground_truth):
+        if js_falsy(ctx.call.ground_truth):
             return NO_GROUND_TRUTH_REASON
         analysis: SimilarityAnalysis = ctx.analyze_result
         value = f"{_fmt(ctx.score or 0.0)}/{_fmt(params.scale)}"
@@ -206,7 +206,7 @@ def build(params: AnswerSimilarityParams) -> Scorer:
         return text + "."
 
     def reason_prompt(ctx: StepContext) -> str:
-        if js_falsy(ctx.run.ground_truth):
+        if js_falsy(ctx.call.ground_truth):
             return f"State in one sentence: {NO_GROUND_TRUTH_REASON}"
         value = f"{_fmt(ctx.score or 0.0)}/{_fmt(params.scale)}"
         analysis: SimilarityAnalysis = ctx.analyze_result

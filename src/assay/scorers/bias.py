@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
+from assay.rounding import round2
 from assay.scorers._lib.judge_common import (
     ReasonedJudgeParams,
     data_block,
@@ -25,7 +26,6 @@ from assay.scorers._lib.judge_common import (
 )
 from assay.scoring.context import StepContext
 from assay.scoring.registry import register_scorer
-from assay.scoring.rounding import round2
 from assay.scoring.scorer import Scorer
 from assay.scoring.steps import judge_step
 

@@ -13,12 +13,12 @@ from typing import Any
 
 from pydantic import Field, field_validator
 
+from assay.messages.chat import extract_agent_response_messages, output_texts
+from assay.messages.tool_calls import all_tool_invocations, extract_tool_calls
 from assay.scorers._lib.dice import compare_two_strings
 from assay.scoring.context import StepContext
-from assay.scoring.messages import extract_agent_response_messages, output_texts
 from assay.scoring.registry import ScorerParams, register_scorer
 from assay.scoring.scorer import Scorer
-from assay.scoring.tool_calls import all_tool_invocations, extract_tool_calls
 
 
 def assistant_texts(output: Any) -> list[str]:
@@ -63,7 +63,7 @@ class TextCheckParams(ScorerParams):
 )
 def build_includes(params: TextCheckParams) -> Scorer:
     def test(ctx: StepContext) -> tuple[bool, dict[str, Any]]:
-        text = " ".join(assistant_texts(ctx.run.output))
+        text = " ".join(assistant_texts(ctx.call.output))
         found = _fold(params.expected, params.ignore_case) in _fold(text, params.ignore_case)
         return found, {"text": text}
 
@@ -86,7 +86,7 @@ class ExcludesParams(ScorerParams):
 )
 def build_excludes(params: ExcludesParams) -> Scorer:
     def test(ctx: StepContext) -> tuple[bool, dict[str, Any]]:
-        text = " ".join(assistant_texts(ctx.run.output))
+        text = " ".join(assistant_texts(ctx.call.output))
         found = _fold(params.unwanted, params.ignore_case) in _fold(text, params.ignore_case)
         return not found, {"text": text}
 
@@ -104,7 +104,7 @@ def build_excludes(params: ExcludesParams) -> Scorer:
 )
 def build_equals(params: TextCheckParams) -> Scorer:
     def test(ctx: StepContext) -> tuple[bool, dict[str, Any]]:
-        text = "".join(assistant_texts(ctx.run.output))
+        text = "".join(assistant_texts(ctx.call.output))
         equal = _fold(text, params.ignore_case) == _fold(params.expected, params.ignore_case)
         return equal, {"text": text}
 
@@ -156,7 +156,7 @@ def build_matches(params: MatchesParams) -> Scorer:
     pattern = re.compile(source, flags)
 
     def test(ctx: StepContext) -> tuple[bool, dict[str, Any]]:
-        text = "".join(assistant_texts(ctx.run.output))
+        text = "".join(assistant_texts(ctx.call.output))
         return pattern.search(text) is not None, {"text": text}
 
     return _check("check-matches", test)
@@ -181,7 +181,7 @@ class SimilarityParams(ScorerParams):
 )
 def build_similarity(params: SimilarityParams) -> Scorer:
     def preprocess(ctx: StepContext) -> dict[str, Any]:
-        text = " ".join(assistant_texts(ctx.run.output))
+        text = " ".join(assistant_texts(ctx.call.output))
         similarity = compare_two_strings(
             _fold(text, params.ignore_case), _fold(params.expected, params.ignore_case)
         )
@@ -198,7 +198,7 @@ def build_similarity(params: SimilarityParams) -> Scorer:
 
 # ----------------------------------------------------------------------------- tool checks
 def _tools(ctx: StepContext) -> list[str]:
-    return extract_tool_calls(ctx.run.output).tools
+    return extract_tool_calls(ctx.call.output).tools
 
 
 class CalledToolParams(ScorerParams):
@@ -327,7 +327,7 @@ def build_no_tool_errors(params: ScorerParams) -> Scorer:
     def test(ctx: StepContext) -> tuple[bool, dict[str, Any]]:
         failed = [
             str(inv.get("toolName"))
-            for inv in all_tool_invocations(ctx.run.output)
+            for inv in all_tool_invocations(ctx.call.output)
             if _is_tool_error(inv)
         ]
         return not failed, {"failedTools": failed}

@@ -51,7 +51,7 @@ _PAIRS: MicroBatcher[tuple[str, str], tuple[list[str], list[str]]] = MicroBatche
 )
 def build(params: CompletenessParams) -> Scorer:
     async def preprocess(ctx: StepContext) -> Any:
-        if ctx.run.input is None and params.compare_to == "input":
+        if ctx.call.input is None and params.compare_to == "input":
             raise ValueError("Inputs cannot be null or undefined")
         pair = text_pair(ctx, params.compare_to)
         if not isinstance(pair, tuple):

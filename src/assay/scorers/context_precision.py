@@ -27,6 +27,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from assay.rounding import round2
 from assay.scorers._lib.judge_common import (
     ContextJudgeParams,
     data_block,
@@ -37,7 +38,6 @@ from assay.scorers._lib.judge_common import (
 )
 from assay.scoring.context import StepContext
 from assay.scoring.registry import register_scorer
-from assay.scoring.rounding import round2
 from assay.scoring.scorer import Scorer
 from assay.scoring.steps import judge_step
 

@@ -26,6 +26,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from assay.rounding import round2
 from assay.scorers._lib.judge_common import (
     ContextJudgeParams,
     data_block,
@@ -36,7 +37,6 @@ from assay.scorers._lib.judge_common import (
 )
 from assay.scoring.context import StepContext
 from assay.scoring.registry import register_scorer
-from assay.scoring.rounding import round2
 from assay.scoring.scorer import Scorer
 from assay.scoring.steps import judge_step
 
@@ -106,7 +106,7 @@ def build(params: ContextRecallParams) -> Scorer:
         return context
 
     def claims_prompt(ctx: StepContext) -> str:
-        ground_truth = ground_truth_text(ctx.run.ground_truth)
+        ground_truth = ground_truth_text(ctx.call.ground_truth)
         if not ground_truth.strip():
             raise ValueError(
                 "Context recall needs a ground truth (the expected answer); the run has none"

@@ -14,8 +14,8 @@ from typing import Any
 
 from pydantic import Field
 
+from assay.messages.chat import output_texts
 from assay.scoring.context import StepContext, not_scorable
-from assay.scoring.messages import output_texts
 from assay.scoring.registry import ScorerParams, register_scorer
 from assay.scoring.scorer import Scorer
 
@@ -53,9 +53,9 @@ def build_exact_match(params: ExactMatchParams) -> Scorer:
         return text
 
     def score(ctx: StepContext) -> Any:
-        if ctx.run.ground_truth is None:
+        if ctx.call.ground_truth is None:
             return not_scorable("exact-match needs an expected output")
-        same = normalise(_text(ctx.run.output)) == normalise(_text(ctx.run.ground_truth))
+        same = normalise(_text(ctx.call.output)) == normalise(_text(ctx.call.ground_truth))
         return 1.0 if same else 0.0
 
     return Scorer("exact-match", description="output equals the expected output").score(score)

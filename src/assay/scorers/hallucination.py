@@ -24,6 +24,8 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
+from assay.rounding import round2
+from assay.scorers._lib.claims import claims_prompt, fmt, resolve_context
 from assay.scorers._lib.judge_common import (
     ReasonedJudgeParams,
     data_block,
@@ -31,10 +33,8 @@ from assay.scorers._lib.judge_common import (
     numbered,
     with_reason,
 )
-from assay.scorers.faithfulness import claims_prompt, fmt, resolve_context
 from assay.scoring.context import StepContext
 from assay.scoring.registry import register_scorer
-from assay.scoring.rounding import round2
 from assay.scoring.scorer import Scorer
 from assay.scoring.steps import judge_step
 

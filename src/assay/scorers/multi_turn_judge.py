@@ -32,9 +32,9 @@ from typing import Any
 
 from pydantic import BaseModel, Field, field_validator
 
+from assay.messages.chat import effective_role, get_assistant_message, get_text_content
 from assay.scorers._lib.judge_common import ScaledJudgeParams, data_block, judge_config
 from assay.scoring.context import StepContext
-from assay.scoring.messages import effective_role, get_assistant_message, get_text_content
 from assay.scoring.registry import register_scorer
 from assay.scoring.scorer import Scorer
 from assay.scoring.steps import judge_step
@@ -115,7 +115,7 @@ def build(params: MultiTurnJudgeParams) -> Scorer:
     criterion = params.criterion.replace("<<<", "‹‹‹").replace(">>>", "›››")
 
     def analyze_prompt(ctx: StepContext) -> str:
-        turns = assistant_turns(ctx.run.output)
+        turns = assistant_turns(ctx.call.output)
         return (
             "Decide whether the conversation below, taken as a whole, satisfies the "
             f"criterion.\n\nCriterion: {criterion}\n\n"

@@ -28,6 +28,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field, field_validator
 
+from assay.rounding import round2
 from assay.scorers._lib.judge_common import (
     ReasonedJudgeParams,
     data_block,
@@ -36,7 +37,6 @@ from assay.scorers._lib.judge_common import (
 )
 from assay.scoring.context import StepContext
 from assay.scoring.registry import ScorerParams, register_scorer
-from assay.scoring.rounding import round2
 from assay.scoring.scorer import Scorer
 from assay.scoring.steps import judge_step
 

@@ -34,6 +34,8 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from assay.messages.chat import get_combined_system_prompt, get_conversation_history
+from assay.rounding import round2
 from assay.scorers._lib.judge_common import (
     ReasonedJudgeParams,
     data_block,
@@ -41,9 +43,7 @@ from assay.scorers._lib.judge_common import (
     with_reason,
 )
 from assay.scoring.context import StepContext
-from assay.scoring.messages import get_combined_system_prompt, get_conversation_history
 from assay.scoring.registry import ScorerParams, register_scorer
-from assay.scoring.rounding import round2
 from assay.scoring.scorer import Scorer
 from assay.scoring.steps import judge_step
 
@@ -179,7 +179,7 @@ def build(params: PromptAlignmentParams) -> Scorer:
 
     def analyze_prompt(ctx: StepContext) -> str:
         user_prompt = ctx.input_text
-        system_prompt = get_combined_system_prompt(ctx.run.input)
+        system_prompt = get_combined_system_prompt(ctx.call.input)
         response = ctx.output_text
         if mode == "user" and not user_prompt:
             raise ValueError("User prompt is required for user prompt alignment scoring")
@@ -191,7 +191,7 @@ def build(params: PromptAlignmentParams) -> Scorer:
             raise ValueError("Agent response is required for prompt alignment scoring")
         parts = [_TASK[mode]]
         if history_limit is not None:
-            history = get_conversation_history(ctx.run.input, history_limit)
+            history = get_conversation_history(ctx.call.input, history_limit)
             if history:
                 parts.append(data_block("earlier conversation", history))
         if mode in ("user", "both") and user_prompt:

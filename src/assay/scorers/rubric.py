@@ -163,17 +163,17 @@ class RubricAnalysis(BaseModel):
 def _source_rubric(ctx: StepContext, static: list[RubricCriterion]) -> tuple[str, Any]:
     if static:
         return "params", static
-    from_metadata = ctx.run.metadata.get("rubric") if ctx.run.metadata else None
+    from_metadata = ctx.call.metadata.get("rubric") if ctx.call.metadata else None
     if from_metadata:
         return "metadata", from_metadata
-    run_input = ctx.run.input
+    run_input = ctx.call.input
     if isinstance(run_input, Mapping) and run_input.get("rubric"):
         return "input", run_input["rubric"]
     return "none", None
 
 
 def _input_field(ctx: StepContext, key: str) -> str | None:
-    value = ctx.run.input.get(key) if isinstance(ctx.run.input, Mapping) else None
+    value = ctx.call.input.get(key) if isinstance(ctx.call.input, Mapping) else None
     return value if isinstance(value, str) else None
 
 

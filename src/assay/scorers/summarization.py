@@ -35,6 +35,8 @@ import json
 
 from pydantic import BaseModel, Field
 
+from assay.messages.chat import extract_agent_response_messages, is_agent_output
+from assay.rounding import round2
 from assay.scorers._lib.judge_common import (
     ReasonedJudgeParams,
     context_list,
@@ -44,9 +46,7 @@ from assay.scorers._lib.judge_common import (
     with_reason,
 )
 from assay.scoring.context import StepContext
-from assay.scoring.messages import extract_agent_response_messages, is_agent_output
 from assay.scoring.registry import register_scorer
-from assay.scoring.rounding import round2
 from assay.scoring.scorer import Scorer
 from assay.scoring.steps import judge_step
 
@@ -121,8 +121,8 @@ def measure_axes(
 
 def summary_text(ctx: StepContext) -> str:
     """The last non-empty assistant text of an agent output, else the assistant text."""
-    if is_agent_output(ctx.run.output):
-        responses = [r for r in extract_agent_response_messages(ctx.run.output) if r.strip()]
+    if is_agent_output(ctx.call.output):
+        responses = [r for r in extract_agent_response_messages(ctx.call.output) if r.strip()]
         if responses:
             return responses[-1]
     return ctx.output_text
@@ -150,7 +150,7 @@ def build(params: SummarizationParams) -> Scorer:
     max_questions = params.max_questions
 
     def source_text(ctx: StepContext) -> str:
-        passages = context_list(ctx.run.context)
+        passages = context_list(ctx.call.context)
         if passages:
             return "\n\n".join(passages)
         if params.source:

@@ -1,7 +1,7 @@
 """Tool-call accuracy (code): was the expected tool called, or the expected order followed?
 
 Parity with ``createToolCallAccuracyScorerCode``. Tool calls are read from the reference's
-message shapes and from OpenAI-style ``tool_calls`` alike (``assay.scoring.tool_calls``).
+message shapes and from OpenAI-style ``tool_calls`` alike (``assay.messages.tool_calls``).
 Binary score, no reason step.
 """
 
@@ -12,11 +12,11 @@ from typing import Any
 
 from pydantic import Field, model_validator
 
+from assay.messages.chat import input_texts
+from assay.messages.tool_calls import extract_tool_calls
 from assay.scoring.context import StepContext
-from assay.scoring.messages import input_texts
 from assay.scoring.registry import ScorerParams, register_scorer
 from assay.scoring.scorer import Scorer
-from assay.scoring.tool_calls import extract_tool_calls
 
 _EMPTY = "Input and output messages cannot be null or empty"
 
@@ -69,7 +69,7 @@ def _is_empty(value: Any) -> bool:
 )
 def build(params: ToolCallAccuracyCodeParams) -> Scorer:
     def preprocess(ctx: StepContext) -> dict[str, Any]:
-        run = ctx.run
+        run = ctx.call
         if _is_empty(run.input) or _is_empty(run.output) or not input_texts(run.input):
             raise ValueError(_EMPTY)
         calls = extract_tool_calls(run.output)

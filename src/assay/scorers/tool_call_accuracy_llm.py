@@ -32,6 +32,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from assay.messages.chat import input_texts
+from assay.messages.tool_calls import extract_tool_calls
+from assay.rounding import round2
 from assay.scorers._lib.judge_common import (
     ReasonedJudgeParams,
     data_block,
@@ -39,12 +42,9 @@ from assay.scorers._lib.judge_common import (
     with_reason,
 )
 from assay.scoring.context import StepContext
-from assay.scoring.messages import input_texts
 from assay.scoring.registry import register_scorer
-from assay.scoring.rounding import round2
 from assay.scoring.scorer import Scorer
 from assay.scoring.steps import JudgeConfig, judge_step
-from assay.scoring.tool_calls import extract_tool_calls
 
 EMPTY_RUN_MESSAGE = "Input and output messages cannot be null or empty"
 
@@ -170,7 +170,7 @@ def build(params: ToolCallAccuracyLLMParams) -> Scorer:
     )
 
     def preprocess(ctx: StepContext) -> dict[str, Any]:
-        run = ctx.run
+        run = ctx.call
         if _is_empty(run.input) or _is_empty(run.output) or not input_texts(run.input):
             raise ValueError(EMPTY_RUN_MESSAGE)
         calls = extract_tool_calls(run.output)

@@ -7,7 +7,6 @@ Expected steps come from the params or, per item, from ``expected_trajectory``.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 from pydantic import Field
@@ -17,11 +16,10 @@ from assay.scorers._lib.trajectory_params import (
     ExpectedStep,
     TrajectoryExpectation,
 )
-from assay.scorers._lib.trajectory_scoring import trajectory_accuracy
+from assay.scorers._lib.trajectory_scoring import as_trajectory, expected_item, trajectory_accuracy
 from assay.scoring.context import StepContext
 from assay.scoring.registry import ScorerParams, register_scorer
 from assay.scoring.scorer import Scorer
-from assay.scoring.tool_calls import extract_trajectory
 
 
 class TrajectoryAccuracyCodeParams(ScorerParams):
@@ -31,19 +29,6 @@ class TrajectoryAccuracyCodeParams(ScorerParams):
         "item's expected_trajectory is used.",
     )
     comparison_options: ComparisonOptions = Field(default_factory=ComparisonOptions)
-
-
-def as_trajectory(output: Any) -> Any:
-    """A trajectory dict as is; agent messages converted from their tool calls."""
-    if isinstance(output, Mapping) and "steps" in output:
-        return output
-    return extract_trajectory(output)
-
-
-def expected_item(value: Any) -> Any:
-    if isinstance(value, TrajectoryExpectation):
-        return value.to_reference()
-    return value
 
 
 @register_scorer(
@@ -63,9 +48,9 @@ def build(params: TrajectoryAccuracyCodeParams) -> Scorer:
 
     def preprocess(ctx: StepContext) -> dict[str, Any]:
         result, score = trajectory_accuracy(
-            as_trajectory(ctx.run.output),
+            as_trajectory(ctx.call.output),
             expected,
-            expected_item(ctx.run.expected_trajectory),
+            expected_item(ctx.call.expected_trajectory),
             params.comparison_options.ordering,
             params.comparison_options.allow_repeated_steps,
         )

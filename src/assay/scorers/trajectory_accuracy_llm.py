@@ -39,6 +39,10 @@ from typing import Any
 
 from pydantic import BaseModel, Field, field_validator
 
+from assay.messages.chat import get_assistant_message
+from assay.messages.tool_calls import extract_trajectory
+from assay.messages.trajectory import js_stringify
+from assay.rounding import round2
 from assay.scorers._lib.judge_common import (
     ReasonedJudgeParams,
     data_block,
@@ -47,13 +51,9 @@ from assay.scorers._lib.judge_common import (
 )
 from assay.scorers._lib.trajectory_params import ExpectedStep, TrajectoryExpectation
 from assay.scoring.context import StepContext
-from assay.scoring.messages import get_assistant_message
 from assay.scoring.registry import register_scorer
-from assay.scoring.rounding import round2
 from assay.scoring.scorer import Scorer
 from assay.scoring.steps import JudgeConfig, judge_step
-from assay.scoring.tool_calls import extract_trajectory
-from assay.scoring.trajectory import js_stringify
 
 INSTRUCTIONS = """\
 You assess the sequence of actions (tool calls, model generations, workflow steps) an AI
@@ -265,12 +265,12 @@ def build(params: TrajectoryAccuracyLLMParams) -> Scorer:
     static_expected = _static_expected(params.expected_trajectory)
 
     def preprocess(ctx: StepContext) -> dict[str, Any]:
-        trajectory = as_trajectory(ctx.run.output)
+        trajectory = as_trajectory(ctx.call.output)
         steps: list[Any] = list(trajectory["steps"])
         if static_expected:
             source, expected = "params", static_expected
         else:
-            expected = _item_expected(ctx.run.expected_trajectory)
+            expected = _item_expected(ctx.call.expected_trajectory)
             source = "item" if expected else "none"
         return {
             "actualTrajectoryFormatted": format_trajectory(steps),
@@ -282,7 +282,7 @@ def build(params: TrajectoryAccuracyLLMParams) -> Scorer:
 
     def analyze_prompt(ctx: StepContext) -> str:
         data = ctx.preprocess_result
-        output = ctx.run.output
+        output = ctx.call.output
         raw = (
             output.get("rawOutput") if isinstance(output, Mapping) and "steps" in output else output
         )

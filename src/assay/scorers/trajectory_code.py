@@ -12,8 +12,7 @@ from typing import Any
 from pydantic import Field
 
 from assay.scorers._lib.trajectory_params import TrajectoryExpectation, TrajectoryWeightsParams
-from assay.scorers._lib.trajectory_scoring import unified_trajectory
-from assay.scorers.trajectory_accuracy_code import as_trajectory, expected_item
+from assay.scorers._lib.trajectory_scoring import as_trajectory, expected_item, unified_trajectory
 from assay.scoring.context import StepContext
 from assay.scoring.registry import ScorerParams, register_scorer
 from assay.scoring.scorer import Scorer
@@ -43,10 +42,10 @@ def build(params: TrajectoryCodeParams) -> Scorer:
 
     def preprocess(ctx: StepContext) -> dict[str, Any]:
         result, score, reason = unified_trajectory(
-            as_trajectory(ctx.run.output),
+            as_trajectory(ctx.call.output),
             defaults,
             weights,
-            expected_item(ctx.run.expected_trajectory),
+            expected_item(ctx.call.expected_trajectory),
         )
         return {**result, "score": score, "reason": reason}
 

@@ -1,4 +1,4 @@
-"""What a step sees: the run being scored and the results of the steps before it."""
+"""What a step sees: the scorer call being scored and the results of the steps before it."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from assay.types import StepName
 
 
 @dataclass(frozen=True, slots=True)
-class ScorerRun:
+class ScorerCall:
     """The arguments of one ``scorer.run`` call.
 
     ``input``/``output`` may be strings, chat message lists, or the reference's agent
@@ -23,7 +23,8 @@ class ScorerRun:
     ground_truth: Any = None
     context: Any = None
     expected_trajectory: Any = None
-    run_id: str = ""
+    call_id: str = ""
+    """Identifies this one scorer call (not an evaluation run) in results and logs."""
     metadata: dict[str, Any] = field(default_factory=dict)
 
 
@@ -36,7 +37,7 @@ class StepContext:
     message shapes.
     """
 
-    run: ScorerRun
+    call: ScorerCall
     results: dict[StepName, Any]
     score: float | None = None
 
@@ -51,12 +52,12 @@ class StepContext:
     @property
     def input_text(self) -> str:
         """The user's message text (the reference's ``getUserMessageFromRunInput``)."""
-        from assay.scoring.messages import effective_role, get_user_message, text_of
+        from assay.messages.chat import effective_role, get_user_message, text_of
 
-        text = get_user_message(self.run.input)
-        if text is None and isinstance(self.run.input, list):
+        text = get_user_message(self.call.input)
+        if text is None and isinstance(self.call.input, list):
             # a bare chat transcript (OpenAI style): the latest user turn
-            for message in reversed(self.run.input):
+            for message in reversed(self.call.input):
                 if effective_role(message) == "user" and (text := text_of(message)):
                     break
         return text or ""
@@ -64,9 +65,9 @@ class StepContext:
     @property
     def output_text(self) -> str:
         """The last assistant text (the reference's ``getAssistantMessageFromRunOutput``)."""
-        from assay.scoring.messages import get_assistant_message
+        from assay.messages.chat import get_assistant_message
 
-        return get_assistant_message(self.run.output) or ""
+        return get_assistant_message(self.call.output) or ""
 
 
 @dataclass(frozen=True, slots=True)

@@ -26,7 +26,7 @@ from numbers import Real
 from typing import Any
 
 from assay.models.base import Model
-from assay.scoring.context import NotScorable, ScorerRun, StepContext
+from assay.scoring.context import NotScorable, ScorerCall, StepContext
 from assay.scoring.judge import JudgeStepError, execute_judge_step
 from assay.scoring.steps import FunctionStep, JudgeConfig, JudgeStep, Step, StepFunction, as_step
 from assay.scoring.sync import run_sync
@@ -37,7 +37,7 @@ class ScorerDefinitionError(ValueError):
     """The scorer itself is malformed (for example: it has no score step)."""
 
 
-RunPreparer = Callable[[ScorerRun], ScorerRun]
+CallPreparer = Callable[[ScorerCall], ScorerCall]
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,8 +58,8 @@ class Scorer:
     higher_is_better: bool = True
     score_range: tuple[float, float] = (0.0, 1.0)
     weight: float = 1.0
-    prepare_run: RunPreparer | None = None
-    applies_to: Callable[[ScorerRun], bool] | None = None
+    prepare_call: CallPreparer | None = None
+    applies_to: Callable[[ScorerCall], bool] | None = None
     """When set and false for a run, the result is ``not_scorable`` and no step runs (see
     ``when``): lets one run mix items a scorer is meant for with items it is not."""
 
@@ -99,7 +99,7 @@ class Scorer:
         """Add the step that explains the score; it also sees ``ctx.score``."""
         return self._with_step("reason", step)
 
-    def when(self, predicate: Callable[[ScorerRun], bool]) -> Scorer:
+    def when(self, predicate: Callable[[ScorerCall], bool]) -> Scorer:
         """A copy that only scores runs for which ``predicate(run)`` is true; the others are
         ``not_scorable`` ("not applicable"), so they count apart from real scores."""
         return dataclasses.replace(self, applies_to=predicate)
@@ -159,7 +159,7 @@ class Scorer:
         ground_truth: Any = None,
         context: Any = None,
         expected_trajectory: Any = None,
-        run_id: str | None = None,
+        call_id: str | None = None,
         metadata: dict[str, Any] | None = None,
     ) -> ScoreResult:
         """Score one output. Always returns a ``ScoreResult``; failures are ``status="error"``."""
@@ -168,13 +168,13 @@ class Scorer:
                 f"scorer {self.id!r} has no score step; add one with .score(...)"
             )
         started = time.perf_counter()
-        run = ScorerRun(
+        run = ScorerCall(
             output=output,
             input=input,
             ground_truth=ground_truth,
             context=context,
             expected_trajectory=expected_trajectory,
-            run_id=run_id or str(uuid.uuid4()),
+            call_id=call_id or str(uuid.uuid4()),
             metadata=metadata or {},
         )
         return await self._execute(run, started)
@@ -183,7 +183,7 @@ class Scorer:
         """``run`` for scripts; never nests event loops (see ``assay.scoring.sync``)."""
         return run_sync(lambda: self.run(**kwargs))
 
-    async def _execute(self, run: ScorerRun, started: float) -> ScoreResult:
+    async def _execute(self, run: ScorerCall, started: float) -> ScoreResult:
         results: dict[StepName, Any] = {}
         prompts: dict[str, str] = {}
         calls: list[JudgeCall] = []
@@ -195,8 +195,8 @@ class Scorer:
                 return self._result(
                     run, "not_scorable", None, "not applicable", results, prompts, calls, started
                 )
-            if self.prepare_run is not None:
-                run = self.prepare_run(run)
+            if self.prepare_call is not None:
+                run = self.prepare_call(run)
             for name, step in self.steps:
                 current = name
                 ctx = StepContext(run, results, score)
@@ -248,7 +248,7 @@ class Scorer:
 
     def _failed(
         self,
-        run: ScorerRun,
+        run: ScorerCall,
         exc: Exception,
         step: StepName,
         completed: list[StepName],
@@ -267,7 +267,7 @@ class Scorer:
 
     def _result(
         self,
-        run: ScorerRun,
+        run: ScorerCall,
         status: Any,
         score: float | None,
         reason: str | None,
@@ -282,7 +282,7 @@ class Scorer:
         return ScoreResult(
             scorer_id=self.id,
             scorer_name=self.label,
-            run_id=run.run_id,
+            call_id=run.call_id,
             status=status,
             score=score,
             reason=reason,

@@ -23,7 +23,7 @@ from assay.store.errors import (
     StoreError,
     StoreWriteError,
 )
-from assay.store.models import DatasetInfo, DatasetVersion, ItemVersion
+from assay.store.records import DatasetInfo, DatasetVersion, ItemVersion
 from assay.store.runs_repo import RunRepository
 from assay.store.sink import StoreSink
 

@@ -27,7 +27,7 @@ from assay.store.errors import (
     DuplicateItemError,
     ItemNotFoundError,
 )
-from assay.store.models import DatasetInfo, DatasetVersion, ItemVersion
+from assay.store.records import DatasetInfo, DatasetVersion, ItemVersion
 from assay.store.tables import dataset_items, dataset_versions, datasets
 from assay.types import Item
 

@@ -124,7 +124,7 @@ def numbered(items: list[str]) -> str:
 
 def run_context(ctx: StepContext, fallback: list[str] | None) -> list[str]:
     """The run's own context passages, else the ``context`` param."""
-    return context_list(ctx.run.context) or list(fallback or [])
+    return context_list(ctx.call.context) or list(fallback or [])
 
 
 def context_list(value: Any) -> list[str]:

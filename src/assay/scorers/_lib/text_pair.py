@@ -11,8 +11,8 @@ from __future__ import annotations
 import json
 from typing import Any, Literal
 
+from assay.messages.chat import input_texts, output_texts
 from assay.scoring.context import NotScorable, StepContext, not_scorable
-from assay.scoring.messages import input_texts, output_texts
 
 CompareTo = Literal["input", "ground_truth"]
 
@@ -23,7 +23,7 @@ COMPARE_TO_DESCRIPTION = (
 
 
 def joined_output(ctx: StepContext) -> str:
-    return ", ".join(output_texts(ctx.run.output))
+    return ", ".join(output_texts(ctx.call.output))
 
 
 def _ground_truth_text(value: Any) -> str:
@@ -38,9 +38,9 @@ def _ground_truth_text(value: Any) -> str:
 def text_pair(ctx: StepContext, compare_to: CompareTo) -> tuple[str, str] | NotScorable:
     """``(reference_text, output_text)``, or not-scorable when the ground truth is missing."""
     if compare_to == "ground_truth":
-        if ctx.run.ground_truth is None:
+        if ctx.call.ground_truth is None:
             return not_scorable("no ground truth to compare with (compare_to='ground_truth')")
-        reference = _ground_truth_text(ctx.run.ground_truth)
+        reference = _ground_truth_text(ctx.call.ground_truth)
     else:
-        reference = ", ".join(input_texts(ctx.run.input))
+        reference = ", ".join(input_texts(ctx.call.input))
     return reference, joined_output(ctx)

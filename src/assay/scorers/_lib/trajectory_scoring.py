@@ -15,8 +15,8 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any, Final, TypedDict
 
-from assay.scoring.rounding import round2_plain
-from assay.scoring.trajectory import (
+from assay.messages.tool_calls import extract_trajectory
+from assay.messages.trajectory import (
     ToolFailureAnalysisResult,
     TrajectoryBlacklistResult,
     TrajectoryComparisonResult,
@@ -29,6 +29,8 @@ from assay.scoring.trajectory import (
     trajectory_steps,
     trajectory_to_expected_steps,
 )
+from assay.rounding import round2_plain
+from assay.scorers._lib.trajectory_params import TrajectoryExpectation
 
 __all__ = [
     "DEFAULT_WEIGHTS",
@@ -553,3 +555,17 @@ def _unified_reason(dims: _Dimensions, nested: list[dict[str, Any]] | None, scor
         parts.append(f"Nested scores: {summary}.")
 
     return "\n".join(parts)
+
+
+def as_trajectory(output: Any) -> Any:
+    """A trajectory dict as is; agent messages converted from their tool calls."""
+    if isinstance(output, Mapping) and "steps" in output:
+        return output
+    return extract_trajectory(output)
+
+
+def expected_item(value: Any) -> Any:
+    """An expectation param as the reference's JSON; anything else unchanged."""
+    if isinstance(value, TrajectoryExpectation):
+        return value.to_reference()
+    return value

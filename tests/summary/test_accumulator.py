@@ -2,11 +2,10 @@ from __future__ import annotations
 
 import pytest
 
-from assay.analysis.accumulator import ItemIdTable, SummaryAccumulator
-from assay.analysis.columns import ScoreColumnsBuilder
-from assay.analysis.stats import summarize_scorer
-
-from .factories import judge_call, result, score, spec
+from assay.summary.accumulator import ItemIdTable, SummaryAccumulator
+from assay.summary.columns import ScoreColumnsBuilder
+from assay.summary.stats import summarize_scorer
+from tests.analysis.factories import judge_call, result, score, spec
 
 
 def _results() -> list:  # type: ignore[type-arg]
@@ -39,7 +38,7 @@ def test_accumulator_summary_matches_direct_statistics() -> None:
     direct = ScoreColumnsBuilder()
     for r in _results():
         for sid, sc in r.scores.items():
-            direct.add(sid, r.index, r.repeat, sc.status, sc.score)
+            direct.add(sid, r.position, r.repeat, sc.status, sc.score)
     expected = summarize_scorer(
         spec(), direct.columns("acc"), threshold=0.5, item_id_for=lambda p: f"q-{p + 1}"
     )

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from assay.scoring.trajectory import (
+from assay.messages.trajectory import (
     analyze_tool_failures,
     check_trajectory_blacklist,
     check_trajectory_efficiency,

@@ -1,4 +1,4 @@
-"""Tests for assay.scoring.messages (reference §3.1)."""
+"""Tests for assay.messages.chat (reference §3.1)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from assay.scoring.messages import (
+from assay.messages.chat import (
     effective_role,
     extract_agent_response_messages,
     extract_input_messages,
@@ -25,7 +25,7 @@ from assay.scoring.messages import (
     output_texts,
     text_of,
 )
-from assay.scoring.testing import create_agent_test_run, create_test_message, create_test_run
+from assay.testing.runs import create_agent_test_run, create_test_message, create_test_run
 
 CASES_PATH = Path(__file__).resolve().parents[1] / "fixtures" / "scorer_cases.json"
 

@@ -6,7 +6,7 @@ import tracemalloc
 import numpy as np
 import pytest
 
-from assay.analysis.columns import ERROR, NOT_SCORABLE, READY, ScoreColumnsBuilder
+from assay.summary.columns import ERROR, NOT_SCORABLE, READY, ScoreColumnsBuilder
 from assay.types import ScoreRow
 
 

@@ -30,7 +30,7 @@ Usage: ``prompt_tokens``/``completion_tokens`` are whitespace word counts.
 
 For throughput benchmarks run it in another process, so it does not share the GIL with the
 client under test: ``MockServerProcess(latency_s=0.1, rate_limit_rate=0.1)`` (or
-``python -m assay.models.testing_server --latency 0.1 --rate-limit 0.1``, which prints
+``python -m assay.testing.openai_server --latency 0.1 --rate-limit 0.1``, which prints
 ``READY <base_url>`` and serves until its stdin closes); counters at ``GET /mock/stats``.
 It binds loopback addresses only.
 
@@ -485,7 +485,7 @@ def _is_loopback(host: str) -> bool:
 
 # ---------------------------------------------------------------------- another process
 class MockServerProcess:
-    """The mock server in a child process (``python -m assay.models.testing_server``).
+    """The mock server in a child process (``python -m assay.testing.openai_server``).
 
     For throughput benchmarks: in-process, the server shares the GIL with the client under
     test and steals its CPU. Options are the server's (``latency_s``, ``rate_limit_rate``,
@@ -506,7 +506,7 @@ class MockServerProcess:
         args = [
             sys.executable,
             "-m",
-            "assay.models.testing_server",
+            "assay.testing.openai_server",
             "--latency",
             str(latency_s),
             "--rate-limit",

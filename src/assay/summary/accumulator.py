@@ -14,8 +14,8 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from assay.analysis.columns import ScoreColumnsBuilder
-from assay.analysis.stats import summarize_run
+from assay.summary.columns import ScoreColumnsBuilder
+from assay.summary.stats import summarize_run
 from assay.types import ItemResult, RunSummary, ScorerSpec, Usage
 
 
@@ -77,13 +77,13 @@ class SummaryAccumulator:
         """Record one finished item result (scores, latency, target error, judge usage)."""
         self.results += 1
         self._max_repeat = max(self._max_repeat, result.repeat)
-        self.ids.add(result.index, result.item_id)
+        self.ids.add(result.position, result.item_id)
         if result.error is not None:
             self.item_errors += 1
         if result.latency_ms is not None and math.isfinite(result.latency_ms):
             self._latencies.append(result.latency_ms)
         for scorer_id, score in result.scores.items():
-            self.builder.add(scorer_id, result.index, result.repeat, score.status, score.score)
+            self.builder.add(scorer_id, result.position, result.repeat, score.status, score.score)
             for call in score.judge_calls:
                 self.judge_calls += 1
                 self.usage = self.usage + call.usage

@@ -6,12 +6,11 @@ import tracemalloc
 import numpy as np
 import pytest
 
-from assay.analysis import stats
-from assay.analysis.columns import ScoreColumnsBuilder
-from assay.analysis.stats import bootstrap_mean_ci, item_stats, summarize_run, summarize_scorer
+from assay.summary import stats
+from assay.summary.columns import ScoreColumnsBuilder
+from assay.summary.stats import bootstrap_mean_ci, item_stats, summarize_run, summarize_scorer
 from assay.types import Usage
-
-from .factories import spec
+from tests.analysis.factories import spec
 
 
 def _ids(position: int) -> str:

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from assay.models.testing_server import MockOpenAIServer, MockReply, example_from_schema
+from assay.testing.openai_server import MockOpenAIServer, MockReply, example_from_schema
 
 
 def _post(url: str, body: Any, headers: dict[str, str] | None = None) -> tuple[int, Any]:
@@ -71,7 +71,7 @@ def test_rate_limit_fraction(rate: float) -> None:
 async def test_server_in_another_process_serves_and_counts() -> None:
     from assay.models.base import ChatMessage
     from assay.models.openai_compat import OpenAICompatibleModel
-    from assay.models.testing_server import MockServerProcess
+    from assay.testing.openai_server import MockServerProcess
 
     with MockServerProcess(latency_s=0.01, rate_limit_rate=0.0) as child:
         assert child.base_url.startswith("http://127.0.0.1:")

@@ -1,6 +1,6 @@
 import pytest
 
-from assay.scoring.rounding import js_round, round2, round2_plain
+from assay.rounding import js_round, round2, round2_plain
 
 
 @pytest.mark.parametrize(

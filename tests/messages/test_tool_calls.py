@@ -1,4 +1,4 @@
-"""Tests for assay.scoring.tool_calls (reference §3.2)."""
+"""Tests for assay.messages.tool_calls (reference §3.2)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,7 @@ from typing import Any
 
 import pytest
 
-from assay.scoring.testing import create_test_message, create_tool_invocation
-from assay.scoring.tool_calls import (
+from assay.messages.tool_calls import (
     ToolCallInfo,
     ToolCalls,
     all_tool_invocations,
@@ -18,6 +17,7 @@ from assay.scoring.tool_calls import (
     extract_trajectory,
     merge_tool_invocations,
 )
+from assay.testing.runs import create_test_message, create_tool_invocation
 
 CASES_PATH = Path(__file__).resolve().parents[1] / "fixtures" / "scorer_cases.json"
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from assay.analysis.columns import ERROR, NOT_SCORABLE, ScoreColumns, ScoreColumnsBuilder
+from assay.summary.columns import ERROR, NOT_SCORABLE, ScoreColumns, ScoreColumnsBuilder
 from assay.types import RunSummary, ScorerSpec, ScorerSummary, Usage
 
 FloatArray = npt.NDArray[np.float64]

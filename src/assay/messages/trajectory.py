@@ -19,7 +19,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Final, NotRequired, TypedDict
 
-from assay.scoring.rounding import round2
+from assay.rounding import round2
 
 __all__ = [
     "COMPARABLE_FIELDS_BY_TYPE",

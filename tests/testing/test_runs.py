@@ -1,4 +1,4 @@
-"""Tests for assay.scoring.testing (reference §3.3)."""
+"""Tests for assay.testing.runs (reference §3.3)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import uuid
 from datetime import datetime
 from typing import Any
 
-from assay.scoring.testing import (
+from assay.testing.runs import (
     create_agent_test_run,
     create_test_message,
     create_test_run,
