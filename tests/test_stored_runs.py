@@ -176,3 +176,75 @@ def test_ctrl_c_stops_cleanly_keeps_results_and_resume_finishes(tmp_path: Path) 
         result = resume_run(record.id, store=store, progress=False)
         assert result.status == "completed" and result.summary.results == n
         assert len(store.runs.completed_keys(record.id)) == n
+
+
+_CALLS = {"n": 0, "stop_after": 0}
+
+
+async def _upper(input: str) -> str:
+    """Upper-cases; raises CancelledError (as Ctrl-C would) once ``stop_after`` calls ran."""
+    import asyncio
+
+    _CALLS["n"] += 1
+    if _CALLS["stop_after"] and _CALLS["n"] > _CALLS["stop_after"]:
+        raise asyncio.CancelledError
+    return input.upper()
+
+
+def _interrupted_run(store: object, scorer: object) -> str:
+    """A stored run with target ``_upper``, stopped after two of five items."""
+    _CALLS.update(n=0, stop_after=2)
+    try:
+        run = run_stored(
+            [i.model_dump() for i in _items(5)],
+            _upper,
+            [scorer],
+            store=store,
+            concurrency=1,
+            progress=False,
+        )
+    finally:
+        _CALLS.update(n=0, stop_after=0)
+    assert run.status == "interrupted"
+    return run.id
+
+
+def _limit_scorer(limit: int) -> object:
+    import assay
+
+    return assay.Scorer("short").score(lambda ctx: float(len(ctx.output_text) < limit))
+
+
+def test_resume_refuses_a_changed_scorer_or_target_naming_what_changed(tmp_path: Path) -> None:
+    import assay
+
+    with open_store(f"sqlite:///{tmp_path / 'changed.db'}") as store:
+        run_id = _interrupted_run(store, _limit_scorer(200))
+
+        with pytest.raises(ResumeError, match=r"scorer 'short': score step") as refused:
+            resume_run(run_id, store=store, target=_upper, scorers=[_limit_scorer(50)])
+        assert "--allow-changed" in str(refused.value)
+
+        async def lower(input: str) -> str:
+            return input.lower()
+
+        with pytest.raises(ResumeError, match=r"target .*: code"):
+            resume_run(run_id, store=store, target=lower, scorers=[_limit_scorer(200)])
+        assert len(store.runs.completed_keys(run_id)) == 2  # nothing ran
+
+        judge = assay.create_scorer("exact-match")
+        with pytest.raises(ResumeError, match=r"scorers were \['short'\]"):
+            resume_run(run_id, store=store, target=_upper, scorers=[judge])
+
+        done = resume_run(
+            run_id, store=store, target=_upper, scorers=[_limit_scorer(50)], allow_changed=True
+        )
+        assert done.status == "completed"
+        assert len(store.runs.completed_keys(run_id)) == 5
+
+
+def test_resume_with_the_same_scorer_and_target_is_accepted(tmp_path: Path) -> None:
+    with open_store(f"sqlite:///{tmp_path / 'same.db'}") as store:
+        run_id = _interrupted_run(store, _limit_scorer(200))
+        done = resume_run(run_id, store=store, target=_upper, scorers=[_limit_scorer(200)])
+        assert done.status == "completed" and done.summary.results == 5

@@ -12,6 +12,7 @@ scores were written in one transaction so none is half there, and the unique key
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
@@ -23,11 +24,15 @@ from assay.runner.result import RunResult
 from assay.runner.scorer_set import build_scorers, scorer_spec, scorers_from_specs
 from assay.scoring.sync import run_sync
 from assay.store import Store, StoreSink, open_store
+from assay.targets.identity import fingerprinted_spec
 from assay.targets.resolve import resolve_target, target_from_spec
-from assay.types import Item
+from assay.types import Item, ScorerSpec, TargetSpec
 
 if TYPE_CHECKING:
     from assay.analysis.compare import RunComparison
+
+
+log = logging.getLogger(__name__)
 
 
 class ResumeError(ValueError):
@@ -140,13 +145,16 @@ async def resume_run_async(
     concurrency: int | None = None,
     hooks: RunHooks | None = None,
     progress: bool | None = None,
+    allow_changed: bool = False,
 ) -> RunResult:
     """Finish an interrupted (or killed) run: only the missing (item, repeat) results run.
 
     The target and scorers are re-created from the run's record unless given (a run whose
     target or scorers were Python objects needs them passed again). A scorer whose
-    fingerprint changed since the run started is refused: mixing two judges' answers in one
-    run would make its summary meaningless.
+    fingerprint changed since the run started (a prompt, a code step, a param, the judge
+    model), or a target whose code or config changed, is refused with a ``ResumeError`` that
+    names each change: mixing two versions' answers in one run would make its summary
+    meaningless. ``allow_changed=True`` resumes anyway (logged as a warning).
     """
     with _using(store) as db:
         record = db.runs.get(run_id)
@@ -155,7 +163,18 @@ async def resume_run_async(
             raise ResumeError(f"run {info.id} is already completed")
         resolved = resolve_target(target) if target is not None else target_from_spec(info.target)
         built = build_scorers(scorers) if scorers is not None else scorers_from_specs(info.scorers)
-        _check_same_scorers(info.scorers, [scorer_spec(s) for s in built])
+        changes = changes_since_start(
+            info.scorers, [scorer_spec(s) for s in built], info.target, fingerprinted_spec(resolved)
+        )
+        if changes and not allow_changed:
+            raise ResumeError(
+                f"run {info.id[:8]} cannot be resumed: changed since it started: "
+                + "; ".join(changes)
+                + ". Resuming would mix answers of the old and the new version in one run; "
+                "start a new run, or pass --allow-changed (allow_changed=True) to resume anyway"
+            )
+        if changes:
+            log.warning("resuming run %s despite changes: %s", info.id, "; ".join(changes))
         if concurrency is not None:
             validate_settings(concurrency, info.repeats)
             info = info.model_copy(update={"concurrency": concurrency})
@@ -182,17 +201,38 @@ async def resume_run_async(
         return await _execute_stored(db, plan, hooks, progress)
 
 
-def _check_same_scorers(stored: Sequence[Any], given: Sequence[Any]) -> None:
-    before = {spec.id: spec.fingerprint for spec in stored}
-    after = {spec.id: spec.fingerprint for spec in given}
+def changes_since_start(
+    stored: Sequence[ScorerSpec],
+    given: Sequence[ScorerSpec],
+    stored_target: TargetSpec,
+    given_target: TargetSpec,
+) -> list[str]:
+    """What differs between the scorers and target a run started with and the given ones,
+    one phrase per change (``scorer 'faithfulness': analyze step``); empty when nothing did.
+    """
+    changes: list[str] = []
+    before = {spec.id: spec for spec in stored}
+    after = {spec.id: spec for spec in given}
     if set(before) != set(after):
-        raise ResumeError(f"the run was started with scorers {sorted(before)}, not {sorted(after)}")
-    changed = [key for key in before if before[key] and before[key] != after[key]]
-    if changed:
-        raise ResumeError(
-            f"scorer(s) {changed} changed since the run started (different fingerprint); "
-            "start a new run instead"
-        )
+        changes.append(f"scorers were {sorted(before)}, now {sorted(after)}")
+    for key in sorted(set(before) & set(after)):
+        parts = _changed_parts(before[key], after[key])
+        if parts:
+            changes.append(f"scorer {key!r}: {', '.join(parts)}")
+    target_parts = _changed_parts(stored_target, given_target)
+    if target_parts:
+        changes.append(f"target {given_target.label!r}: {', '.join(target_parts)}")
+    return changes
+
+
+def _changed_parts(old: ScorerSpec | TargetSpec, new: ScorerSpec | TargetSpec) -> list[str]:
+    if not old.fingerprint or old.fingerprint == new.fingerprint:
+        return []
+    if not old.fingerprint_parts:
+        return ["fingerprint (recorded without parts)"]
+    names = sorted(set(old.fingerprint_parts) | set(new.fingerprint_parts))
+    changed = [n for n in names if old.fingerprint_parts.get(n) != new.fingerprint_parts.get(n)]
+    return changed or ["fingerprint"]
 
 
 def run_dataset(

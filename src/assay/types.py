@@ -275,6 +275,8 @@ class ScorerSpec(BaseModel):
     params: dict[str, Any] = Field(default_factory=dict)
     weight: float = 1.0
     fingerprint: str = ""
+    fingerprint_parts: dict[str, str] = Field(default_factory=dict)
+    """The named parts the fingerprint hashes (steps, params, judge), to say what changed."""
     higher_is_better: bool = True
     score_range: tuple[float, float] = (0.0, 1.0)
 
@@ -294,6 +296,9 @@ class TargetSpec(BaseModel):
     label: str
     ref: str | None = None
     config: dict[str, Any] = Field(default_factory=dict)
+    fingerprint: str = ""
+    """Hash of the target's code or config when the run started (``runs resume`` checks it)."""
+    fingerprint_parts: dict[str, str] = Field(default_factory=dict)
 
 
 class RunInfo(BaseModel):

@@ -256,3 +256,20 @@ def test_progress_bar_shows_rate_and_counts(capsys: pytest.CaptureFixture[str]) 
     run_evals(ROWS, upper, ["exact-match"], progress=True, name="bar-test")
     err = capsys.readouterr().err
     assert "bar-test" in err and "3/3" in err and "items/s" in err
+
+
+def test_a_disabled_scorer_config_does_not_run() -> None:
+    data = [{"id": "a", "input": "x", "expected_output": "x"}]
+    result = run_evals(
+        data,
+        lambda input: input,
+        [
+            {"type": "exact-match"},
+            {"type": "content-similarity", "enabled": False},
+            assay.ScorerConfig(type="keyword-coverage", enabled=False),
+        ],
+        progress=False,
+    )
+    assert [s.id for s in result.info.scorers] == ["exact-match"]
+    assert set(result.results[0].scores) == {"exact-match"}
+    assert set(result.summary.scorers) == {"exact-match"}

@@ -156,6 +156,14 @@ def runs_resume(
     run_id: Annotated[str, typer.Argument(help="Run id or unique prefix.")],
     concurrency: Annotated[int | None, typer.Option("--concurrency", "-c")] = None,
     progress: Annotated[bool | None, typer.Option("--progress/--no-progress")] = None,
+    allow_changed: Annotated[
+        bool,
+        typer.Option(
+            "--allow-changed",
+            help="Resume even if a scorer's or the target's fingerprint changed since the "
+            "run started (its results then mix two versions).",
+        ),
+    ] = False,
 ) -> None:
     """Finish an interrupted or killed run: only the missing results run."""
     from assay.stored_runs import resume_run
@@ -168,6 +176,7 @@ def runs_resume(
                 store=store,
                 concurrency=concurrency,
                 progress=progress,
+                allow_changed=allow_changed,
             )
         except KeyboardInterrupt:
             err_console.print(f"interrupted again: `assay runs resume {run_id}` continues it")

@@ -19,6 +19,7 @@ from assay.runner.result import RunResult
 from assay.runner.scorer_set import build_scorers, scorer_spec
 from assay.runner.sink import MemorySink, ResultSink
 from assay.scoring.sync import run_sync
+from assay.targets.identity import fingerprinted_spec
 from assay.targets.resolve import resolve_target
 from assay.types import Item, ItemResult, RunInfo
 
@@ -65,7 +66,7 @@ def plan_run(
     info = RunInfo(
         id=uuid.uuid4().hex,
         name=name,
-        target=resolved.spec,
+        target=fingerprinted_spec(resolved),
         scorers=[scorer_spec(s) for s in built],
         concurrency=concurrency,
         repeats=repeats,

@@ -1,8 +1,9 @@
 """A run's scorers: built from any accepted form, with unique ids, described as specs.
 
 Accepted forms: a ``Scorer``, a registered type id (``"faithfulness"``), a ``ScorerConfig``,
-or a config dict (``{"type": "tone", "params": {...}}``). Two scorers with the same id get
-``-2``, ``-3`` suffixes, because results are keyed by scorer id and one must not overwrite
+or a config dict (``{"type": "tone", "params": {...}}``). A config with ``enabled: false`` is
+left out (it does not run and is not part of the run's record). Two scorers with the same id
+get ``-2``, ``-3`` suffixes, because results are keyed by scorer id and one must not overwrite
 the other.
 """
 
@@ -11,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from assay.fingerprint import digest
 from assay.scoring.registry import ScorerConfig, create_scorer
 from assay.scoring.scorer import Scorer
 from assay.types import ScorerSpec
@@ -21,6 +23,8 @@ def build_scorers(scorers: Iterable[Any] | None) -> list[Scorer]:
     built: list[Scorer] = []
     seen: dict[str, int] = {}
     for position, entry in enumerate(scorers or ()):
+        if not _enabled(entry):
+            continue
         scorer = _build(entry, position)
         count = seen.get(scorer.id, 0) + 1
         seen[scorer.id] = count
@@ -28,6 +32,15 @@ def build_scorers(scorers: Iterable[Any] | None) -> list[Scorer]:
             scorer = scorer.with_options(id=f"{scorer.id}-{count}")
         built.append(scorer)
     return built
+
+
+def _enabled(entry: Any) -> bool:
+    """``enabled: false`` in a scorer config keeps the scorer out of the run entirely."""
+    if isinstance(entry, ScorerConfig):
+        return entry.enabled
+    if isinstance(entry, Mapping):
+        return entry.get("enabled", True) is not False
+    return True
 
 
 def _build(entry: Any, position: int) -> Scorer:
@@ -46,13 +59,15 @@ def _build(entry: Any, position: int) -> Scorer:
 
 def scorer_spec(scorer: Scorer) -> ScorerSpec:
     """How a run records ``scorer`` (enough to re-create registered types on resume)."""
+    parts = scorer.fingerprint_parts()
     return ScorerSpec(
         id=scorer.id,
         name=scorer.label,
         type=scorer.type_id,
         params=dict(scorer.params),
         weight=scorer.weight,
-        fingerprint=scorer.fingerprint,
+        fingerprint=digest(parts),
+        fingerprint_parts=parts,
         higher_is_better=scorer.higher_is_better,
         score_range=scorer.score_range,
     )

@@ -14,9 +14,7 @@ raises ``ScorerDefinitionError`` when the scorer is run.
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import inspect
-import json
 import math
 import time
 import uuid
@@ -25,6 +23,7 @@ from dataclasses import dataclass, field
 from numbers import Real
 from typing import Any
 
+from assay.fingerprint import code_fingerprint, digest, value_identity
 from assay.models.base import Model
 from assay.scoring.context import NotScorable, ScorerCall, StepContext
 from assay.scoring.judge import JudgeStepError, execute_judge_step
@@ -124,31 +123,51 @@ class Scorer:
     # ------------------------------------------------------------------ identity
     @property
     def fingerprint(self) -> str:
-        """A stable hash of everything that can change this scorer's answers."""
-        judge_models = []
+        """A stable hash of everything that can change this scorer's answers.
+
+        It covers the type and params, and for every step: a function step's code with its
+        constants, defaults, closure values and the functions it calls (see
+        ``assay.fingerprint``); a judge step's prompt builder the same way (so the full text
+        of its template), its output model's JSON Schema, answer check, judge model,
+        instructions and settings. ``when``/``prepare_call`` functions count too. A changed
+        prompt or a changed constant in a code step therefore changes the fingerprint, and
+        ``runs resume`` refuses to mix answers from before and after the change.
+        """
+        return digest(self.fingerprint_parts())
+
+    def fingerprint_parts(self) -> dict[str, Any]:
+        """The named parts the fingerprint hashes, each already reduced to a hash; a
+        resume that refuses a changed scorer compares these to say *what* changed."""
+        parts: dict[str, Any] = {
+            "type": self.type_id or f"custom:{self.id}",
+            "params": digest(value_identity(dict(self.params))),
+        }
         for name, step in self.steps:
             if isinstance(step, JudgeStep):
                 config = (self.judge or JudgeConfig()).overridden_by(step.judge)
-                judge_models.append(
+                check = getattr(step, "check", None)
+                parts[f"{name} step"] = digest(
                     {
-                        "step": name,
-                        "model": config.model_label,
-                        "instructions": hashlib.sha256(
-                            (config.instructions or "").encode()
-                        ).hexdigest()[:16],
-                        "settings": config.settings.model_dump() if config.settings else None,
+                        "prompt": code_fingerprint(step.prompt),
+                        "output": step.output.model_json_schema() if step.output else None,
+                        "check": code_fingerprint(check) if check is not None else None,
                         "version": step.version,
                     }
                 )
+                parts[f"{name} judge"] = digest(
+                    {
+                        "model": config.model_label,
+                        "instructions": config.instructions or "",
+                        "settings": config.settings.model_dump() if config.settings else None,
+                    }
+                )
             else:
-                judge_models.append({"step": name, "fn": _function_identity(step)})
-        payload = {
-            "type": self.type_id or f"custom:{self.id}",
-            "params": dict(self.params),
-            "steps": judge_models,
-        }
-        canonical = json.dumps(payload, sort_keys=True, default=repr, separators=(",", ":"))
-        return hashlib.sha256(canonical.encode()).hexdigest()
+                parts[f"{name} step"] = code_fingerprint(step.fn)
+        if self.applies_to is not None:
+            parts["when"] = code_fingerprint(self.applies_to)
+        if self.prepare_call is not None:
+            parts["prepare_call"] = code_fingerprint(self.prepare_call)
+        return parts
 
     # ------------------------------------------------------------------ running
     async def run(
@@ -303,12 +322,3 @@ def _as_score(value: Any) -> float:
     if not math.isfinite(number):
         raise ValueError(f"the score step returned {number}; expected a finite number")
     return number
-
-
-def _function_identity(step: Step) -> str:
-    if not isinstance(step, FunctionStep):
-        return ""
-    fn = step.fn
-    code = getattr(fn, "__code__", None)
-    digest = hashlib.sha256(code.co_code).hexdigest()[:16] if code is not None else ""
-    return f"{getattr(fn, '__module__', '')}.{getattr(fn, '__qualname__', repr(fn))}:{digest}"
