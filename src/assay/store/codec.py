@@ -68,16 +68,71 @@ _ENCODER = json.JSONEncoder(
 """Built once: ``json.dumps`` with options constructs a new encoder on every call."""
 
 
+NUL_ESCAPE = "\uf8ff"
+"""A private-use character that escapes NUL in stored text: PostgreSQL rejects NUL (``\\u0000``)
+in text and JSONB, so a target output holding one would fail its whole batch. ``NUL_ESCAPE``
+followed by ``0`` stands for NUL and followed by ``e`` for the escape character itself, so
+the round trip is exact on every backend (see ``escape_nul``/``unescape_nul``)."""
+_JSON_NUL = "\\u0000"
+
+
+def escape_nul(text: str) -> str:
+    """``text`` without NUL characters, reversibly (a no-op for ordinary text)."""
+    if "\x00" not in text and NUL_ESCAPE not in text:
+        return text
+    return text.replace(NUL_ESCAPE, NUL_ESCAPE + "e").replace("\x00", NUL_ESCAPE + "0")
+
+
+def unescape_nul(text: str) -> str:
+    """The inverse of ``escape_nul``."""
+    if NUL_ESCAPE not in text:
+        return text
+    out: list[str] = []
+    i = 0
+    while (j := text.find(NUL_ESCAPE, i)) != -1:
+        out.append(text[i:j])
+        code = text[j + 1 : j + 2]
+        out.append("\x00" if code == "0" else NUL_ESCAPE if code == "e" else NUL_ESCAPE + code)
+        i = j + 2
+    out.append(text[i:])
+    return "".join(out)
+
+
+def _map_strings(value: Any, fn: Any) -> Any:
+    if isinstance(value, str):
+        return fn(value)
+    if isinstance(value, Mapping):
+        return {fn(str(k)): _map_strings(v, fn) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_map_strings(v, fn) for v in value]
+    return value
+
+
 def dumps(value: Any) -> str:
-    """Compact JSON; non-finite floats become ``null`` (checked only when the fast path fails)."""
+    """Compact JSON; non-finite floats become ``null`` (checked only when the fast path fails);
+    NUL characters in strings are escaped (``escape_nul``), which costs nothing when none."""
     try:
-        return _ENCODER.encode(value)
+        text = _ENCODER.encode(value)
     except ValueError:
-        return _ENCODER.encode(_finite(value))
+        text = _ENCODER.encode(_finite(value))
+    if _JSON_NUL in text or NUL_ESCAPE in text:
+        plain = loads_plain(text)
+        text = _ENCODER.encode(_map_strings(plain, escape_nul))
+    return text
+
+
+def loads_plain(text: str | bytes) -> Any:
+    return json.loads(text)
 
 
 def loads(text: str | bytes) -> Any:
-    return json.loads(text)
+    """Parse stored JSON, restoring escaped NUL characters."""
+    value = json.loads(text)
+    if isinstance(text, bytes):
+        text = text.decode("utf-8", errors="replace")
+    if NUL_ESCAPE in text:
+        return _map_strings(value, unescape_nul)
+    return value
 
 
 def chunked(values: Iterable[T], size: int) -> Iterator[list[T]]:

@@ -20,6 +20,8 @@ from __future__ import annotations
 import sqlalchemy as sa
 from sqlalchemy.dialects import postgresql
 
+from assay.store.codec import escape_nul, unescape_nul
+
 NAMING_CONVENTION = {
     "ix": "ix_%(column_0_label)s",
     "uq": "uq_%(table_name)s_%(column_0_name)s",
@@ -41,12 +43,41 @@ RowId = sa.BigInteger().with_variant(sa.Integer(), "sqlite")
 
 Timestamp: sa.Double[float] = sa.Double()
 
+
+class NulSafeText(sa.types.TypeDecorator[str]):
+    """Text that may hold NUL characters: PostgreSQL refuses NUL in text, so it is escaped
+    reversibly on the way in and restored on the way out (``codec.escape_nul``), on every
+    backend, so a row reads back the same wherever it was written."""
+
+    impl = sa.Text
+    cache_ok = True
+
+    def process_bind_param(self, value: str | None, dialect: sa.Dialect) -> str | None:
+        return None if value is None else escape_nul(value)
+
+    def process_result_value(self, value: str | None, dialect: sa.Dialect) -> str | None:
+        return None if value is None else unescape_nul(value)
+
+
+class NulSafeString(sa.types.TypeDecorator[str]):
+    """``NulSafeText`` for bounded strings (item ids, names)."""
+
+    impl = sa.String
+    cache_ok = True
+
+    def process_bind_param(self, value: str | None, dialect: sa.Dialect) -> str | None:
+        return None if value is None else escape_nul(value)
+
+    def process_result_value(self, value: str | None, dialect: sa.Dialect) -> str | None:
+        return None if value is None else unescape_nul(value)
+
+
 datasets = sa.Table(
     "datasets",
     metadata,
     sa.Column("id", sa.String(64), primary_key=True),
     sa.Column("name", sa.String(255), nullable=False, unique=True),
-    sa.Column("description", sa.Text(), nullable=True),
+    sa.Column("description", NulSafeText(), nullable=True),
     sa.Column("metadata", JSONType, nullable=True, key="meta"),
     sa.Column("version", sa.Integer(), nullable=False),
     sa.Column("item_count", sa.Integer(), nullable=False),
@@ -65,7 +96,7 @@ dataset_versions = sa.Table(
     ),
     sa.Column("version", sa.Integer(), primary_key=True),
     sa.Column("created_at", Timestamp, nullable=False),
-    sa.Column("note", sa.Text(), nullable=True),
+    sa.Column("note", NulSafeText(), nullable=True),
     sa.Column("added", sa.Integer(), nullable=False),
     sa.Column("updated", sa.Integer(), nullable=False),
     sa.Column("deleted", sa.Integer(), nullable=False),
@@ -82,7 +113,7 @@ dataset_items = sa.Table(
         sa.ForeignKey("datasets.id", ondelete="CASCADE"),
         nullable=False,
     ),
-    sa.Column("item_id", sa.String(255), nullable=False),
+    sa.Column("item_id", NulSafeString(255), nullable=False),
     sa.Column("valid_from", sa.Integer(), nullable=False),
     sa.Column("valid_to", sa.Integer(), nullable=True),
     sa.Column("is_deleted", sa.Boolean(), nullable=False),
@@ -118,9 +149,9 @@ runs = sa.Table(
     ),
     sa.Column("dataset_name", sa.String(255), nullable=True),
     sa.Column("dataset_version", sa.Integer(), nullable=True),
-    sa.Column("data_source", sa.Text(), nullable=True),
+    sa.Column("data_source", NulSafeText(), nullable=True),
     sa.Column("target_kind", sa.String(32), nullable=False),
-    sa.Column("target_label", sa.Text(), nullable=False),
+    sa.Column("target_label", NulSafeText(), nullable=False),
     sa.Column("target", JSONType, nullable=False),
     sa.Column("scorers", JSONType, nullable=False),
     sa.Column("concurrency", sa.Integer(), nullable=False),
@@ -148,7 +179,7 @@ run_items = sa.Table(
         "run_id", sa.String(64), sa.ForeignKey("runs.id", ondelete="CASCADE"), primary_key=True
     ),
     sa.Column("position", sa.Integer(), primary_key=True),
-    sa.Column("item_id", sa.String(255), nullable=False),
+    sa.Column("item_id", NulSafeString(255), nullable=False),
     sa.Column("input", JSONType, nullable=True),
     sa.Column("output", JSONType, nullable=True),
     sa.Column("expected_output", JSONType, nullable=True),
@@ -164,7 +195,7 @@ item_results = sa.Table(
     sa.Column(
         "run_id", sa.String(64), sa.ForeignKey("runs.id", ondelete="CASCADE"), nullable=False
     ),
-    sa.Column("item_id", sa.String(255), nullable=False),
+    sa.Column("item_id", NulSafeString(255), nullable=False),
     sa.Column("repeat", sa.Integer(), nullable=False),
     sa.Column("position", sa.Integer(), nullable=False),
     sa.Column("input", JSONType, nullable=True),
@@ -194,7 +225,7 @@ scores = sa.Table(
     sa.Column("scorer_run_id", sa.String(64), nullable=False),
     sa.Column("status", sa.String(16), nullable=False),
     sa.Column("score", sa.Double(), nullable=True),
-    sa.Column("reason", sa.Text(), nullable=True),
+    sa.Column("reason", NulSafeText(), nullable=True),
     sa.Column("steps", JSONType, nullable=True),
     sa.Column("prompts", JSONType, nullable=True),
     sa.Column("error", JSONType, nullable=True),
@@ -217,10 +248,10 @@ judge_calls = sa.Table(
     sa.Column("provider", sa.String(255), nullable=True),
     sa.Column("attempts", sa.Integer(), nullable=False),
     sa.Column("duration_ms", sa.Double(), nullable=False),
-    sa.Column("prompt", sa.Text(), nullable=False),
+    sa.Column("prompt", NulSafeText(), nullable=False),
     sa.Column("output", JSONType, nullable=True),
-    sa.Column("raw_output", sa.Text(), nullable=True),
-    sa.Column("error", sa.Text(), nullable=True),
+    sa.Column("raw_output", NulSafeText(), nullable=True),
+    sa.Column("error", NulSafeText(), nullable=True),
     sa.Column("cached", sa.Boolean(), nullable=False),
     sa.Column("cost_usd", sa.Double(), nullable=True),
     sa.Column("input_tokens", sa.Integer(), nullable=False),
@@ -235,6 +266,6 @@ model_cache = sa.Table(
     "model_cache",
     metadata,
     sa.Column("key", sa.String(128), primary_key=True),
-    sa.Column("value", sa.Text(), nullable=False),
+    sa.Column("value", NulSafeText(), nullable=False),
     sa.Column("created_at", Timestamp, nullable=False),
 )
