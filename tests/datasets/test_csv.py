@@ -98,10 +98,35 @@ def test_too_many_cells(tmp_path: Path) -> None:
         list(read_items(path))
 
 
-def test_short_rows_fill_none_and_bom_is_ignored(tmp_path: Path) -> None:
+def test_a_short_row_is_an_error_naming_its_line_and_bom_is_ignored(tmp_path: Path) -> None:
     path = tmp_path / "d.csv"
-    path.write_bytes("\ufeffid,input,expected_output\na,q\n".encode())
+    path.write_bytes("\ufeffid,input,expected_output\na,q,Q\nb,q\n".encode())
+    with pytest.raises(DatasetImportError, match="line 3: 2 cells but the header has 3 columns"):
+        list(read_items(path))
+    path.write_bytes("\ufeffid,input,expected_output\na,q,\n".encode())
     assert list(read_items(path)) == [Item(id="a", input="q")]
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [(b"", "the file is empty"), (b"id,input\n", "header but no records")],
+)
+def test_an_empty_file_is_an_error(tmp_path: Path, content: bytes, message: str) -> None:
+    path = tmp_path / "empty.csv"
+    path.write_bytes(content)
+    with pytest.raises(DatasetImportError, match=message):
+        list(read_items(path))
+
+
+def test_a_non_utf8_file_names_the_line_and_encoding_reads_it(tmp_path: Path) -> None:
+    path = tmp_path / "latin.csv"
+    path.write_bytes("id,input\na,plain\nb,caf\u00e9\n".encode("cp1252"))
+    with pytest.raises(DatasetImportError) as raised:
+        list(read_items(path))
+    text = str(raised.value)
+    assert "latin.csv" in text and "line 3" in text and "byte 0xe9" in text
+    assert "--encoding" in text
+    assert [i.input for i in read_items(path, encoding="cp1252")] == ["plain", "café"]
 
 
 def test_duplicate_header_names(tmp_path: Path) -> None:

@@ -84,3 +84,19 @@ def test_mapping_and_missing_column(tmp_path: Path) -> None:
     with pytest.raises(DatasetImportError) as info:
         list(got)
     assert (info.value.line, info.value.field, info.value.column) == (7, "input", "question")
+
+
+def test_an_empty_jsonl_file_is_an_error(tmp_path: Path) -> None:
+    path = tmp_path / "empty.jsonl"
+    path.write_text("\n\n", encoding="utf-8")
+    with pytest.raises(DatasetImportError, match="the file is empty"):
+        list(read_items(path))
+
+
+def test_a_non_utf8_jsonl_line_is_named(tmp_path: Path) -> None:
+    path = tmp_path / "bad.jsonl"
+    path.write_bytes(b'{"id": "a", "input": "ok"}\n{"id": "b", "input": "caf\xe9"}\n')
+    with pytest.raises(DatasetImportError, match=r"bad.jsonl: line 2: not valid utf-8"):
+        list(read_items(path))
+    items = list(read_items(path, encoding="latin-1"))
+    assert items[1].input == "café"

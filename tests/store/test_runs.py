@@ -262,6 +262,6 @@ def test_values_json_cannot_hold_are_stored_readably(store: Store) -> None:
     assert read.output == {
         "nan": None,
         "inf": [None],
-        "spec": {"kind": "model", "label": "m", "ref": None, "config": {}},
+        "spec": TargetSpec(kind="model", label="m").model_dump(mode="json"),
     }
     assert read.input == {"tags": ["a", "b"], "text": "naïve ✓"}

@@ -118,6 +118,10 @@ def datasets_import(
     split: Annotated[str | None, typer.Option("--split", help="HF DatasetDict split.")] = None,
     create: Annotated[bool, typer.Option("--create/--no-create")] = True,
     note: Annotated[str | None, typer.Option("--note")] = None,
+    encoding: Annotated[
+        str | None,
+        typer.Option("--encoding", help="Text encoding of a JSONL/CSV file (default utf-8)."),
+    ] = None,
 ) -> None:
     """Import every row as one new version; a bad row aborts the import, nothing is stored."""
     from assay.datasets.transfer import import_file
@@ -133,6 +137,7 @@ def datasets_import(
                 create=create,
                 split=split,
                 note=note,
+                encoding=encoding,
             )
         except (ValueError, LookupError, OSError) as exc:
             raise CliError(str(exc)) from exc

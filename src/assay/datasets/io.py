@@ -8,6 +8,7 @@ one Arrow batch at a time, a writer one batch.
 
 from __future__ import annotations
 
+import codecs
 import importlib
 import os
 from collections.abc import Iterable, Iterator, Mapping
@@ -87,12 +88,14 @@ def read_items(
     fmt: str | None = None,
     mapping: MappingArg = None,
     split: str | None = None,
+    encoding: str | None = None,
 ) -> Iterator[Item]:
     """Stream the Items of a JSONL, CSV, Parquet or saved Hugging Face dataset.
 
     ``mapping`` is ``{"input": "question"}`` or ``["input=question"]`` (see
     ``parse_mapping``). ``split`` names a split of a saved ``DatasetDict``. Rows without an
-    ``id`` get their 1-based row ordinal as id.
+    ``id`` get their 1-based row ordinal as id. ``encoding`` is the text encoding of a JSONL
+    or CSV file (default UTF-8); an undecodable byte is an error naming its line.
     """
     p = Path(path)
     source = str(path)
@@ -101,6 +104,13 @@ def read_items(
     kind = detect_format(p, fmt)
     if split is not None and kind != "hf":
         raise DatasetError(f"{source}: split applies only to Hugging Face datasets, not {kind}")
+    if encoding is not None:
+        if kind not in ("jsonl", "csv"):
+            raise DatasetError(f"{source}: encoding applies only to JSONL and CSV, not {kind}")
+        try:
+            codecs.lookup(encoding)
+        except LookupError:
+            raise DatasetError(f"unknown encoding {encoding!r}") from None
     mapper = RowMapper(mapping)
     if kind == "hf":
         from assay.datasets.formats import hf
@@ -109,10 +119,14 @@ def read_items(
     else:
         if p.is_dir():
             raise DatasetError(f"{source} is a directory, not a {kind} file")
-        rows = _module(kind).open_rows(p, source=source)
+        rows = _module(kind).open_rows(p, source=source, **_encoding_arg(kind, encoding))
     return rows_to_items(
         rows.rows, source=source, unit=rows.unit, mapper=mapper, decode=rows.decode
     )
+
+
+def _encoding_arg(kind: Format, encoding: str | None) -> dict[str, str]:
+    return {"encoding": encoding} if encoding is not None and kind in ("jsonl", "csv") else {}
 
 
 def write_items(items: Iterable[Item], path: PathArg, *, fmt: str | None = None) -> int:

@@ -44,6 +44,7 @@ def import_file(
     create: bool = True,
     split: str | None = None,
     note: str | None = None,
+    encoding: str | None = None,
 ) -> tuple[DatasetInfo, int]:
     """Add every item of ``path`` to ``dataset`` as one new version; return (info, count).
 
@@ -55,7 +56,7 @@ def import_file(
     """
     from assay.store.errors import DatasetExistsError, DatasetNotFoundError
 
-    items = _Counter(read_items(path, fmt=fmt, mapping=mapping, split=split))
+    items = _Counter(read_items(path, fmt=fmt, mapping=mapping, split=split, encoding=encoding))
     repo = store.datasets
     created = False
     try:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import codecs
 import gzip
 import io
 import os
@@ -14,7 +15,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from assay.datasets.convert import FieldDecoder
-from assay.datasets.errors import Unit
+from assay.datasets.errors import DatasetImportError, Unit
 
 BATCH_ROWS = 2048
 """Rows converted to Python objects at a time by the Arrow-based readers and writers: large
@@ -30,15 +31,56 @@ class RowSource:
     decode: FieldDecoder | None = None
 
 
-def open_text_read(path: Path, *, newline: str | None = None) -> IO[str]:
-    """Open a text file for reading, transparently gunzipping ``*.gz``.
+DEFAULT_ENCODING = "utf-8"
 
-    ``utf-8-sig`` drops a byte-order mark, which spreadsheet exports often prepend and which
-    would otherwise end up in the first column name.
+
+def text_lines(path: Path, *, source: str, encoding: str | None = None) -> Iterator[str]:
+    """The lines of a text file (``*.gz`` gunzipped), decoded one line at a time so that a
+    byte that is not valid in ``encoding`` is reported at its exact line and column.
+
+    Line endings are kept (the csv module needs them). With the default UTF-8, a byte-order
+    mark at the start is dropped, since spreadsheet exports often prepend one and it would
+    otherwise end up in the first column name. Encodings whose newline is not the byte
+    ``\\n`` (UTF-16/32) are decoded as a whole stream instead.
     """
-    if path.suffix == ".gz":
-        return io.TextIOWrapper(gzip.open(path, "rb"), encoding="utf-8-sig", newline=newline)
-    return open(path, encoding="utf-8-sig", newline=newline)
+    codec = codecs.lookup(encoding or DEFAULT_ENCODING).name
+    opener = gzip.open if path.suffix == ".gz" else open
+    if codec.startswith(("utf-16", "utf-32")):
+        with io.TextIOWrapper(opener(path, "rb"), encoding=codec, newline="") as fh:
+            yield from _decoded_stream(fh, source, codec)
+        return
+    first = codec in ("utf-8", "utf-8-sig")
+    with opener(path, "rb") as fh:
+        for lineno, raw in enumerate(fh, 1):
+            try:
+                line: str = raw.decode(codec)
+            except UnicodeDecodeError as exc:
+                raise _decode_error(exc, source, codec, lineno) from None
+            if first:
+                line = line.removeprefix("\ufeff")
+                first = False
+            yield line
+
+
+def _decoded_stream(fh: IO[str], source: str, codec: str) -> Iterator[str]:
+    try:
+        yield from fh
+    except UnicodeDecodeError as exc:
+        raise _decode_error(exc, source, codec, None) from None
+
+
+def _decode_error(
+    exc: UnicodeDecodeError, source: str, codec: str, lineno: int | None
+) -> DatasetImportError:
+    bad = exc.object[exc.start : exc.start + 1]
+    where = f", column {exc.start + 1}" if lineno is not None else ""
+    return DatasetImportError(
+        f"not valid {codec}: byte 0x{bad.hex()}{where} ({exc.reason}); if the file uses "
+        "another encoding, say which with --encoding (e.g. --encoding cp1252)",
+        source=source,
+        unit="line",
+        number=lineno,
+    )
 
 
 def open_text_write(path: Path, *, newline: str | None = None) -> IO[str]:

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from assay.datasets.errors import DatasetError, DatasetImportError
-from assay.datasets.formats._common import RowSource, atomic_output, open_text_read, open_text_write
+from assay.datasets.formats._common import RowSource, atomic_output, open_text_write, text_lines
 from assay.types import ITEM_FIELDS, Item
 
 JSON_FIELDS = frozenset({"input", "output", "expected_output", "context", "metadata"})
@@ -32,52 +32,58 @@ JSON_FIELDS = frozenset({"input", "output", "expected_output", "context", "metad
 csv.field_size_limit(max(csv.field_size_limit(), 2**31 - 1))
 
 
-def open_rows(path: Path, *, source: str) -> RowSource:
+def open_rows(path: Path, *, source: str, encoding: str | None = None) -> RowSource:
     """Rows of a CSV file, located by the 1-based line their record starts on."""
-    return RowSource(unit="line", rows=_rows(path, source), decode=decode_cell)
+    return RowSource(unit="line", rows=_rows(path, source, encoding), decode=decode_cell)
 
 
-def _rows(path: Path, source: str) -> Iterator[tuple[int, dict[str, Any]]]:
-    with open_text_read(path, newline="") as fh:
-        reader = csv.reader(fh)
+def _rows(path: Path, source: str, encoding: str | None) -> Iterator[tuple[int, dict[str, Any]]]:
+    reader = csv.reader(text_lines(path, source=source, encoding=encoding))
+    try:
+        header = next(reader, None)
+    except csv.Error as exc:
+        raise DatasetImportError(str(exc), source=source, unit="line", number=1) from None
+    if header is None:
+        raise DatasetImportError(
+            "the file is empty: expected a header row naming the columns", source=source
+        )
+    names = [h.strip() for h in header]
+    if len(set(names)) != len(names):
+        dupes = sorted({n for n in names if names.count(n) > 1})
+        raise DatasetImportError(
+            f"duplicate column names: {', '.join(dupes)}", source=source, unit="line", number=1
+        )
+    width = len(names)
+    rows = 0
+    previous_end = reader.line_num
+    while True:
+        start = previous_end + 1
         try:
-            header = next(reader, None)
-        except csv.Error as exc:
-            raise DatasetImportError(str(exc), source=source, unit="line", number=1) from None
-        if header is None:
-            return
-        names = [h.strip() for h in header]
-        if len(set(names)) != len(names):
-            dupes = sorted({n for n in names if names.count(n) > 1})
-            raise DatasetImportError(
-                f"duplicate column names: {', '.join(dupes)}", source=source, unit="line", number=1
-            )
-        width = len(names)
-        previous_end = reader.line_num
-        while True:
-            start = previous_end + 1
-            try:
-                record = next(reader)
-            except StopIteration:
-                return
-            except csv.Error as exc:
+            record = next(reader)
+        except StopIteration:
+            if not rows:
                 raise DatasetImportError(
-                    str(exc), source=source, unit="line", number=start
-                ) from None
-            previous_end = reader.line_num
-            if not record:  # a blank line: skipped, but counted by line_num
-                continue
-            if len(record) > width:
-                raise DatasetImportError(
-                    f"{len(record)} cells but the header has {width} columns",
+                    "no rows to import: the file has a header but no records",
                     source=source,
-                    unit="line",
-                    number=start,
-                )
-            row: dict[str, Any] = dict.fromkeys(names)
-            for name, cell in zip(names, record, strict=False):
-                row[name] = cell if cell != "" else None
-            yield start, row
+                ) from None
+            return
+        except csv.Error as exc:
+            raise DatasetImportError(str(exc), source=source, unit="line", number=start) from None
+        previous_end = reader.line_num
+        if not record:  # a blank line: skipped, but counted by line_num
+            continue
+        if len(record) != width:
+            raise DatasetImportError(
+                f"{len(record)} cells but the header has {width} columns ({', '.join(names)})",
+                source=source,
+                unit="line",
+                number=start,
+            )
+        rows += 1
+        row: dict[str, Any] = dict.fromkeys(names)
+        for name, cell in zip(names, record, strict=False):
+            row[name] = cell if cell != "" else None
+        yield start, row
 
 
 def decode_cell(field: str, value: Any) -> Any:

@@ -12,34 +12,37 @@ from pathlib import Path
 from typing import Any
 
 from assay.datasets.errors import DatasetError, DatasetImportError
-from assay.datasets.formats._common import RowSource, atomic_output, open_text_read, open_text_write
+from assay.datasets.formats._common import RowSource, atomic_output, open_text_write, text_lines
 from assay.types import Item
 
 
-def open_rows(path: Path, *, source: str) -> RowSource:
+def open_rows(path: Path, *, source: str, encoding: str | None = None) -> RowSource:
     """Rows of a JSONL file, located by 1-based line."""
-    return RowSource(unit="line", rows=_rows(path, source))
+    return RowSource(unit="line", rows=_rows(path, source, encoding))
 
 
-def _rows(path: Path, source: str) -> Iterator[tuple[int, dict[str, Any]]]:
-    with open_text_read(path) as fh:
-        for lineno, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            try:
-                value = json.loads(line)
-            except ValueError as exc:
-                raise DatasetImportError(
-                    f"invalid JSON: {exc}", source=source, unit="line", number=lineno
-                ) from None
-            if not isinstance(value, dict):
-                raise DatasetImportError(
-                    f"expected a JSON object, got {type(value).__name__}",
-                    source=source,
-                    unit="line",
-                    number=lineno,
-                )
-            yield lineno, value
+def _rows(path: Path, source: str, encoding: str | None) -> Iterator[tuple[int, dict[str, Any]]]:
+    seen = False
+    for lineno, line in enumerate(text_lines(path, source=source, encoding=encoding), 1):
+        if not line.strip():
+            continue
+        seen = True
+        try:
+            value = json.loads(line)
+        except ValueError as exc:
+            raise DatasetImportError(
+                f"invalid JSON: {exc}", source=source, unit="line", number=lineno
+            ) from None
+        if not isinstance(value, dict):
+            raise DatasetImportError(
+                f"expected a JSON object, got {type(value).__name__}",
+                source=source,
+                unit="line",
+                number=lineno,
+            )
+        yield lineno, value
+    if not seen:
+        raise DatasetImportError("the file is empty: no rows to import", source=source)
 
 
 def write(items: Iterable[Item], path: Path) -> int:
