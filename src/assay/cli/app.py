@@ -30,15 +30,23 @@ from assay.scoring.registry import (
 app = typer.Typer(
     name="assay",
     help="Evaluate LLM applications: scorers, LLM judges, datasets and runs.",
-    no_args_is_help=True,
+    no_args_is_help=False,
     pretty_exceptions_enable=False,
     add_completion=False,
 )
-scorers_app = typer.Typer(help="Browse the scorer registry.", no_args_is_help=True)
+scorers_app = typer.Typer(help="Browse the scorer registry.", no_args_is_help=False)
 app.add_typer(scorers_app, name="scorers")
 app.add_typer(runs_app, name="runs")
 app.add_typer(datasets_app, name="datasets")
 app.command("run")(run_command)
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        from importlib.metadata import version
+
+        print(f"assay {version('assay')}")
+        raise typer.Exit(0)
 
 
 @app.callback()
@@ -50,6 +58,15 @@ def _options(
             help="Database URL (default $ASSAY_DATABASE_URL, else sqlite .assay/assay.db).",
         ),
     ] = None,
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version",
+            help="Print assay's version and exit.",
+            is_eager=True,
+            callback=_print_version,
+        ),
+    ] = False,
 ) -> None:
     """Evaluate LLM applications: scorers, LLM judges, datasets and runs."""
     if db:
@@ -278,20 +295,41 @@ def main() -> None:
         if isinstance(code, int) and code:  # typer.Exit(n) inside a command, unraised
             sys.exit(code)
     except (ScorerRegistryError, CliError) as exc:
-        err_console.print(f"error: {exc}", markup=False, highlight=False)
+        err_console.print(f"error: {exc}", markup=False, highlight=False, soft_wrap=True)
         sys.exit(2)
     except typer.Exit as exc:
         sys.exit(exc.exit_code)
     except (typer.Abort, KeyboardInterrupt):
         err_console.print("aborted", highlight=False)
         sys.exit(130)
-    except Exception as exc:  # click usage errors and the like
-        import click
+    except Exception as exc:  # usage errors of (Typer's vendored) click
+        if not _is_click_exception(exc):
+            raise
+        _usage_error(exc)
 
-        if isinstance(exc, click.ClickException):
-            err_console.print(f"error: {exc.format_message()}", markup=False, highlight=False)
-            sys.exit(exc.exit_code)
-        raise
+
+def _is_click_exception(exc: Exception) -> bool:
+    """Typer ≥ 0.16 vendors click as ``typer._click``; older ones raise click's own."""
+    names = {cls.__name__ for cls in type(exc).__mro__}
+    return "ClickException" in names and hasattr(exc, "format_message")
+
+
+def _usage_error(exc: Any) -> None:
+    """One line (plus the command's short usage for usage errors), exit code 2."""
+    ctx = getattr(exc, "ctx", None)
+    names = {cls.__name__ for cls in type(exc).__mro__}
+    message = "missing command" if "NoArgsIsHelpError" in names else exc.format_message()
+    message = message.rstrip(".")
+    if "UsageError" in names and ctx is not None:
+        err_console.print(ctx.get_usage(), markup=False, highlight=False)
+        hint = f"Try '{ctx.command_path} --help' for help."
+        err_console.print(
+            f"error: {message}. {hint}", markup=False, highlight=False, soft_wrap=True
+        )
+        sys.exit(2)
+    err_console.print(f"error: {message}", markup=False, highlight=False, soft_wrap=True)
+    code = getattr(exc, "exit_code", 2)
+    sys.exit(code if isinstance(code, int) and code else 2)
 
 
 if __name__ == "__main__":

@@ -13,7 +13,7 @@ from rich.text import Text
 
 from assay.cli.common import CliError, console, open_cli_store, parse_pairs, when
 
-datasets_app = typer.Typer(help="Versioned datasets in the store.", no_args_is_help=True)
+datasets_app = typer.Typer(help="Versioned datasets in the store.", no_args_is_help=False)
 
 
 def _short(value: Any, width: int = 60) -> Text:

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from assay.store import Store
 
 runs_app = typer.Typer(
-    help="Stored runs: list, show, export, compare, resume.", no_args_is_help=True
+    help="Stored runs: list, show, export, compare, resume.", no_args_is_help=False
 )
 
 
