@@ -302,10 +302,31 @@ def main() -> None:
     except (typer.Abort, KeyboardInterrupt):
         err_console.print("aborted", highlight=False)
         sys.exit(130)
-    except Exception as exc:  # usage errors of (Typer's vendored) click
+    except Exception as exc:  # usage errors of (Typer's vendored) click, database failures
+        database_problem = _database_problem(exc)
+        if database_problem is not None:
+            err_console.print(f"error: {database_problem}", markup=False, soft_wrap=True)
+            sys.exit(2)
         if not _is_click_exception(exc):
             raise
         _usage_error(exc)
+
+
+def _database_problem(exc: BaseException) -> str | None:
+    """One line for a database that cannot be used (also when it fails mid-command)."""
+    from assay.store.errors import StoreUnavailableError, describe_database_error
+
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if isinstance(current, StoreUnavailableError):
+            return str(current)
+        if type(current).__module__.startswith(("sqlalchemy", "sqlite3", "psycopg")):
+            url = os.environ.get("ASSAY_DATABASE_URL") or "sqlite:///.assay/assay.db"
+            return describe_database_error(current, url)
+        current = current.__cause__ or current.__context__
+    return None
 
 
 def _is_click_exception(exc: Exception) -> bool:

@@ -21,6 +21,7 @@ from assay.store.errors import (
     RunExistsError,
     RunNotFoundError,
     StoreError,
+    StoreUnavailableError,
     StoreWriteError,
 )
 from assay.store.records import DatasetInfo, DatasetVersion, ItemVersion
@@ -47,6 +48,7 @@ __all__ = [
     "StoreError",
     "StoreModelCache",
     "StoreSink",
+    "StoreUnavailableError",
     "StoreWriteError",
     "open_store",
     "resolve_url",

@@ -24,12 +24,14 @@ from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
 from sqlalchemy import URL, Connection, Engine, create_engine, make_url
+from sqlalchemy import exc as sa_exc
 from sqlalchemy.pool import StaticPool
 
 from assay.store.cache import StoreModelCache
 from assay.store.codec import dumps, loads
 from assay.store.datasets_repo import DatasetRepository
 from assay.store.db import WRITE_OPTION, Database, install_sqlite_transactions
+from assay.store.errors import StoreUnavailableError, describe_database_error
 from assay.store.runs_repo import RunRepository
 
 DATABASE_URL_ENV = "ASSAY_DATABASE_URL"
@@ -174,10 +176,26 @@ class Store:
 
 
 def open_store(url: str | URL | None = None) -> Store:
-    """Open (creating and migrating as needed) the store at ``url``; see ``resolve_url``."""
-    engine = create_store_engine(resolve_url(url))
+    """Open (creating and migrating as needed) the store at ``url``; see ``resolve_url``.
+
+    A database that cannot be used (unsupported URL, unreachable server, a file that is not
+    a database, damaged or read-only) raises ``StoreUnavailableError`` with one line naming
+    it and what to do, instead of a driver traceback.
+    """
+    try:
+        resolved = resolve_url(url)
+    except ValueError as exc:
+        raise StoreUnavailableError(str(exc)) from None
+    shown = resolved.render_as_string(hide_password=True)
+    engine = create_store_engine(resolved)
     try:
         migrate(engine)
+    except (sa_exc.DBAPIError, OSError) as exc:
+        engine.dispose()
+        message = describe_database_error(exc, shown)
+        if message is None:
+            raise
+        raise StoreUnavailableError(message) from exc
     except BaseException:
         engine.dispose()
         raise

@@ -103,3 +103,56 @@ class DuplicateResultError(StoreError, ValueError):
 
 class StoreWriteError(StoreError):
     """The store sink's background writer failed; results after the failure were not saved."""
+
+
+class StoreUnavailableError(StoreError, RuntimeError):
+    """The database cannot be used at all: unreachable, unreadable, damaged, read-only, or
+    of an unsupported kind. The message is one line naming the database and what to do."""
+
+
+def describe_database_error(exc: BaseException, url: str) -> str | None:
+    """One line naming the database ``url`` and what to do about ``exc``, for the failures a
+    user can fix (a read-only or damaged file, a file that is not a database, a server that
+    does not answer); ``None`` when ``exc`` is not such a failure."""
+    text = str(getattr(exc, "orig", None) or exc)
+    lowered = text.lower()
+    if "readonly database" in lowered or "read-only" in lowered:
+        return (
+            f"database {url} is read-only: make the file and its folder writable, or choose "
+            "another database with --db / ASSAY_DATABASE_URL"
+        )
+    if "file is not a database" in lowered:
+        return (
+            f"database {url} is not an SQLite database: point --db / ASSAY_DATABASE_URL at "
+            "an assay database, or at a new file name to create one"
+        )
+    if "malformed" in lowered or "database corrupt" in lowered:
+        return (
+            f"database {url} is damaged ({text.strip()}): restore a backup or move the file "
+            "aside; `sqlite3 FILE .recover` may rescue its rows"
+        )
+    if "unable to open database file" in lowered:
+        return (
+            f"cannot open database {url}: check that its folder exists and is writable, or "
+            "choose another with --db / ASSAY_DATABASE_URL"
+        )
+    if any(
+        marker in lowered
+        for marker in (
+            "connection refused",
+            "could not connect",
+            "connection failed",
+            "could not translate host name",
+            "timeout expired",
+            "no route to host",
+            "name or service not known",
+        )
+    ):
+        return (
+            f"cannot reach the PostgreSQL server of {url}: is it running and accepting TCP "
+            "connections? Check the host, port and credentials in --db / ASSAY_DATABASE_URL"
+        )
+    if "password authentication failed" in lowered or "does not exist" in lowered:
+        first = text.strip().splitlines()[0] if text.strip() else type(exc).__name__
+        return f"PostgreSQL refused {url}: {first}; check --db / ASSAY_DATABASE_URL"
+    return None
