@@ -44,7 +44,8 @@ def test_schema_carries_defaults_and_types() -> None:
         "title": "Ignore Case",
         "type": "boolean",
     }
-    assert props["compare_to"]["enum"] == ["input", "ground_truth"]
+    assert props["compare_to"]["enum"] == ["auto", "input", "ground_truth"]
+    assert props["compare_to"]["default"] == "auto"
 
 
 def test_create_scorer_sets_identity_direction_and_params() -> None:

@@ -19,14 +19,14 @@ from assay.scorers._lib.completeness_terms import (
     completeness_from_elements,
     extract_elements_many,
 )
-from assay.scorers._lib.text_pair import COMPARE_TO_DESCRIPTION, CompareTo, text_pair
+from assay.scorers._lib.text_pair import COMPARE_TO_DESCRIPTION, CompareTo, resolved_side, text_pair
 from assay.scoring.context import StepContext
 from assay.scoring.registry import ScorerParams, register_scorer
 from assay.scoring.scorer import Scorer
 
 
 class CompletenessParams(ScorerParams):
-    compare_to: CompareTo = Field(default="input", description=COMPARE_TO_DESCRIPTION)
+    compare_to: CompareTo = Field(default="auto", description=COMPARE_TO_DESCRIPTION)
 
 
 def _extract_pairs(pairs: Sequence[tuple[str, str]]) -> list[tuple[list[str], list[str]]]:
@@ -51,7 +51,7 @@ _PAIRS: MicroBatcher[tuple[str, str], tuple[list[str], list[str]]] = MicroBatche
 )
 def build(params: CompletenessParams) -> Scorer:
     async def preprocess(ctx: StepContext) -> Any:
-        if ctx.call.input is None and params.compare_to == "input":
+        if ctx.call.input is None and resolved_side(ctx, params.compare_to) == "input":
             raise ValueError("Inputs cannot be null or undefined")
         pair = text_pair(ctx, params.compare_to)
         if not isinstance(pair, tuple):

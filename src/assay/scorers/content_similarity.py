@@ -28,7 +28,7 @@ class ContentSimilarityParams(ScorerParams):
     ignore_whitespace: bool = Field(
         default=True, description="Collapse whitespace runs to one space and trim."
     )
-    compare_to: CompareTo = Field(default="input", description=COMPARE_TO_DESCRIPTION)
+    compare_to: CompareTo = Field(default="auto", description=COMPARE_TO_DESCRIPTION)
 
 
 @register_scorer(

@@ -19,7 +19,7 @@ from assay.scoring.scorer import Scorer
 
 
 class TextualDifferenceParams(ScorerParams):
-    compare_to: CompareTo = Field(default="input", description=COMPARE_TO_DESCRIPTION)
+    compare_to: CompareTo = Field(default="auto", description=COMPARE_TO_DESCRIPTION)
 
 
 @register_scorer(
