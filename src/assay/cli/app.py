@@ -16,7 +16,7 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-from assay.cli.common import CliError, console, err_console
+from assay.cli.common import CliError, console, err_console, install_word_types
 from assay.cli.datasets import datasets_app
 from assay.cli.run_cmd import run as run_command
 from assay.cli.runs import runs_app
@@ -26,6 +26,8 @@ from assay.scoring.registry import (
     get_scorer_type,
     list_scorers,
 )
+
+install_word_types()
 
 app = typer.Typer(
     name="assay",
