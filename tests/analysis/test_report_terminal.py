@@ -64,3 +64,11 @@ def test_comparison_table_with_top_stacks_both_directions() -> None:
     improved = text[text.index("Improved items") :]
     assert "-0.600" in regressed and "1 more not shown" in regressed
     assert "+0.500" in improved and "1 more not shown" in improved
+
+
+def test_empty_item_sections_are_not_printed() -> None:
+    a_rows = rows({"x": [0.9], "y": [0.8]})
+    b_rows = rows({"x": [0.3], "y": [0.2]})  # everything got worse, nothing improved
+    cmp = compare_runs(record("run-a"), a_rows, record("run-b"), b_rows)
+    text = _render(comparison_table(cmp, top=5))
+    assert "Regressed items" in text and "Improved items" not in text

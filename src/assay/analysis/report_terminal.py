@@ -94,8 +94,10 @@ def comparison_table(cmp: RunComparison, *, top: int | None = None) -> Table:
         return table
     grid = Table.grid(padding=(1, 0))
     grid.add_column()
-    for part in (table, regressions_table(cmp, limit=top), improvements_table(cmp, limit=top)):
-        grid.add_row(part)
+    grid.add_row(table)
+    for which in ("regressed", "improved"):
+        if any(getattr(s, which) for s in cmp.scorers):  # an empty section is not printed
+            grid.add_row(_items_table(cmp, top, which))
     return grid
 
 

@@ -19,17 +19,40 @@ from rich.progress import (
     TaskID,
     TextColumn,
     TimeElapsedColumn,
-    TimeRemainingColumn,
 )
 from rich.text import Text
 
 
+def session_rate(task: Task) -> float | None:
+    """Items per second of this session: results completed since the bar started over the
+    time elapsed. Rich's own ``speed`` averages the gaps between recent updates, which with
+    concurrent workers finishing together briefly reports thousands of items per second for
+    a target that takes a second per item."""
+    elapsed = task.elapsed
+    done = task.completed - float(task.fields.get("skipped", 0))
+    if not elapsed or elapsed <= 0 or done <= 0:
+        return None
+    return done / elapsed
+
+
 class RateColumn(ProgressColumn):
-    """Items per second."""
+    """Items per second (completed over elapsed, this session)."""
 
     def render(self, task: Task) -> Text:
-        speed = task.finished_speed or task.speed
+        speed = session_rate(task)
         return Text("-- items/s" if speed is None else f"{speed:,.1f} items/s", style="cyan")
+
+
+class RemainingColumn(ProgressColumn):
+    """Estimated time left, from the same completed-over-elapsed rate."""
+
+    def render(self, task: Task) -> Text:
+        speed = session_rate(task)
+        if speed is None or task.total is None:
+            return Text("-:--:--", style="progress.remaining")
+        seconds = int(max(0.0, task.total - task.completed) / speed)
+        hours, rest = divmod(seconds, 3600)
+        return Text(f"{hours}:{rest // 60:02d}:{rest % 60:02d}", style="progress.remaining")
 
 
 class RunProgress:
@@ -54,12 +77,14 @@ class RunProgress:
                 TextColumn("errors {task.fields[errors]}"),
                 TimeElapsedColumn(),
                 TextColumn("ETA"),
-                TimeRemainingColumn(),
+                RemainingColumn(),
                 console=Console(stderr=True),
                 refresh_per_second=8,
             )
             self._progress.__enter__()
-            self._task = self._progress.add_task(self._description, total=self._total, errors=0)
+            self._task = self._progress.add_task(
+                self._description, total=self._total, errors=0, skipped=0
+            )
         return self
 
     def advance(self, done: int = 1, *, error: bool = False) -> None:
@@ -74,8 +99,7 @@ class RunProgress:
     def skip(self, done: int) -> None:
         """Count results finished by an earlier session (resume) without skewing the rate."""
         if self._progress is not None and self._task is not None and done:
-            self._progress.update(self._task, completed=done)
-            self._progress.reset(self._task, completed=done)
+            self._progress.reset(self._task, completed=done, skipped=done)
 
     def __exit__(
         self,
