@@ -121,6 +121,13 @@ def runs_compare(
     ] = 0.0,
     top: Annotated[int, typer.Option("--top", help="Items to list per direction.")] = 10,
     report: Annotated[Path | None, typer.Option("--report", help="Write an HTML report.")] = None,
+    fail_on_regression: Annotated[
+        bool,
+        typer.Option(
+            "--fail-on-regression",
+            help="Exit 1 when a scorer's paired difference is a significant regression.",
+        ),
+    ] = False,
 ) -> None:
     """Difference of means per scorer with a paired bootstrap CI; regressed/improved items."""
     from assay.analysis.compare import compare_runs
@@ -149,6 +156,14 @@ def runs_compare(
             console.print(f"wrote {report}", highlight=False)
     for warning in comparison.warnings:
         err_console.print(f"warning: {warning}", markup=False, highlight=False)
+    if fail_on_regression:
+        from assay.analysis.gates import check_regressions
+
+        failures = check_regressions(comparison)
+        for failure in failures:
+            err_console.print(f"gate failed: {failure.reason}", markup=False, soft_wrap=True)
+        if failures:
+            raise typer.Exit(1)
 
 
 @runs_app.command("resume")
