@@ -138,11 +138,15 @@ def test_run_from_config_then_list_show_export_compare(tmp_path: Path, data: Pat
     exported = json.loads((tmp_path / "r.json").read_text())
     assert len(exported["results"]) == 6
 
-    listing = assay(db, "runs", "list")
-    ids = [line.split()[1] for line in listing.stdout.splitlines() if "upper" in line]
+    listing = assay(db, "runs", "list", "--json")
+    ids = [r["info"]["id"] for r in json.loads(listing.stdout) if r["info"]["name"] == "upper"]
     assert len(ids) == 2, listing.stdout
+    piped = assay(db, "runs", "list").stdout  # no terminal: one block per run, full ids
+    assert all(f"id: {run_id}" in piped for run_id in ids), piped
     show = assay(db, "runs", "show", ids[-1], "--items", "2")
     assert show.returncode == 0 and "exact-match" in show.stdout
+    shown = json.loads(assay(db, "runs", "show", ids[-1], "--items", "2", "--json").stdout)
+    assert shown["run"]["info"]["id"] == ids[-1] and len(shown["results"]) == 2
     cmp = assay(db, "runs", "compare", ids[-1], ids[0], "--report", str(tmp_path / "cmp.html"))
     assert cmp.returncode == 0, cmp.stderr
     assert "exact-match" in cmp.stdout and (tmp_path / "cmp.html").exists()

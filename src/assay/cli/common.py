@@ -8,11 +8,84 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
+from rich.measure import Measurement
+from rich.table import Table
+from rich.text import Text
 
 if TYPE_CHECKING:
     from assay.store import Store
 
-console = Console()
+
+class CliConsole(Console):
+    """A console whose tables never cut a number or an id.
+
+    On a terminal wide enough for a table's natural width, tables print as tables. In a
+    pipe or a CI log (no terminal), or on a terminal too narrow, each table prints as one
+    block per row (``column: value`` lines, nothing truncated), so full ids and numbers
+    survive ``| grep`` and 80-column logs. Grids of tables are unpacked the same way.
+    """
+
+    def print(self, *objects: Any, **kwargs: Any) -> None:
+        for obj in objects:
+            table = _as_table(obj)
+            if table is not None and not self._fits(table):
+                self._print_blocks(table)
+            else:
+                super().print(obj, **kwargs)
+
+    def _fits(self, table: Table) -> bool:
+        if not self.is_terminal:
+            return False
+        unbounded = self.options.update_width(10_000)  # the table's natural width
+        return Measurement.get(self, unbounded, table).maximum <= self.width
+
+    def _print_blocks(self, table: Table) -> None:
+        plain = self._plain
+        if table.title:
+            super().print(plain(table.title), markup=False, highlight=False, soft_wrap=True)
+        headers = [plain(c.header) for c in table.columns]
+        cells = [list(c.cells) for c in table.columns]
+        grid = not table.show_header and all(not h for h in headers)
+        for index in range(table.row_count):
+            row = [column[index] if index < len(column) else "" for column in cells]
+            if grid:
+                for cell in row:
+                    self.print(cell)
+                continue
+            super().print("", soft_wrap=True)
+            for header, cell in zip(headers, row, strict=True):
+                nested = _as_table(cell)
+                if nested is not None:
+                    self._print_blocks(nested)
+                    continue
+                label = f"{header.replace(chr(10), ' ').strip() or '·'}: "
+                super().print(label + plain(cell), markup=False, highlight=False, soft_wrap=True)
+        if table.caption:
+            super().print("", soft_wrap=True)
+            super().print(plain(table.caption), markup=False, highlight=False, soft_wrap=True)
+
+    @staticmethod
+    def _plain(value: Any) -> str:
+        if isinstance(value, Text):
+            return value.plain
+        if isinstance(value, str):
+            return Text.from_markup(value).plain if "[" in value else value
+        return str(value)
+
+
+def _as_table(obj: Any) -> Table | None:
+    """``obj`` as a table, following ``__rich__`` (e.g. a ``RunResult``)."""
+    for _ in range(3):
+        if isinstance(obj, Table):
+            return obj
+        rich = getattr(obj, "__rich__", None)
+        if rich is None:
+            return None
+        obj = rich()
+    return None
+
+
+console = CliConsole()
 err_console = Console(stderr=True)
 
 

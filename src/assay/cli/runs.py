@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -29,12 +30,20 @@ def _get(store: Store, run_id: str) -> RunRecord:
 
 @runs_app.command("list")
 def runs_list(
-    limit: Annotated[int, typer.Option("--limit", "-n")] = 20,
-    dataset: Annotated[str | None, typer.Option("--dataset")] = None,
+    limit: Annotated[int, typer.Option("--limit", "-n", help="How many runs to list.")] = 20,
+    dataset: Annotated[
+        str | None, typer.Option("--dataset", help="Only runs of this stored dataset.")
+    ] = None,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print the runs as JSON (full records).")
+    ] = False,
 ) -> None:
     """The most recent runs, newest first."""
     with open_cli_store() as store:
         records = store.runs.list(limit=limit, dataset=dataset)
+    if as_json:
+        print(json.dumps([r.model_dump(mode="json") for r in records], indent=2))
+        return
     table = Table(title=f"{len(records)} run(s)", title_justify="left")
     for column in ("id", "name", "data", "target", "status", "results", "errors", "created"):
         table.add_column(column)
@@ -46,7 +55,7 @@ def runs_list(
             else (Path(info.data_source).name if info.data_source else "inline")
         )
         table.add_row(
-            info.id[:12],
+            info.id,
             Text(info.name or ""),
             Text(data),
             Text(info.target.label),
@@ -62,12 +71,24 @@ def runs_list(
 def runs_show(
     run_id: Annotated[str, typer.Argument(help="Run id (a unique prefix is enough).")],
     items: Annotated[int, typer.Option("--items", help="Show the first N item results.")] = 10,
+    as_json: Annotated[
+        bool,
+        typer.Option("--json", help="Print the run record and its first N results as JSON."),
+    ] = False,
 ) -> None:
     """A run's summary and its first item results."""
     from assay.analysis.report_terminal import summary_table
 
     with open_cli_store() as store:
         record = _get(store, run_id)
+        if as_json:
+            results = list(store.runs.results(record.id, limit=max(items, 0)))
+            payload = {
+                "run": record.model_dump(mode="json"),
+                "results": [r.model_dump(mode="json") for r in results],
+            }
+            print(json.dumps(payload, indent=2))
+            return
         console.print(summary_table(record))
         if items > 0:
             table = Table(title=f"first {items} results", title_justify="left")
