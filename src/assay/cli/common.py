@@ -8,6 +8,7 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
+from rich.errors import MarkupError
 from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
@@ -69,7 +70,12 @@ class CliConsole(Console):
         if isinstance(value, Text):
             return value.plain
         if isinstance(value, str):
-            return Text.from_markup(value).plain if "[" in value else value
+            if "[" not in value:
+                return value
+            try:
+                return Text.from_markup(value).plain
+            except MarkupError:  # brackets that are data, not markup
+                return value
         return str(value)
 
 
