@@ -7,6 +7,7 @@ a silently ignored key.
 
 from __future__ import annotations
 
+import difflib
 from pathlib import Path
 from typing import Any
 
@@ -78,13 +79,38 @@ def load_run_config(path: str | Path, **overrides: Any) -> RunConfig:
     return make_run_config({**raw, **overrides}, source=str(path))
 
 
+_FLAGS = {
+    "scorers": "--scorer TYPE (repeatable)",
+    "data": "--data FILE",
+    "dataset": "--dataset NAME",
+    "target": "--target pkg.module:attr",
+}
+
+
 def make_run_config(raw: dict[str, Any], *, source: str = "run config") -> RunConfig:
+    """Validate a run config; the error names the key (and its flag) in the user's words."""
     try:
         return RunConfig.model_validate(raw)
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(part) for part in first["loc"]) or "config"
-        raise RunConfigError(f"{source}: field {where!r}: {first['msg']}") from exc
+        top = str(first["loc"][0]) if first["loc"] else ""
+        if first["type"] == "missing" and top == "scorers":
+            message = (
+                f"no scorer given: pass {_FLAGS['scorers']} or set 'scorers:' in the config "
+                "file (see `assay scorers list`)"
+            )
+        elif first["type"] == "extra_forbidden":
+            keys = sorted({f.alias or name for name, f in RunConfig.model_fields.items()})
+            close = difflib.get_close_matches(top, keys, n=1, cutoff=0.6)
+            hint = f"; did you mean {close[0]!r}?" if close else ""
+            message = f"unknown key {top!r}{hint} (allowed keys: {', '.join(keys)})"
+        elif first["type"] == "missing":
+            flag = f" (flag {_FLAGS[top]})" if top in _FLAGS else ""
+            message = f"missing key {where!r}{flag}"
+        else:
+            message = f"field {where!r}: {first['msg']}"
+        raise RunConfigError(f"{source}: {message}") from exc
 
 
 async def run_config_async(

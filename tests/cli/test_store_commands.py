@@ -159,7 +159,17 @@ def test_run_from_config_then_list_show_export_compare(tmp_path: Path, data: Pat
     ("args", "message"),
     [
         (("run", "--scorer", "exact-match"), "exactly one of 'data'"),
-        (("run", "--data", "x.jsonl"), "field 'scorers'"),
+        (("run", "--data", "x.jsonl"), "no scorer given: pass --scorer TYPE"),
+        (
+            (
+                "run",
+                "--data",
+                "examples/support.jsonl",
+                "--scorer",
+                '{"type": "tone", "parms": {}}',
+            ),
+            "unknown key 'parms'; did you mean 'params'?",
+        ),
         (("runs", "show", "nope"), "nope"),
         (("datasets", "show", "missing"), "missing"),
         (("runs", "resume", "nope"), "nope"),

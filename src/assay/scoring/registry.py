@@ -273,6 +273,29 @@ def validate_params(scorer_type: ScorerType[P], params: Mapping[str, Any]) -> P:
         ) from exc
 
 
+def scorer_config_problem(spec: Mapping[str, Any], exc: ValidationError) -> str:
+    """The first problem of a scorer config in the user's words: a misspelt key names the
+    key and the closest allowed one; a missing or bad field names the field."""
+    keys = sorted(ScorerConfig.model_fields)
+    label = (
+        f"scorer config {spec.get('type')!r}"
+        if isinstance(spec.get("type"), str)
+        else ("scorer config")
+    )
+    problems = []
+    for err in exc.errors():
+        field = ".".join(str(part) for part in err["loc"]) or "<config>"
+        if err["type"] == "extra_forbidden":
+            close = difflib.get_close_matches(field, keys, n=1, cutoff=0.6)
+            hint = f"; did you mean {close[0]!r}?" if close else ""
+            problems.append(f"unknown key {field!r}{hint} (allowed keys: {', '.join(keys)})")
+        elif err["type"] == "missing":
+            problems.append(f"missing key {field!r}")
+        else:
+            problems.append(f"key {field!r}: {err['msg']}")
+    return f"{label}: " + "; ".join(problems)
+
+
 def create_scorer(spec: str | ScorerConfig | Mapping[str, Any], /, **params: Any) -> Scorer:
     """Build a scorer from a type id plus params, a ``ScorerConfig``, or a config dict.
 
@@ -287,7 +310,7 @@ def create_scorer(spec: str | ScorerConfig | Mapping[str, Any], /, **params: Any
         try:
             config = ScorerConfig.model_validate({**spec})
         except ValidationError as exc:
-            raise ScorerParamsError(f"invalid scorer config: {exc.errors()[0]['msg']}") from exc
+            raise ScorerParamsError(scorer_config_problem(spec, exc)) from exc
         if params:
             config = config.model_copy(update={"params": {**config.params, **params}})
     scorer_type = get_scorer_type(config.type)
