@@ -33,3 +33,17 @@ def test_help_shows_types_as_words(path: tuple[str, ...]) -> None:
     assert not re.search(r"<(int|float|str|bool|path|list\[[a-z]+\])>", result.output), (
         result.output
     )
+
+
+def test_every_option_has_a_description() -> None:
+    missing: list[str] = []
+
+    def walk(command: object, path: tuple[str, ...]) -> None:
+        for param in getattr(command, "params", ()):
+            if param.param_type_name == "option" and not getattr(param, "help", None):
+                missing.append(f"{' '.join(path) or 'assay'} {param.opts[0]}")
+        for name, sub in (getattr(command, "commands", None) or {}).items():
+            walk(sub, (*path, name))
+
+    walk(typer.main.get_command(app), ())
+    assert missing == []

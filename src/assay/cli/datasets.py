@@ -24,7 +24,9 @@ def _short(value: Any, width: int = 60) -> Text:
 @datasets_app.command("create")
 def datasets_create(
     name: Annotated[str, typer.Argument(help="Dataset name (unique).")],
-    description: Annotated[str | None, typer.Option("--description", "-d")] = None,
+    description: Annotated[
+        str | None, typer.Option("--description", "-d", help="What the dataset holds.")
+    ] = None,
 ) -> None:
     """Create an empty dataset (version 0)."""
     with open_cli_store() as store:
@@ -58,8 +60,8 @@ def datasets_list() -> None:
 def datasets_show(
     name: Annotated[str, typer.Argument(help="Dataset name or id.")],
     version: Annotated[int | None, typer.Option("--version", help="Version to show.")] = None,
-    limit: Annotated[int, typer.Option("--limit", "-n")] = 20,
-    offset: Annotated[int, typer.Option("--offset")] = 0,
+    limit: Annotated[int, typer.Option("--limit", "-n", help="Items to show.")] = 20,
+    offset: Annotated[int, typer.Option("--offset", help="Items to skip first.")] = 0,
 ) -> None:
     """A page of a dataset's items (at its current version unless --version)."""
     with open_cli_store() as store:
@@ -116,8 +118,12 @@ def datasets_import(
     ] = None,
     fmt: Annotated[str | None, typer.Option("--format", help="jsonl|csv|parquet|hf")] = None,
     split: Annotated[str | None, typer.Option("--split", help="HF DatasetDict split.")] = None,
-    create: Annotated[bool, typer.Option("--create/--no-create")] = True,
-    note: Annotated[str | None, typer.Option("--note")] = None,
+    create: Annotated[
+        bool, typer.Option("--create/--no-create", help="Create the dataset if it does not exist.")
+    ] = True,
+    note: Annotated[
+        str | None, typer.Option("--note", help="A note stored with the new version.")
+    ] = None,
     encoding: Annotated[
         str | None,
         typer.Option("--encoding", help="Text encoding of a JSONL/CSV file (default utf-8)."),
@@ -148,7 +154,9 @@ def datasets_import(
 def datasets_export(
     name: Annotated[str, typer.Argument(help="Dataset name or id.")],
     file: Annotated[Path, typer.Argument(help="Output file (format from the extension).")],
-    version: Annotated[int | None, typer.Option("--version")] = None,
+    version: Annotated[
+        int | None, typer.Option("--version", help="Version to export (default: current).")
+    ] = None,
     fmt: Annotated[str | None, typer.Option("--format", help="jsonl|csv|parquet|hf")] = None,
 ) -> None:
     """Write a dataset version's items to a file."""
@@ -166,9 +174,13 @@ def datasets_export(
 def datasets_add(
     name: Annotated[str, typer.Argument(help="Dataset name or id.")],
     input: Annotated[str | None, typer.Option("--input", help="Input text or JSON.")] = None,
-    expected_output: Annotated[str | None, typer.Option("--expected-output")] = None,
+    expected_output: Annotated[
+        str | None, typer.Option("--expected-output", help="The expected answer.")
+    ] = None,
     output: Annotated[str | None, typer.Option("--output", help="A stored output.")] = None,
-    item_id: Annotated[str | None, typer.Option("--id")] = None,
+    item_id: Annotated[
+        str | None, typer.Option("--id", help="Item id (default: a new one).")
+    ] = None,
     metadata: Annotated[str | None, typer.Option("--metadata", help="JSON object.")] = None,
 ) -> None:
     """Add one item (a new version)."""

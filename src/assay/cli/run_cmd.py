@@ -27,16 +27,28 @@ def run(
         list[str] | None,
         typer.Option("--scorer", "-s", help="Scorer type id or JSON config (repeatable)."),
     ] = None,
-    concurrency: Annotated[int | None, typer.Option("--concurrency", "-c")] = None,
-    repeats: Annotated[int | None, typer.Option("--repeats")] = None,
-    threshold: Annotated[float | None, typer.Option("--threshold")] = None,
-    name: Annotated[str | None, typer.Option("--name")] = None,
+    concurrency: Annotated[
+        int | None, typer.Option("--concurrency", "-c", help="Items in flight at once (default 8).")
+    ] = None,
+    repeats: Annotated[
+        int | None, typer.Option("--repeats", help="Times each item runs (default 1).")
+    ] = None,
+    threshold: Annotated[
+        float | None,
+        typer.Option("--threshold", help="Pass mark for pass rates (each scorer's own scale)."),
+    ] = None,
+    name: Annotated[str | None, typer.Option("--name", help="A name for the run.")] = None,
     store: Annotated[
         bool | None, typer.Option("--store/--no-store", help="Keep the run in the database.")
     ] = None,
     report: Annotated[str | None, typer.Option("--report", help="Write an HTML report.")] = None,
     json_out: Annotated[str | None, typer.Option("--json", help="Write JSON results.")] = None,
-    progress: Annotated[bool | None, typer.Option("--progress/--no-progress")] = None,
+    progress: Annotated[
+        bool | None,
+        typer.Option(
+            "--progress/--no-progress", help="Show a progress bar (default: on a terminal)."
+        ),
+    ] = None,
 ) -> None:
     """Run data through a target and scorers; print the summary; keep the run (default)."""
     from assay.run_config import RunConfigError, load_run_config, make_run_config, run_config

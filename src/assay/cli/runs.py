@@ -190,8 +190,16 @@ def runs_compare(
 @runs_app.command("resume")
 def runs_resume(
     run_id: Annotated[str, typer.Argument(help="Run id or unique prefix.")],
-    concurrency: Annotated[int | None, typer.Option("--concurrency", "-c")] = None,
-    progress: Annotated[bool | None, typer.Option("--progress/--no-progress")] = None,
+    concurrency: Annotated[
+        int | None,
+        typer.Option("--concurrency", "-c", help="Items in flight at once (default: the run's)."),
+    ] = None,
+    progress: Annotated[
+        bool | None,
+        typer.Option(
+            "--progress/--no-progress", help="Show a progress bar (default: on a terminal)."
+        ),
+    ] = None,
     allow_changed: Annotated[
         bool,
         typer.Option(
