@@ -157,3 +157,10 @@ def install_word_types() -> None:
 
         display_type_rich.assay_words = True  # type: ignore[attr-defined]
         cls.display_type_rich = display_type_rich
+
+
+def print_json(value: Any) -> None:
+    """Machine-readable output on stdout (``--json``), never wrapped or styled."""
+    import json
+
+    print(json.dumps(value, indent=2, ensure_ascii=False))

@@ -11,7 +11,7 @@ from pydantic import ValidationError
 from rich.table import Table
 from rich.text import Text
 
-from assay.cli.common import CliError, console, open_cli_store, parse_pairs, when
+from assay.cli.common import CliError, console, open_cli_store, parse_pairs, print_json, when
 
 datasets_app = typer.Typer(help="Versioned datasets in the store.", no_args_is_help=False)
 
@@ -38,10 +38,15 @@ def datasets_create(
 
 
 @datasets_app.command("list")
-def datasets_list() -> None:
+def datasets_list(
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")] = False,
+) -> None:
     """Every dataset with its current version and item count."""
     with open_cli_store() as store:
         infos = store.datasets.list()
+    if as_json:
+        print_json([i.model_dump(mode="json") for i in infos])
+        return
     table = Table(title=f"{len(infos)} dataset(s)", title_justify="left")
     for column in ("name", "version", "items", "updated", "description"):
         table.add_column(column)
@@ -62,12 +67,24 @@ def datasets_show(
     version: Annotated[int | None, typer.Option("--version", help="Version to show.")] = None,
     limit: Annotated[int, typer.Option("--limit", "-n", help="Items to show.")] = 20,
     offset: Annotated[int, typer.Option("--offset", help="Items to skip first.")] = 0,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")] = False,
 ) -> None:
     """A page of a dataset's items (at its current version unless --version)."""
     with open_cli_store() as store:
         info = _get(store, name)
         shown = info.version if version is None else version
         total = store.datasets.count_items(info.id, shown)
+        if as_json:
+            page = store.datasets.items(info.id, shown, offset=offset, limit=limit)
+            print_json(
+                {
+                    "dataset": info.model_dump(mode="json"),
+                    "version": shown,
+                    "total": total,
+                    "items": [item.model_dump(mode="json") for item in page],
+                }
+            )
+            return
         table = Table(
             title=f"{info.name} v{shown}: {total:,} item(s), showing {offset + 1}–"
             f"{min(total, offset + limit)}",
@@ -87,11 +104,17 @@ def datasets_show(
 
 
 @datasets_app.command("versions")
-def datasets_versions(name: Annotated[str, typer.Argument(help="Dataset name or id.")]) -> None:
+def datasets_versions(
+    name: Annotated[str, typer.Argument(help="Dataset name or id.")],
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")] = False,
+) -> None:
     """Every version of a dataset and what changed in it."""
     with open_cli_store() as store:
         info = _get(store, name)
         versions = store.datasets.versions(info.id)
+    if as_json:
+        print_json([v.model_dump(mode="json") for v in versions])
+        return
     table = Table(title=f"{info.name}: {len(versions)} version(s)", title_justify="left")
     for column in ("version", "created", "added", "updated", "deleted", "items", "note"):
         table.add_column(column)

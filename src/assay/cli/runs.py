@@ -149,6 +149,9 @@ def runs_compare(
             help="Exit 1 when a scorer's paired difference is a significant regression.",
         ),
     ] = False,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print the comparison as JSON instead of tables.")
+    ] = False,
 ) -> None:
     """Difference of means per scorer with a paired bootstrap CI; regressed/improved items."""
     from assay.analysis.compare import compare_runs
@@ -164,7 +167,10 @@ def runs_compare(
             store.runs.score_rows(b.id),
             threshold=threshold,
         )
-        console.print(comparison_table(comparison, top=top))
+        if as_json:
+            print(json.dumps(comparison.model_dump(mode="json"), indent=2))
+        else:
+            console.print(comparison_table(comparison, top=top))
         if report is not None:
             from assay.analysis.report_html import write_html_report
 
