@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import json
+import subprocess
 from pathlib import Path
+
+import pytest
 
 from assay.store import open_store
 from assay.stored_runs import run_stored
@@ -34,3 +38,59 @@ def test_compare_fail_on_regression_exits_1_only_for_a_significant_regression(
     assert better.returncode == 0, better.stderr
     plain = assay(db, "runs", "compare", good, bad)
     assert plain.returncode == 0, plain.stderr
+
+
+def _data(tmp_path: Path) -> Path:
+    path = tmp_path / "d.jsonl"
+    rows = [
+        {"id": f"i{k}", "input": f"q{k}", "expected_output": f"Q{k}" if k % 2 else "x"}
+        for k in range(10)
+    ]
+    path.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    return path
+
+
+def _run(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return assay(
+        tmp_path / "r.db",
+        "run",
+        "--data",
+        str(_data(tmp_path)),
+        "--scorer",
+        "exact-match",
+        "--no-progress",
+        *args,
+    )
+
+
+def test_fail_under_on_the_mean_and_on_the_ci(tmp_path: Path) -> None:
+    upper = ("--target", "tests.targets.fixture_targets:upper")
+    passed = _run(tmp_path, *upper, "--fail-under", "exact-match=0.4")
+    assert passed.returncode == 0, passed.stderr
+    failed = _run(tmp_path, *upper, "--fail-under", "exact-match=0.6")
+    assert failed.returncode == 1, failed.stderr
+    assert "gate failed: exact-match: mean 0.5 is below 0.6" in failed.stderr
+    by_ci = _run(tmp_path, *upper, "--fail-under", "exact-match=0.4", "--gate-on", "ci")
+    assert by_ci.returncode == 1 and "lower CI bound" in by_ci.stderr
+
+
+def test_every_item_failing_and_max_errors_fail_the_job(tmp_path: Path) -> None:
+    dead = _run(tmp_path, "--target", "tests.targets.fixture_targets:always_fails")
+    assert dead.returncode == 1 and "every item failed (10 of 10 results)" in dead.stderr
+    odd = ("--target", "tests.targets.fixture_targets:fails_on_odd")
+    assert _run(tmp_path, *odd, "--max-errors", "50%").returncode == 0
+    over = _run(tmp_path, *odd, "--max-errors", "4")
+    assert over.returncode == 1 and "5 errors" in over.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("--fail-under", "exact-match"), "expected SCORER=VALUE"),
+        (("--max-errors", "many"), "--max-errors 'many'"),
+        (("--gate-on", "median"), "--gate-on 'median'"),
+    ],
+)
+def test_bad_gates_are_usage_errors(tmp_path: Path, args: tuple[str, ...], message: str) -> None:
+    proc = _run(tmp_path, *args)
+    assert proc.returncode == 2 and message in proc.stderr, proc.stderr

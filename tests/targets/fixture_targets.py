@@ -32,3 +32,13 @@ class EchoWorkflow:
 agent = EchoAgent()
 workflow = EchoWorkflow()
 length_scorer = assay.Scorer("length").score(lambda ctx: min(1.0, len(ctx.output_text) / 10))
+
+
+def always_fails(text: str) -> str:
+    raise RuntimeError(f"the service is down ({text})")
+
+
+def fails_on_odd(text: str) -> str:
+    if int(text.lstrip("q")) % 2:
+        raise RuntimeError("odd item")
+    return text.upper()

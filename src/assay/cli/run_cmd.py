@@ -49,9 +49,43 @@ def run(
             "--progress/--no-progress", help="Show a progress bar (default: on a terminal)."
         ),
     ] = None,
+    fail_under: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--fail-under",
+            help="SCORER=VALUE: exit 1 when the scorer's mean is on the bad side of VALUE "
+            "(below it, or above it for lower-is-better scorers). Repeatable.",
+        ),
+    ] = None,
+    gate_on: Annotated[
+        str,
+        typer.Option(
+            "--gate-on",
+            help="What --fail-under checks: 'mean', or 'ci' (the pessimistic 95% CI bound).",
+        ),
+    ] = "mean",
+    max_errors: Annotated[
+        str | None,
+        typer.Option(
+            "--max-errors",
+            help="Exit 1 when more than N results (or P% of them) have a target or scorer error.",
+        ),
+    ] = None,
 ) -> None:
-    """Run data through a target and scorers; print the summary; keep the run (default)."""
+    """Run data through a target and scorers; print the summary; keep the run (default).
+
+    Exit codes: 0 passed; 1 a gate failed (every item failed, --fail-under, --max-errors);
+    2 bad input; 130 interrupted (the run can be resumed)."""
+    from assay.analysis.gates import GateError, MaxErrors, check_run, parse_thresholds
     from assay.run_config import RunConfigError, load_run_config, make_run_config, run_config
+
+    try:
+        if gate_on not in ("mean", "ci"):
+            raise GateError(f"--gate-on {gate_on!r}: expected 'mean' or 'ci'")
+        thresholds = parse_thresholds(fail_under or [])
+        error_budget = MaxErrors.parse(max_errors) if max_errors is not None else None
+    except GateError as exc:
+        raise CliError(str(exc)) from exc
 
     flags: dict[str, Any] = {
         "data": data,
@@ -94,6 +128,19 @@ def run(
     if cfg.store:
         hint = f"run {result.id} stored · `assay runs show {result.id[:8]}`"
         console.print(hint, highlight=False)
+    try:
+        failures = check_run(
+            result.summary,
+            fail_under=thresholds,
+            on="ci" if gate_on == "ci" else "mean",
+            max_errors=error_budget,
+        )
+    except GateError as exc:
+        raise CliError(str(exc)) from exc
+    for failure in failures:
+        err_console.print(f"gate failed: {failure.reason}", markup=False, soft_wrap=True)
+    if failures:
+        raise typer.Exit(1)
 
 
 def _json_or_text(value: str | None) -> Any:
