@@ -188,6 +188,8 @@ async def _upper(input: str) -> str:
     _CALLS["n"] += 1
     if _CALLS["stop_after"] and _CALLS["n"] > _CALLS["stop_after"]:
         raise asyncio.CancelledError
+    if _CALLS["stop_after"]:
+        await asyncio.sleep(0.3)  # the first session takes a while
     return input.upper()
 
 
@@ -248,3 +250,5 @@ def test_resume_with_the_same_scorer_and_target_is_accepted(tmp_path: Path) -> N
         run_id = _interrupted_run(store, _limit_scorer(200))
         done = resume_run(run_id, store=store, target=_upper, scorers=[_limit_scorer(200)])
         assert done.status == "completed" and done.summary.results == 5
+        # the duration covers both sessions: two 0.3 s items before, three quick ones now
+        assert done.summary.duration_s is not None and done.summary.duration_s >= 0.55

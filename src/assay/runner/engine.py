@@ -147,9 +147,16 @@ async def execute(
     hooks = hooks or RunHooks()
     info = plan.info
     accumulator = SummaryAccumulator()
+    earlier_s = 0.0  # active time of earlier sessions (resume): the span of their results
     if plan.previous is not None:
+        first, last = float("inf"), float("-inf")
         for earlier in plan.previous():
             accumulator.add(earlier)
+            if earlier.started_at:
+                first = min(first, earlier.started_at)
+            if earlier.completed_at:
+                last = max(last, earlier.completed_at)
+        earlier_s = max(0.0, last - first) if last > first else 0.0
     already = len(plan.done)
     units = _units(plan)
     total = info.total_items * info.repeats if info.total_items is not None else None
@@ -190,7 +197,7 @@ async def execute(
     summary = accumulator.summary(
         info.scorers,
         threshold=info.threshold,
-        duration_s=time.perf_counter() - started,
+        duration_s=earlier_s + (time.perf_counter() - started),
         repeats=info.repeats,
     )
     await sink.finish(info.id, status, summary)
