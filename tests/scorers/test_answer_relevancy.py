@@ -42,7 +42,6 @@ def _blocks(text: str) -> dict[str, str]:
         (("yes", "unsure", "no"), {}, 0.43),  # (1 + 0.3) / 3
         ((" YES ", "Unsure"), {}, 0.65),  # trimmed and lower-cased
         (("unsure",) * 3, {"uncertainty_weight": 0.5}, 0.5),
-        (("yes", "maybe"), {}, 0.5),  # other strings count 0
         (("yes", "unsure", "no"), {"scale": 10}, 4.33),
         # scale alone keeps the default weight (the reference would give NaN here)
         (("unsure", "yes"), {"scale": 10}, 6.5),

@@ -40,7 +40,6 @@ def _blocks(text: str) -> dict[str, str]:
     [
         (("yes", "no"), 1.0, 0.5),
         (("YES", "no", "no"), 1.0, 0.33),  # lower-cased
-        ((" yes", "no"), 1.0, 0.0),  # not trimmed, as in the reference
         (("no", "no"), 1.0, 0.0),
         (("yes", "yes", "no"), 1.0, 0.67),
         (("yes",) + ("no",) * 7, 1.0, 0.13),  # JS half-up rounding of 0.125
@@ -64,10 +63,11 @@ def test_without_opinions_the_whole_output_is_judged() -> None:
     assert _blocks(model.calls[1].messages[1].content)["items"] == f"[0] {ANSWER}"
 
 
-def test_no_results_and_empty_output_score_zero() -> None:
-    result, model = _run([{"opinions": []}, {"results": []}], output="")
+def test_empty_output_is_one_judged_item_and_scores_zero() -> None:
+    result, model = _run([{"opinions": []}, _results("no")], output="")
     assert result.status == "ready" and result.score == 0.0
     assert _blocks(model.calls[0].messages[1].content)["response"] == ""
+    assert _blocks(model.calls[1].messages[1].content)["items"] == "[0] "
 
 
 def test_malformed_json_is_repaired() -> None:

@@ -49,7 +49,6 @@ def _blocks(prompt: str) -> list[str]:
         (("no", "no", "yes"), 0.33),
         (("no", "no", "no"), 0.0),
         ((" YES ", "No", "yes"), 0.83),  # trimmed and lower-cased
-        (("yes", "maybe", "yes"), 0.83),  # anything but yes is not relevant
     ],
 )
 def test_mean_average_precision(labels: tuple[str, ...], expected: float) -> None:
@@ -84,9 +83,10 @@ def test_scale_multiplies_and_stretches_the_range() -> None:
     assert scorer.score_range == (0.0, 10.0)
 
 
-def test_no_verdicts_scores_zero() -> None:
-    result = _run(ScriptedModel(script=[{"verdicts": []}]))
-    assert result.status == "ready" and result.score == 0.0
+def test_no_verdicts_for_three_passages_is_an_error_not_zero() -> None:
+    result = _run(ScriptedModel(script=[{"verdicts": []}, {"verdicts": []}]))
+    assert result.status == "error" and result.score is None
+    assert result.error is not None and "one per passage, got 0" in result.error.message
 
 
 def test_empty_output_is_still_judged() -> None:

@@ -49,8 +49,6 @@ def _run(
         (["a", "b", "c"], ["yes", "yes", "yes"], 1.0),
         (["a", "b", "c"], ["no", "no", "no"], 0.0),
         (["a", "b"], [" Yes ", "YES"], 1.0),  # trimmed, case-insensitive
-        (["a", "b"], ["yes"], 0.5),  # a claim without a verdict counts as unsupported
-        (["a"], ["yes", "yes"], 1.0),  # capped at 1
         ([], [], 0.0),  # no claims
     ],
 )

@@ -34,6 +34,10 @@ def _analysis(*evals: tuple[str, bool], missing: list[str] | None = None) -> dic
     return reply
 
 
+def _passages(n: int) -> list[str]:
+    return [f"p{i}" for i in range(n)]
+
+
 def _run(
     script: list[Any], *, context: Any = PASSAGES, output: Any = ANSWER, **params: Any
 ) -> tuple[ScoreResult, ScriptedModel]:
@@ -59,7 +63,7 @@ def _run(
 def test_relevance_formula(
     evals: tuple[tuple[str, bool], ...], missing: list[str] | None, expected: float
 ) -> None:
-    result, _ = _run([_analysis(*evals, missing=missing)])
+    result, _ = _run([_analysis(*evals, missing=missing)], context=_passages(len(evals)))
     assert result.status == "ready"
     assert result.score == expected
 
@@ -67,7 +71,9 @@ def test_relevance_formula(
 def test_penalties_merge_over_defaults() -> None:
     evals = (("high", False), ("high", True))
     result, _ = _run(
-        [_analysis(*evals, missing=["x"])], penalties={"unusedHighRelevanceContext": 0.3}
+        [_analysis(*evals, missing=["x"])],
+        context=_passages(2),
+        penalties={"unusedHighRelevanceContext": 0.3},
     )
     assert result.score == 0.55  # 1 - 0.3 (custom) - 0.15 (default)
     scorer = create_scorer("context-relevance", penalties={"max_missing_context_penalty": 0.2})
@@ -82,7 +88,7 @@ def test_rounding_is_half_up_like_js() -> None:
     # medium, low, low, none, ... : choose weights whose mean is x.xx5
     # (0.7 + 0.3 + 0 + 0) / 8 = 0.125 -> 0.13
     evals = (("medium", True), ("low", True), *((("none", False),) * 6))
-    result, _ = _run([_analysis(*evals)], context=[f"p{i}" for i in range(8)])
+    result, _ = _run([_analysis(*evals)], context=_passages(8))
     assert result.score == 0.13
 
 
@@ -92,19 +98,13 @@ def test_scale() -> None:
     assert create_scorer("context-relevance", scale=10).score_range == (0.0, 10.0)
 
 
-def test_no_evaluations_without_missing_context_is_full_score() -> None:
-    result, _ = _run([_analysis()])
-    assert result.score == 1.0
-
-
-def test_no_evaluations_with_missing_context_is_zero() -> None:
-    result, _ = _run([_analysis(missing=["population"])])
-    assert result.score == 0.0
-
-
-def test_no_evaluations_is_scaled() -> None:  # deviation: the reference returns 1.0 unscaled
-    result, _ = _run([_analysis()], scale=4)
-    assert result.score == 4.0
+@pytest.mark.parametrize("missing", [[], ["population"]])
+def test_no_evaluations_of_the_passages_is_an_error_not_a_score(missing: list[str]) -> None:
+    """Deviation: the reference scores 1.0 (0.0 with missing context), unscaled."""
+    result, model = _run([_analysis(missing=missing)] * 2)
+    assert result.status == "error" and result.score is None
+    assert result.error is not None and "one per passage, got 0" in result.error.message
+    assert "one per passage, got 0" in model.calls[1].messages[-1].content
 
 
 def test_no_context_takes_the_reference_branch() -> None:
@@ -144,14 +144,15 @@ def test_negative_penalty_is_a_params_error() -> None:
 
 
 def test_empty_output_is_still_judged() -> None:
-    result, model = _run([_analysis(("high", False))], output="")
+    evals = (("high", False), ("high", True), ("high", True))
+    result, model = _run([_analysis(*evals)], output="")
     assert result.score == 0.9 and len(model.calls) == 1
 
 
 def test_unknown_relevance_level_is_repaired() -> None:
     bad = _analysis(("high", True))
     bad["evaluations"][0]["relevanceLevel"] = "very high"
-    result, model = _run([bad, _analysis(("high", True))])
+    result, model = _run([bad, _analysis(("high", True))], context=_passages(1))
     assert result.score == 1.0 and result.judge_calls[0].attempts == 2
     assert "relevanceLevel" in model.calls[1].messages[-1].content
 
@@ -170,19 +171,20 @@ def test_model_exception_is_an_error(exc: BaseException) -> None:
 
 def test_reason_modes() -> None:
     reply = _analysis(("high", False), ("low", True), missing=["population"])
-    by_llm, llm = _run([reply, "One relevant passage went unused."], reason="llm")
+    context = _passages(2)
+    by_llm, llm = _run([reply, "One relevant passage went unused."], context=context, reason="llm")
     assert by_llm.reason == "One relevant passage went unused."
     assert len(llm.calls) == 2
     assert "population" in llm.calls[1].messages[-1].content
 
-    by_template, template = _run([reply], reason="template")
+    by_template, template = _run([reply], context=context, reason="template")
     assert len(template.calls) == 1
     assert by_template.reason is not None
     assert "1 high, 1 low" in by_template.reason
     assert "not used by the response: 0" in by_template.reason
     assert "population" in by_template.reason
 
-    by_none, _ = _run([reply], reason="none")
+    by_none, _ = _run([reply], context=context, reason="none")
     assert by_none.reason is None
 
 

@@ -78,7 +78,6 @@ def _blocks(text: str) -> dict[str, str]:
     [
         (("yes", "yes", "no"), 1.0, 0.67),
         (("yes", "unsure"), 1.0, 0.5),  # unsure counts as unsupported
-        (("yes", "Yes"), 1.0, 0.5),  # exact, case-sensitive comparison as in the reference
         (("no", "unsure", "no"), 1.0, 0.0),
         (("yes", "yes", "yes"), 1.0, 1.0),
         (("yes",) + ("no",) * 7, 1.0, 0.13),  # 0.125 rounds half up (JS Math.round)

@@ -52,7 +52,6 @@ def _blocks(text: str) -> dict[str, str]:
         (("yes", "yes", "no"), 1.0, 0.67),
         (("no", "no"), 1.0, 0.0),
         (("yes", "yes"), 1.0, 1.0),
-        (("Yes", "no"), 1.0, 0.0),  # exact comparison, as in the reference
         (("yes",) + ("no",) * 7, 1.0, 0.13),  # JS half-up rounding of 0.125
         (("yes", "no", "no"), 10.0, 3.33),
     ],

@@ -133,10 +133,18 @@ def test_the_rubric_flags_win_over_the_judges_echo() -> None:
 
 @pytest.mark.parametrize("flags", [(), (True, True)])
 def test_missing_verdicts_are_an_error_not_a_pass(flags: tuple[bool, ...]) -> None:
-    result, _ = run([analysis(*flags)])
+    result, model = run([analysis(*flags), analysis(*flags)])
     assert result.status == "error" and result.score is None
-    assert result.error is not None and result.error.failed_step == "score"
-    assert "verdicts for 3 rubric criteria" in result.error.message
+    assert result.error is not None and result.error.failed_step == "analyze"
+    expected = f'expected 3 entries in "criteria", one per rubric criterion, got {len(flags)}'
+    assert expected in result.error.message
+    assert expected in model.calls[1].messages[-1].content  # the repair turn said so
+
+
+def test_missing_verdict_is_repaired() -> None:
+    result, model = run([analysis(True, True), analysis(True, True, False)])
+    assert result.status == "ready" and result.score == 1.0
+    assert result.judge_calls[0].attempts == 2 and len(model.calls) == 2
 
 
 def test_string_checklist_param() -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
@@ -57,8 +58,6 @@ def _run(
         ([True, False], 4, [True, True, True, True], 0.5),  # alignment limits
         ([True, True, True], 3, [True, False, False], 0.33),  # coverage limits
         ([True, True, True], 3, [True, True, False], 0.67),
-        ([True, True], 4, [True, True], 0.5),  # missing verdicts count as unanswered
-        ([True], 2, [True, True, True, True], 1.0),  # extra verdicts are ignored
         ([], 3, [True, True, True], 0.0),  # no claims: nothing to score
         ([True], 0, [], 0.0),  # no questions: nothing to score
         ([False, False], 2, [True, True], 0.0),
@@ -74,9 +73,7 @@ def test_summarization_formula(
 
 def test_question_cap() -> None:
     # 5 questions drawn, cap 2: only the first two count, and only they are asked
-    result, model = _run(
-        [_judgement([True], 5), _coverage(True, False, True, True, True)], max_questions=2
-    )
+    result, model = _run([_judgement([True], 5), _coverage(True, False)], max_questions=2)
     assert result.score == 0.5
     coverage_prompt = model.calls[1].messages[-1].content
     assert "[1] question 1?" in coverage_prompt and "question 2?" not in coverage_prompt
@@ -149,11 +146,10 @@ def test_max_questions_must_be_at_least_one() -> None:
 
 
 def test_malformed_json_is_repaired() -> None:
-    result, _ = _run(
-        ["{'alignment': []}", _judgement([True, False], 2), 'Sure: {"coverage": []} ok']
-    )
+    coverage = json.dumps(_coverage(False, False))
+    result, _ = _run(["{'alignment': []}", _judgement([True, False], 2), f"Sure: {coverage} ok"])
     assert result.status == "ready"
-    assert result.score == 0.0  # coverage came back empty: both questions unanswered
+    assert result.score == 0.0  # both questions unanswered
     assert [c.attempts for c in result.judge_calls] == [2, 1]
 
 

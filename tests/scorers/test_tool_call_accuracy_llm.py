@@ -94,9 +94,12 @@ def test_no_tool_called(missing: list[str] | None, expected: float) -> None:
 
 
 def test_tools_called_but_no_evaluations_is_an_error() -> None:
-    result, _ = run([{"evaluations": [], "missingTools": []}], agent_run(["weather"]))
+    empty = {"evaluations": [], "missingTools": []}
+    result, model = run([empty, empty], agent_run(["weather"]))
     assert result.status == "error" and result.score is None
-    assert result.error is not None and result.error.failed_step == "score"
+    assert result.error is not None and result.error.failed_step == "analyze"
+    expected = 'expected 1 entry in "evaluations", one per tool call, got 0'
+    assert expected in result.error.message and expected in model.calls[1].messages[-1].content
 
 
 def test_scale_multiplies_before_rounding() -> None:

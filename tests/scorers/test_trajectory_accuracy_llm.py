@@ -43,6 +43,15 @@ def step_eval(name: str, necessary: bool = True, in_order: bool = True) -> dict[
     return {"stepName": name, "wasNecessary": necessary, "wasInOrder": in_order, "reasoning": "r"}
 
 
+TRAJECTORY_EVALS = [step_eval("search"), step_eval("llm"), step_eval("helper")]
+"""One evaluation per top-level step of ``TRAJECTORY``."""
+
+
+def steps_of(n: int) -> dict[str, Any]:
+    """A trajectory of ``n`` tool-call steps (one per evaluation of a formula case)."""
+    return {"steps": [{"stepType": "tool_call", "name": f"s{i}"} for i in range(n)]}
+
+
 def reply(
     evals: list[dict[str, Any]],
     missing: list[str] | None = None,
@@ -94,7 +103,7 @@ def test_registry_direction_range_and_the_perfect_score_note() -> None:
     ],
 )
 def test_formula(evals: list[dict[str, Any]], missing: list[str] | None, expected: float) -> None:
-    result, _ = run([reply(evals, missing)])
+    result, _ = run([reply(evals, missing)], output=steps_of(len(evals)))
     assert result.status == "ready" and result.score == expected
 
 
@@ -111,13 +120,23 @@ def test_no_steps_and_no_evaluations(
 
 
 def test_steps_but_no_evaluations_is_an_error() -> None:
-    result, _ = run([reply([], [], [])])
+    result, model = run([reply([], [], [])] * 2)
     assert result.status == "error" and result.score is None
-    assert result.error is not None and result.error.failed_step == "score"
+    assert result.error is not None and result.error.failed_step == "analyze"
+    expected = 'expected 3 (or 5 with nested steps) entries in "stepEvaluations"'
+    assert expected in result.error.message and expected in model.calls[1].messages[-1].content
+
+
+@pytest.mark.parametrize("count", [3, 5])  # the top-level steps, or every numbered line
+def test_nested_steps_may_be_evaluated_or_not(count: int) -> None:
+    evals = [step_eval(f"s{i}") for i in range(count)]
+    result, model = run([reply(evals)])
+    assert result.status == "ready" and result.score == 0.9
+    assert len(model.calls) == 1
 
 
 def test_scale() -> None:
-    result, _ = run([reply([step_eval("a"), step_eval("b")])], scale=10)
+    result, _ = run([reply([step_eval("a"), step_eval("b")])], output=steps_of(2), scale=10)
     assert result.score == 9.0
     no_steps, _ = run([reply([], extra=["x"])], output={"steps": []}, scale=10)
     assert no_steps.score == 5.0
@@ -145,7 +164,7 @@ def test_format_expected_steps() -> None:
 
 
 def test_prompt_without_expected_trajectory() -> None:
-    result, model = run([reply([step_eval("search")])])
+    result, model = run([reply(TRAJECTORY_EVALS)])
     system, user = model.calls[0].messages
     assert INJECTION_GUARD in system.content
     assert "<<<DATA user request>>>\nWhat's the weather in Paris?\n" in user.content
@@ -159,7 +178,7 @@ def test_prompt_without_expected_trajectory() -> None:
 def test_expected_steps_from_params() -> None:
     # camelCase alias: the run helper routes snake_case expected_trajectory to the item
     params = {"expectedTrajectory": [{"name": "search", "stepType": "tool_call"}, {"name": "llm"}]}
-    result, model = run([reply([step_eval("search")])], **params)
+    result, model = run([reply(TRAJECTORY_EVALS)], **params)
     prompt = model.calls[0].messages[1].content
     assert "<<<DATA expected trajectory>>>\n1. [tool_call] search\n2. llm\n<<<END DATA>>>" in prompt
     assert result.steps["preprocess"]["expectedSource"] == "params"
@@ -167,7 +186,7 @@ def test_expected_steps_from_params() -> None:
 
 def test_expected_trajectory_object_param_drops_runtime_fields() -> None:
     expected = {"steps": [{"name": "search", "stepType": "tool_call", "durationMs": 5}]}
-    _, model = run([reply([step_eval("search")])], expectedTrajectory=expected)
+    _, model = run([reply(TRAJECTORY_EVALS)], expectedTrajectory=expected)
     prompt = model.calls[0].messages[1].content
     assert "<<<DATA expected trajectory>>>\n1. [tool_call] search\n" in prompt
     assert "durationMs" not in prompt
@@ -178,20 +197,20 @@ def test_expected_trajectory_object_param_drops_runtime_fields() -> None:
     [{"steps": [{"name": "search"}]}, [{"name": "search"}]],
 )
 def test_expected_steps_from_the_item(item_expected: Any) -> None:
-    result, model = run([reply([step_eval("search")])], expected_trajectory=item_expected)
+    result, model = run([reply(TRAJECTORY_EVALS)], expected_trajectory=item_expected)
     assert "<<<DATA expected trajectory>>>\n1. search\n" in model.calls[0].messages[1].content
     assert result.steps["preprocess"]["expectedSource"] == "item"
 
 
 def test_params_expected_wins_and_empty_item_steps_mean_none() -> None:
     result, model = run(
-        [reply([step_eval("search")])],
+        [reply(TRAJECTORY_EVALS)],
         expected_trajectory={"steps": [{"name": "other"}]},
         expectedTrajectory=[{"name": "search"}],
     )
     assert "other" not in model.calls[0].messages[1].content
     assert result.steps["preprocess"]["expectedSource"] == "params"
-    empty, _ = run([reply([step_eval("search")])], expected_trajectory={"steps": []})
+    empty, _ = run([reply(TRAJECTORY_EVALS)], expected_trajectory={"steps": []})
     assert empty.steps["preprocess"]["expectedSource"] == "none"
 
 
@@ -243,8 +262,8 @@ def test_injection_in_tool_results_stays_inside_the_data_block() -> None:
 
 def test_reason_llm_makes_one_more_call_than_template() -> None:
     answer = reply([step_eval("search"), step_eval("llm", necessary=False)], missing=["verify"])
-    llm, llm_model = run([answer, "Verification was skipped."], reason="llm")
-    template, template_model = run([answer], reason="template")
+    llm, llm_model = run([answer, "Verification was skipped."], output=steps_of(2), reason="llm")
+    template, template_model = run([answer], output=steps_of(2), reason="template")
     assert len(llm_model.calls) == 2 and len(template_model.calls) == 1
     assert llm.reason == "Verification was skipped."
     assert llm_model.calls[1].schema is None
@@ -256,12 +275,12 @@ def test_reason_llm_makes_one_more_call_than_template() -> None:
 
 
 def test_reason_none_has_no_reason() -> None:
-    result, model = run([reply([step_eval("search")])], reason="none")
+    result, model = run([reply(TRAJECTORY_EVALS)], reason="none")
     assert result.reason is None and len(model.calls) == 1
 
 
 def test_malformed_json_is_repaired() -> None:
-    result, model = run(["{'stepEvaluations': []", reply([step_eval("a")])])
+    result, model = run(["{'stepEvaluations': []", reply([step_eval("a")])], output=steps_of(1))
     assert result.status == "ready" and result.score == 0.9
     assert len(model.calls) == 2 and result.judge_calls[0].attempts == 2
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from pydantic import BaseModel
 
-from assay import JudgeConfig, Scorer, ScriptedModel, judge_step
+from assay import JudgeConfig, Scorer, ScriptedModel, StepContext, judge_step
 from assay.models.base import ModelError
 from assay.scoring.judge import extract_json
 
@@ -191,3 +191,129 @@ def test_cost_and_usage_are_summed_over_the_repair_attempt() -> None:
     assert call.attempts == 2
     assert call.cost_usd == 0.5
     assert call.usage.input_tokens == 200 and call.usage.total_tokens == 220
+
+
+# ─── answer checks: an answer that validates but does not fit what came before ───
+
+
+class Verdicts(BaseModel):
+    verdicts: list[str]
+
+
+def _one_verdict_per_claim(ctx: StepContext, answer: BaseModel) -> None:
+    assert isinstance(answer, Verdicts)
+    claims = ctx.preprocess_result.claims  # the check sees the earlier steps' results
+    if len(answer.verdicts) != len(claims):
+        raise ValueError(
+            f"expected {len(claims)} verdicts, one per claim, got {len(answer.verdicts)}"
+        )
+
+
+def _checked_scorer(model: ScriptedModel) -> Scorer:
+    return (
+        Scorer("checked", judge=JudgeConfig(model=model, instructions="You judge claims."))
+        .preprocess(judge_step(lambda ctx: "claims?", Claims))
+        .analyze(judge_step(lambda ctx: "verdicts?", Verdicts, check=_one_verdict_per_claim))
+        .score(lambda ctx: ctx.analyze_result.verdicts.count("yes") / 3)
+    )
+
+
+def test_check_failure_gets_one_repair_turn_naming_the_mismatch() -> None:
+    model = ScriptedModel(
+        script=[{"claims": ["a", "b", "c"]}, {"verdicts": ["yes"]}, {"verdicts": ["yes"] * 3}]
+    )
+    result = _checked_scorer(model).run_sync(output="x")
+    assert result.status == "ready" and result.score == 1.0
+    call = result.judge_calls[1]
+    assert call.step == "analyze" and call.status == "success" and call.attempts == 2
+    assert call.output == {"verdicts": ["yes", "yes", "yes"]}
+    repair = model.calls[2].messages
+    assert [m.role for m in repair] == ["system", "user", "assistant", "user"]
+    assert repair[2].content == '{"verdicts": ["yes"]}'
+    assert "expected 3 verdicts, one per claim, got 1" in repair[-1].content
+    assert '"verdicts"' in repair[-1].content  # the schema is shown again
+
+
+def test_check_failure_after_the_repair_fails_the_step_without_a_score() -> None:
+    model = ScriptedModel(
+        script=[{"claims": ["a", "b", "c"]}, {"verdicts": ["yes"]}, {"verdicts": ["yes", "no"]}]
+    )
+    result = _checked_scorer(model).run_sync(output="x")
+    assert result.status == "error" and result.score is None
+    assert result.error is not None and result.error.failed_step == "analyze"
+    assert result.error.completed_steps == ["preprocess"]
+    call = result.judge_calls[-1]
+    assert call.status == "failed" and call.attempts == 2
+    assert call.raw_output == '{"verdicts": ["yes", "no"]}'
+    expected = "after one repair attempt: expected 3 verdicts, one per claim, got 2"
+    assert expected in (call.error or "") and expected in result.error.message
+
+
+def test_check_runs_only_on_answers_that_match_the_schema() -> None:
+    seen: list[list[str]] = []
+
+    def check(ctx: StepContext, answer: BaseModel) -> None:
+        assert isinstance(answer, Verdicts)
+        seen.append(answer.verdicts)
+        _one_verdict_per_claim(ctx, answer)
+
+    model = ScriptedModel(
+        script=[{"claims": ["a"]}, '{"verdict": "yes"}', {"verdicts": ["yes", "no"]}]
+    )
+    scorer = (
+        Scorer("checked", judge=JudgeConfig(model=model, instructions="x"))
+        .preprocess(judge_step(lambda ctx: "claims?", Claims))
+        .analyze(judge_step(lambda ctx: "verdicts?", Verdicts, check=check))
+        .score(lambda ctx: 1.0)
+    )
+    result = scorer.run_sync(output="x")
+    assert seen == [["yes", "no"]]  # the schema error was repaired first, the check ran once
+    assert "Field required" in model.calls[2].messages[-1].content
+    assert result.status == "error" and result.error is not None
+    assert "expected 1 verdicts, one per claim, got 2" in result.error.message
+
+
+def test_check_on_the_default_score_answer() -> None:
+    def at_most_one(ctx: StepContext, answer: BaseModel) -> None:
+        if answer.score > 1:
+            raise ValueError("the score must be at most 1")
+
+    model = ScriptedModel(script=['{"score": 7}', '{"score": 0.7}'])
+    scorer = Scorer("s", judge=JudgeConfig(model=model, instructions="x")).score(
+        judge_step(lambda ctx: "score?", check=at_most_one)
+    )
+    result = scorer.run_sync(output="x")
+    assert result.status == "ready" and result.score == 0.7
+    assert "the score must be at most 1" in model.calls[1].messages[-1].content
+
+
+def test_a_check_on_a_plain_text_step_is_an_error() -> None:
+    model = ScriptedModel(script=['{"score": 1}', "Because."])
+    scorer = (
+        Scorer("r", judge=JudgeConfig(model=model, instructions="x"))
+        .score(judge_step(lambda ctx: "score?"))
+        .reason(judge_step(lambda ctx: "why?", check=lambda ctx, answer: None))
+    )
+    result = scorer.run_sync(output="x")
+    assert result.status == "error" and result.error is not None
+    assert result.error.failed_step == "reason"
+    assert "an answer check needs an output model" in result.error.message
+    assert len(model.calls) == 1  # failed before the reason call
+
+
+def test_a_broken_check_fails_the_step_without_a_repair_turn() -> None:
+    def broken(ctx: StepContext, answer: BaseModel) -> None:
+        raise KeyError("oops")
+
+    model = ScriptedModel(script=[{"claims": ["a"]}])
+    scorer = (
+        Scorer("b", judge=JudgeConfig(model=model, instructions="x"))
+        .preprocess(judge_step(lambda ctx: "claims?", Claims, check=broken))
+        .score(lambda ctx: 1.0)
+    )
+    result = scorer.run_sync(output="x")
+    assert result.status == "error" and result.score is None
+    assert "the answer check failed: KeyError" in (result.error.message if result.error else "")
+    (call,) = result.judge_calls
+    assert call.status == "failed" and call.attempts == 1
+    assert call.raw_output == '{"claims": ["a"]}'

@@ -16,9 +16,15 @@ Deviations from the reference
 - The user's text reaches the judge inside a data block rather than JSON-quoted.
 - The LLM reason prompt gets the input, the per-statement results and the score, not the
   full output (the statements are the output).
+- A result other than "yes", "unsure" or "no" (after trimming and lower-casing), or a number
+  of results that differs from the number of statements, gets one repair turn and then fails
+  the run (``status="error"``); the reference counts such labels as 0 and scores whatever
+  results came back.
 """
 
 from __future__ import annotations
+
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, Field
 
@@ -30,6 +36,7 @@ from assay.scorers._lib.judge_common import (
     numbered,
     with_reason,
 )
+from assay.scorers._lib.verdicts import TRIMMED_LOWERED, one_per
 from assay.scoring.context import StepContext
 from assay.scoring.registry import register_scorer
 from assay.scoring.scorer import Scorer
@@ -56,7 +63,9 @@ class RelevancyStatements(BaseModel):
 
 
 class RelevancyResult(BaseModel):
-    result: str = Field(description='"yes", "unsure" or "no".')
+    result: Annotated[Literal["yes", "unsure", "no"], TRIMMED_LOWERED] = Field(
+        description='"yes", "unsure" or "no".'
+    )
     reason: str = Field(description="One short sentence.")
 
 
@@ -66,10 +75,6 @@ class RelevancyResults(BaseModel):
 
 def _fmt(value: float) -> str:
     return f"{value:g}"
-
-
-def _statement(statements: list[str], index: int) -> str:
-    return statements[index] if index < len(statements) else f"statement {index + 1}"
 
 
 def _counts(results: list[RelevancyResult]) -> tuple[int, int]:
@@ -133,8 +138,8 @@ def build(params: AnswerRelevancyParams) -> Scorer:
         )
         statements: list[str] = ctx.preprocess_result.statements
         off = [
-            f'"{_statement(statements, i)}" ({r.reason})'
-            for i, r in enumerate(results)
+            f'"{statement}" ({r.reason})'
+            for statement, r in zip(statements, results, strict=True)
             if r.result.strip().lower() not in ("yes", "unsure")
         ]
         if off:
@@ -145,12 +150,8 @@ def build(params: AnswerRelevancyParams) -> Scorer:
         statements: list[str] = ctx.preprocess_result.statements
         results: list[RelevancyResult] = ctx.analyze_result.results
         rows = [
-            {
-                "statement": _statement(statements, i),
-                "result": r.result,
-                "reason": r.reason,
-            }
-            for i, r in enumerate(results)
+            {"statement": statement, "result": r.result, "reason": r.reason}
+            for statement, r in zip(statements, results, strict=True)
         ]
         value = _fmt(ctx.score or 0.0)
         return (
@@ -179,6 +180,7 @@ def build(params: AnswerRelevancyParams) -> Scorer:
                 RelevancyResults,
                 description="Judge each statement's relevance to the input",
                 version="1",
+                check=one_per(lambda ctx: ctx.preprocess_result.statements, "results", "statement"),
             )
         )
         .score(score)

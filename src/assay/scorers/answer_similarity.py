@@ -22,6 +22,9 @@ Deviations from the reference
   ground truth (the reference sends its fixed sentence to the judge as the whole prompt).
 - Params are bounded (penalties ≥ 0, ``semantic_threshold`` in [0, 1]); the reference does
   not check them. Params merge over the defaults, as in the reference.
+- A number of matches that differs from the number of ground-truth units gets one repair
+  turn and then fails the run (``status="error"``); the reference divides by the number of
+  matches that came back, so a skipped unit silently raises the score.
 """
 
 from __future__ import annotations
@@ -40,6 +43,7 @@ from assay.scorers._lib.judge_common import (
     numbered,
     with_reason,
 )
+from assay.scorers._lib.verdicts import one_per
 from assay.scoring.context import StepContext
 from assay.scoring.registry import register_scorer
 from assay.scoring.scorer import Scorer
@@ -170,6 +174,13 @@ def build(params: AnswerSimilarityParams) -> Scorer:
             f"{data_block('output units', numbered(units.outputUnits))}"
         )
 
+    def ground_truth_units(ctx: StepContext) -> list[str] | None:
+        """The units the matches must cover; none to check without a ground truth."""
+        if js_falsy(ctx.call.ground_truth):
+            return None
+        units: SimilarityUnits = ctx.preprocess_result
+        return units.groundTruthUnits
+
     def score(ctx: StepContext) -> float:
         if js_falsy(ctx.call.ground_truth):
             return 0.0
@@ -236,6 +247,7 @@ def build(params: AnswerSimilarityParams) -> Scorer:
                 SimilarityAnalysis,
                 description="Match ground-truth units to output units",
                 version="1",
+                check=one_per(ground_truth_units, "matches", "ground-truth unit"),
             )
         )
         .score(score)

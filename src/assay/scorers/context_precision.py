@@ -18,12 +18,16 @@ Deviations from the reference
   for evaluation", which the reference raises too when its extractor returns nothing).
 - The reason prompt carries the score and the verdicts only; it does not repeat the
   question, response and passages (the verdicts already name the passages).
+- A verdict other than "yes" or "no" (after trimming and lower-casing), or verdicts that are
+  not exactly one per passage (``context_index`` 0..n-1, each once), get one repair turn and
+  then fail the run (``status="error"``); the reference counts such labels as not useful and
+  averages whatever verdicts came back.
 """
 
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field
 
@@ -36,6 +40,7 @@ from assay.scorers._lib.judge_common import (
     run_context,
     with_reason,
 )
+from assay.scorers._lib.verdicts import TRIMMED_LOWERED, each_once
 from assay.scoring.context import StepContext
 from assay.scoring.registry import register_scorer
 from assay.scoring.scorer import Scorer
@@ -54,7 +59,9 @@ class ContextPrecisionParams(ContextJudgeParams):
 
 class ContextVerdict(BaseModel):
     context_index: int = Field(description="Index of the passage, as numbered in the prompt.")
-    verdict: str = Field(description='"yes" if the passage was useful for the response, else "no".')
+    verdict: Annotated[Literal["yes", "no"], TRIMMED_LOWERED] = Field(
+        description='"yes" if the passage was useful for the response, else "no".'
+    )
     reason: str = Field(description="One sentence explaining the verdict.")
 
 
@@ -149,6 +156,12 @@ def build(params: ContextPrecisionParams) -> Scorer:
                 ContextVerdicts,
                 description="Judge whether each context passage was useful for the response",
                 version="1",
+                check=each_once(
+                    lambda ctx: range(len(run_context(ctx, params.context))),
+                    "verdicts",
+                    "context_index",
+                    "passage",
+                ),
             )
         )
         .score(score)

@@ -17,12 +17,16 @@ Deviations from the reference
   missing reference answer is a data problem, not a recall of 0.
 - The reason prompt carries the score and the verdicts (with their claims) only; it does
   not repeat the ground truth and the passages.
+- A verdict other than "yes" or "no" (after trimming and lower-casing), or a number of
+  verdicts that differs from the number of claims, gets one repair turn and then fails the
+  run (``status="error"``); the reference counts such labels as unsupported and divides by
+  the number of claims whatever number of verdicts came back.
 """
 
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field
 
@@ -35,6 +39,7 @@ from assay.scorers._lib.judge_common import (
     run_context,
     with_reason,
 )
+from assay.scorers._lib.verdicts import TRIMMED_LOWERED, one_per
 from assay.scoring.context import StepContext
 from assay.scoring.registry import register_scorer
 from assay.scoring.scorer import Scorer
@@ -56,7 +61,9 @@ class Claims(BaseModel):
 
 
 class AttributionVerdict(BaseModel):
-    verdict: str = Field(description='"yes" if the passages support the claim, else "no".')
+    verdict: Annotated[Literal["yes", "no"], TRIMMED_LOWERED] = Field(
+        description='"yes" if the passages support the claim, else "no".'
+    )
     reason: str = Field(description="One sentence explaining the verdict.")
 
 
@@ -145,8 +152,8 @@ def build(params: ContextRecallParams) -> Scorer:
         claims: Claims = ctx.preprocess_result
         verdicts: AttributionVerdicts = ctx.analyze_result
         rows = [
-            {"claim": claim, **(v.model_dump() if v else {"verdict": "missing", "reason": ""})}
-            for claim, v in _pair(claims.claims, verdicts.verdicts)
+            {"claim": claim, **v.model_dump()}
+            for claim, v in zip(claims.claims, verdicts.verdicts, strict=True)
         ]
         return "\n\n".join(
             [
@@ -184,6 +191,7 @@ def build(params: ContextRecallParams) -> Scorer:
                 AttributionVerdicts,
                 description="Judge whether the context supports each claim",
                 version="1",
+                check=one_per(lambda ctx: ctx.preprocess_result.claims, "verdicts", "claim"),
             )
         )
         .score(score)
@@ -197,23 +205,16 @@ def build(params: ContextRecallParams) -> Scorer:
     )
 
 
-def _pair(
-    claims: list[str], verdicts: list[AttributionVerdict]
-) -> list[tuple[str, AttributionVerdict | None]]:
-    """Claims with their verdicts by position (a claim without a verdict gets ``None``)."""
-    return [(claim, verdicts[i] if i < len(verdicts) else None) for i, claim in enumerate(claims)]
-
-
 def template_reason(
     claims: list[str], verdicts: list[AttributionVerdict], score: Any, scale: float
 ) -> str:
-    """A reason written from the verdicts, without a model call."""
+    """A reason written from the verdicts (one per claim), without a model call."""
     if not claims:
         return f"The score is {score} of {scale}: the ground truth yielded no claims to check."
     supported = sum(1 for v in verdicts if _is_yes(v))
-    missing = [claim for claim, v in _pair(claims, verdicts) if v is None or not _is_yes(v)]
+    missing = [claim for claim, v in zip(claims, verdicts, strict=True) if not _is_yes(v)]
     text = (
-        f"The score is {score} of {scale}: the context supports {min(supported, len(claims))} "
+        f"The score is {score} of {scale}: the context supports {supported} "
         f"of the {len(claims)} claims of the ground truth."
     )
     if missing:

@@ -15,9 +15,11 @@ Deviations from the reference
   either source takes the reference's documented branch: the judge is asked about the
   placeholder passage "[No context was provided for evaluation]" and the score is
   ``1.0 × scale`` (unrounded), with the reference's fixed explanation.
-- When the judge returns no evaluations the reference returns ``0.0`` or ``1.0`` unscaled;
-  here the value is multiplied by ``scale`` like every other branch, so it stays inside the
-  advertised range ``[0, scale]``.
+- Evaluations that are not exactly one per passage (``context_index`` 0..n-1, each once)
+  get one repair turn and then fail the run (``status="error"``). The reference averages
+  whatever evaluations came back, and with none at all returns ``0.0`` or ``1.0`` unscaled
+  (an unjudged context is not a score). With no context the judge's answer is not checked:
+  the score is fixed (see above).
 - ``penalties`` given partially are merged over the defaults (as the reference does too).
 - The reason prompt carries the score, the evaluations and the missing information; it does
   not repeat the passages' full text or the response.
@@ -39,6 +41,7 @@ from assay.scorers._lib.judge_common import (
     run_context,
     with_reason,
 )
+from assay.scorers._lib.verdicts import each_once
 from assay.scoring.context import StepContext
 from assay.scoring.registry import ScorerParams, register_scorer
 from assay.scoring.scorer import Scorer
@@ -125,6 +128,11 @@ def build(params: ContextRelevanceParams) -> Scorer:
     def context_of(ctx: StepContext) -> list[str]:
         return run_context(ctx, params.context)
 
+    def passage_indexes(ctx: StepContext) -> range | None:
+        """The indexes the evaluations must cover; none to check without context."""
+        passages = context_of(ctx)
+        return range(len(passages)) if passages else None
+
     def analyze_prompt(ctx: StepContext) -> str:
         context = context_of(ctx) or [NO_CONTEXT_PLACEHOLDER]
         return "\n\n".join(
@@ -143,9 +151,7 @@ def build(params: ContextRelevanceParams) -> Scorer:
         if not context_of(ctx):
             return 1.0 * params.scale
         analysis: ContextRelevanceAnalysis = ctx.analyze_result
-        evaluations = analysis.evaluations
-        if not evaluations:
-            return (0.0 if analysis.missingContext else 1.0) * params.scale
+        evaluations = analysis.evaluations  # one per passage (the step's check)
         base = sum(RELEVANCE_WEIGHTS[e.relevanceLevel] for e in evaluations) / len(evaluations)
         unused = sum(1 for e in evaluations if e.relevanceLevel == "high" and not e.wasUsed)
         usage_penalty = unused * penalties.unused_high_relevance_context
@@ -205,6 +211,7 @@ def build(params: ContextRelevanceParams) -> Scorer:
                 ContextRelevanceAnalysis,
                 description="Rate each passage's relevance and whether the response used it",
                 version="1",
+                check=each_once(passage_indexes, "evaluations", "context_index", "passage"),
             )
         )
         .score(score)
@@ -219,12 +226,8 @@ def build(params: ContextRelevanceParams) -> Scorer:
 
 
 def template_reason(analysis: ContextRelevanceAnalysis, score: float | None, scale: float) -> str:
-    """A reason written from the evaluations, without a model call."""
+    """A reason written from the evaluations (one per passage), without a model call."""
     evaluations = analysis.evaluations
-    if not evaluations:
-        gaps = "; ".join(analysis.missingContext)
-        detail = f" Missing information: {gaps}." if gaps else ""
-        return f"The score is {score} of {scale}: the judge evaluated no passages.{detail}"
     counts = {
         level: sum(1 for e in evaluations if e.relevanceLevel == level)
         for level in RELEVANCE_WEIGHTS

@@ -22,9 +22,14 @@ Deviations from the reference
   ``context`` option and the tool-result fallback).
 - The LLM reason prompt gets the claims, verdicts and score only, not the input, output and
   context (the verdict reasons already say what the context does or does not support).
+- A verdict other than exactly "yes", "no" or "unsure", or a number of verdicts that differs
+  from the number of claims, gets one repair turn and then fails the run (``status="error"``);
+  the reference counts any such label as unsupported and scores whatever verdicts came back.
 """
 
 from __future__ import annotations
+
+from typing import Literal
 
 from pydantic import BaseModel, Field
 
@@ -37,6 +42,7 @@ from assay.scorers._lib.judge_common import (
     numbered,
     with_reason,
 )
+from assay.scorers._lib.verdicts import one_per
 from assay.scoring.context import StepContext
 from assay.scoring.registry import register_scorer
 from assay.scoring.scorer import Scorer
@@ -60,16 +66,12 @@ class FaithfulnessClaims(BaseModel):
 
 
 class FaithfulnessVerdict(BaseModel):
-    verdict: str = Field(description='"yes", "no" or "unsure".')
+    verdict: Literal["yes", "no", "unsure"] = Field(description='"yes", "no" or "unsure".')
     reason: str = Field(description="One short sentence.")
 
 
 class FaithfulnessVerdicts(BaseModel):
     verdicts: list[FaithfulnessVerdict] = Field(description="One verdict per claim, in order.")
-
-
-def _claim_of(claims: list[str], index: int) -> str:
-    return claims[index] if index < len(claims) else f"claim {index + 1}"
 
 
 @register_scorer(
@@ -131,9 +133,7 @@ def build(params: FaithfulnessParams) -> Scorer:
         unsettled = [i for i, v in enumerate(verdicts) if v.verdict not in ("yes", "no")]
         for label, indexes in (("contradicted", contradicted), ("not supported", unsettled)):
             if indexes:
-                listed = "; ".join(
-                    f'"{_claim_of(claims, i)}" ({verdicts[i].reason})' for i in indexes
-                )
+                listed = "; ".join(f'"{claims[i]}" ({verdicts[i].reason})' for i in indexes)
                 text += f"; {label}: {listed}"
         return text + "."
 
@@ -141,8 +141,8 @@ def build(params: FaithfulnessParams) -> Scorer:
         claims: list[str] = ctx.preprocess_result.claims
         verdicts: list[FaithfulnessVerdict] = ctx.analyze_result.verdicts
         rows = [
-            {"claim": _claim_of(claims, i), "verdict": v.verdict, "reason": v.reason}
-            for i, v in enumerate(verdicts)
+            {"claim": claim, "verdict": v.verdict, "reason": v.reason}
+            for claim, v in zip(claims, verdicts, strict=True)
         ]
         return (
             f"The faithfulness score is {fmt(ctx.score or 0.0)} on a 0-{fmt(params.scale)} "
@@ -171,6 +171,7 @@ def build(params: FaithfulnessParams) -> Scorer:
                 FaithfulnessVerdicts,
                 description="Judge each claim against the context",
                 version="1",
+                check=one_per(lambda ctx: ctx.preprocess_result.claims, "verdicts", "claim"),
             )
         )
         .score(score)

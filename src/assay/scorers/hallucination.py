@@ -18,9 +18,14 @@ Deviations from the reference
   ``context`` argument, falling back to the ``context`` param and then to the tool results
   of the output (the reference has no tool-result fallback for this scorer).
 - The LLM reason prompt gets the verdicts and score only, not the input, output and context.
+- A verdict other than exactly "yes" or "no", or a number of verdicts that differs from the
+  number of claims, gets one repair turn and then fails the run (``status="error"``); the
+  reference counts any such label as supported and scores whatever verdicts came back.
 """
 
 from __future__ import annotations
+
+from typing import Literal
 
 from pydantic import BaseModel, Field
 
@@ -33,6 +38,7 @@ from assay.scorers._lib.judge_common import (
     numbered,
     with_reason,
 )
+from assay.scorers._lib.verdicts import one_per
 from assay.scoring.context import StepContext
 from assay.scoring.registry import register_scorer
 from assay.scoring.scorer import Scorer
@@ -57,7 +63,7 @@ class HallucinationClaims(BaseModel):
 
 class HallucinationVerdict(BaseModel):
     statement: str = Field(description="The claim judged.")
-    verdict: str = Field(description='"yes" (hallucination) or "no" (supported).')
+    verdict: Literal["yes", "no"] = Field(description='"yes" (hallucination) or "no" (supported).')
     reason: str = Field(description="One short sentence.")
 
 
@@ -151,6 +157,7 @@ def build(params: HallucinationParams) -> Scorer:
                 HallucinationVerdicts,
                 description="Judge each claim against the context",
                 version="1",
+                check=one_per(lambda ctx: ctx.preprocess_result.claims, "verdicts", "claim"),
             )
         )
         .score(score)

@@ -19,12 +19,16 @@ Deviations from the reference
   defaults, as the reference does too.
 - The reason prompt carries the score and the analysis only; it does not repeat the
   queries and responses.
+- The analysis must rate each of the five dimensions exactly once (named by the five labels);
+  otherwise it gets one repair turn and then fails the run (``status="error"``). The
+  reference averages the impact of whatever dimensions came back, and with none uses the
+  judge's robustness score alone.
 """
 
 from __future__ import annotations
 
 import json
-from typing import Literal
+from typing import Literal, get_args
 
 from pydantic import BaseModel, Field, field_validator
 
@@ -35,6 +39,7 @@ from assay.scorers._lib.judge_common import (
     judge_config,
     with_reason,
 )
+from assay.scorers._lib.verdicts import each_once
 from assay.scoring.context import StepContext
 from assay.scoring.registry import ScorerParams, register_scorer
 from assay.scoring.scorer import Scorer
@@ -47,13 +52,14 @@ the response to the noisy query, and judge how the noise changed the response's 
 completeness, relevance, consistency and resistance to hallucination. Changes that make the
 noisy response worse count; harmless rewording does not."""
 
-DIMENSIONS = (
+Dimension = Literal[
     "content_accuracy",
     "completeness",
     "relevance",
     "consistency",
     "hallucination_resistance",
-)
+]
+DIMENSIONS: tuple[str, ...] = get_args(Dimension)
 
 ImpactLevel = Literal["none", "minimal", "moderate", "significant", "severe"]
 
@@ -111,7 +117,7 @@ class NoiseSensitivityParams(ReasonedJudgeParams):
 
 
 class DimensionAnalysis(BaseModel):
-    dimension: str = Field(description="One of: " + ", ".join(DIMENSIONS) + ".")
+    dimension: Dimension = Field(description="One of: " + ", ".join(DIMENSIONS) + ".")
     impactLevel: ImpactLevel = Field(description="How much the noise changed this dimension.")
     specificChanges: str = Field(description="What changed between the two responses.")
     noiseInfluence: str = Field(description="How the noise caused the change, if it did.")
@@ -217,6 +223,7 @@ def build(params: NoiseSensitivityParams) -> Scorer:
                 NoiseAnalysis,
                 description="Compare the baseline and noisy responses",
                 version="1",
+                check=each_once(lambda ctx: DIMENSIONS, "dimensions", "dimension", "dimension"),
             )
         )
         .score(score)

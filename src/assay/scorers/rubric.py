@@ -16,9 +16,10 @@ Deviations from the reference
 - No rubric at all → ``not_scorable`` and no judge call. The reference still calls the judge
   (asking it to return an empty list) and scores a "no-op pass" of 1, which would inflate an
   evaluation's mean; the reference does this only so its agent loop is not blocked.
-- A judge answer with no verdicts, or with a different number of verdicts than criteria, is an
-  error, not a pass (the reference scores 1 when the list is empty): a criterion nobody graded
-  is not satisfied, and guessing which one was skipped would invent a verdict.
+- A judge answer with no verdicts, or with a different number of verdicts than criteria, gets
+  one repair turn and is then an error, not a pass (the reference scores 1 when the list is
+  empty): a criterion nobody graded is not satisfied, and guessing which one was skipped would
+  invent a verdict.
 - The required/optional flag and the criterion text come from the rubric, not from the judge's
   echo of them (verdicts are matched by position). In the reference a judge that flips
   ``required`` to false — or an output that talks it into doing so — would pass a failing
@@ -43,6 +44,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from pydantic.alias_generators import to_camel
 
 from assay.scorers._lib.judge_common import ScaledJudgeParams, data_block, judge_config
+from assay.scorers._lib.verdicts import one_per
 from assay.scoring.context import NotScorable, StepContext, not_scorable
 from assay.scoring.registry import register_scorer
 from assay.scoring.scorer import Scorer
@@ -291,6 +293,7 @@ def build(params: RubricParams) -> Scorer:
                 RubricAnalysis,
                 description="Judge the output against each rubric criterion",
                 version="1",
+                check=one_per(criteria_of, "criteria", "rubric criterion"),
             )
         )
         .score(score)

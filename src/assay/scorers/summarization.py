@@ -8,7 +8,8 @@ but wrong:
   (``#supported / #claims``);
 - coverage: the judge writes up to ``max_questions`` closed questions from the source, then,
   in a separate call that never sees the source, answers them from the summary alone
-  (``#answered / #questions``; a question without a verdict counts as unanswered).
+  (``#answered / #questions``; the verdicts must be one per question asked, or the call
+  gets one repair turn and then fails the run with ``status="error"``).
 
 Score: ``round2(min(alignment, coverage) × scale)``, and 0 when there is nothing to score
 (no claims or no questions), as in the reference.
@@ -45,6 +46,7 @@ from assay.scorers._lib.judge_common import (
     numbered,
     with_reason,
 )
+from assay.scorers._lib.verdicts import one_per
 from assay.scoring.context import StepContext
 from assay.scoring.registry import register_scorer
 from assay.scoring.scorer import Scorer
@@ -239,6 +241,11 @@ def build(params: SummarizationParams) -> Scorer:
                 CoverageJudgement,
                 description="Answer the coverage questions from the summary only",
                 version="1",
+                check=one_per(
+                    lambda ctx: ctx.preprocess_result.questions[:max_questions],
+                    "coverage",
+                    "question",
+                ),
             )
         )
         .score(score)

@@ -10,9 +10,11 @@ Score: with evaluations, ``round2(#appropriate / #evaluations)``; with none (no 
 0 if the judge names missing tools, else 1. Multiplied by ``scale`` (default 1).
 
 Deviations from the reference
-- When tools were called but the judge returns no evaluations, the step fails (status
-  "error") instead of scoring 1.0: the no-evaluation branch of the reference formula is meant
-  for runs without tool calls, and an ungraded call is not an appropriate one.
+- The evaluations must be one per tool call (none when no tool was called); otherwise the
+  judge gets one repair turn and then the run fails (status "error"). The reference scores
+  whatever evaluations came back, and 1.0 when tools were called but none was evaluated: the
+  no-evaluation branch of its formula is meant for runs without tool calls, and an ungraded
+  call is not an appropriate one.
 - ``scale`` (default 1) multiplies the score before rounding; the reference has no scale.
 - ``available_tools`` must list at least one ``{id, description}`` (the reference accepts an
   empty list, leaving the judge nothing to name as missing).
@@ -41,6 +43,7 @@ from assay.scorers._lib.judge_common import (
     judge_config,
     with_reason,
 )
+from assay.scorers._lib.verdicts import one_per
 from assay.scoring.context import StepContext
 from assay.scoring.registry import register_scorer
 from assay.scoring.scorer import Scorer
@@ -236,6 +239,9 @@ def build(params: ToolCallAccuracyLLMParams) -> Scorer:
                 ToolSelectionAnalysis,
                 description="Judge whether each tool call fits the user's explicit request",
                 version="1",
+                check=one_per(
+                    lambda ctx: ctx.preprocess_result["actualTools"], "evaluations", "tool call"
+                ),
             )
         )
         .score(score)

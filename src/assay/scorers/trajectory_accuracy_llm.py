@@ -16,9 +16,11 @@ is a penalty weight that can only be lost, never earned. Thresholds must take th
 account (1.0 is reachable only when the judge evaluates no step at all).
 
 Deviations from the reference
-- When the trajectory has steps but the judge returns no step evaluations, the step fails
-  (status "error"): the no-evaluation branch would otherwise give a flawless 1.0 (or 0.5) to
-  a trajectory nobody graded.
+- The step evaluations must be one per numbered step of the actual trajectory (top-level
+  steps, or every numbered line when nested steps are evaluated too; none for an empty
+  trajectory); otherwise the judge gets one repair turn and then the run fails (status
+  "error"). The reference scores whatever evaluations came back, and with none a flawless 1.0
+  (or 0.5) for a trajectory nobody graded.
 - ``scale`` (default 1) multiplies the clamped score before rounding; the reference has none.
 - Agent messages are accepted as the output (converted with ``extract_trajectory``); the
   reference expects the runner to have converted them. An expected trajectory on the item may
@@ -50,6 +52,7 @@ from assay.scorers._lib.judge_common import (
     with_reason,
 )
 from assay.scorers._lib.trajectory_params import ExpectedStep, TrajectoryExpectation
+from assay.scorers._lib.verdicts import count_mismatch
 from assay.scoring.context import StepContext
 from assay.scoring.registry import register_scorer
 from assay.scoring.scorer import Scorer
@@ -207,6 +210,32 @@ def _item_expected(value: Any) -> list[Any]:
     return list(value) if isinstance(value, list | tuple) else []
 
 
+def _numbered_lines(steps: Sequence[Any]) -> int:
+    """How many numbered lines ``format_trajectory`` writes: nested steps included."""
+    total = 0
+    for step in steps:
+        total += 1
+        children = step.get("children") if isinstance(step, Mapping) else None
+        if isinstance(children, list) and children:
+            total += _numbered_lines(children)
+    return total
+
+
+def check_step_count(ctx: StepContext, answer: BaseModel) -> None:
+    """The judge step's check: one evaluation per numbered step of the actual trajectory
+    (the top-level steps, or every numbered line with the nested ones)."""
+    if not isinstance(answer, TrajectoryAnalysis):
+        raise TypeError(f"expected a TrajectoryAnalysis, got {type(answer).__name__}")
+    steps = as_trajectory(ctx.call.output)["steps"]
+    top, lines = len(steps), _numbered_lines(steps)
+    got = len(answer.stepEvaluations)
+    if got not in (top, lines):
+        expected: int | str = top if top == lines else f"{top} (or {lines} with nested steps)"
+        raise ValueError(
+            count_mismatch(expected, "stepEvaluations", "numbered step of the trajectory", got)
+        )
+
+
 def trajectory_score(analysis: TrajectoryAnalysis, step_count: int, scale: float) -> float:
     """The reference formula (times ``scale``); see the module docstring."""
     evaluations = analysis.stepEvaluations
@@ -348,6 +377,7 @@ def build(params: TrajectoryAccuracyLLMParams) -> Scorer:
                 TrajectoryAnalysis,
                 description="Judge each step of the trajectory: necessary, in order",
                 version="1",
+                check=check_step_count,
             )
         )
         .score(score)

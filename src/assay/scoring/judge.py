@@ -4,7 +4,8 @@ Rules (see the field lessons): the judge's answer must validate against the step
 It is extracted tolerantly (bare JSON, a fenced block, or the first JSON object embedded in
 prose); if it still does not validate, the model gets one repair turn that shows it the
 validation error; after that the step fails and the raw answer is kept on the record. A
-parse failure is never turned into a number.
+parse failure is never turned into a number. A step's ``check`` (e.g. one verdict per claim)
+runs right after validation, and its failure is handled the same way.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import inspect
 import json
 import re
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 from typing import Any
@@ -143,12 +145,23 @@ async def execute_judge_step(
             f'judge step "{step_name}" needs an output model (a pydantic class)', None, prompt
         )
     schema = _schema_of(output_model) if output_model is not None else None
+    check: Callable[[BaseModel], None] | None = None
+    if step.check is not None:
+        if output_model is None:
+            raise JudgeStepError(
+                f'judge step "{step_name}": an answer check needs an output model', None, prompt
+            )
+        step_check = step.check
+
+        def check(answer: BaseModel) -> None:
+            step_check(ctx, answer)
+
     messages = [
         ChatMessage(role="system", content=config.instructions),
         ChatMessage(role="user", content=prompt),
     ]
     return await _call_with_repair(
-        step_name, model, messages, schema, output_model, settings, prompt
+        step_name, model, messages, schema, output_model, settings, prompt, check
     )
 
 
@@ -160,7 +173,10 @@ async def _call_with_repair(
     output_model: type[BaseModel] | None,
     settings: ModelSettings,
     prompt: str,
+    check: Callable[[BaseModel], None] | None = None,
 ) -> JudgeOutcome:
+    """Call the model; an answer that fails validation or ``check`` (a ``ValueError``) gets
+    one repair turn naming the problem, a second failure fails the step."""
     started = time.perf_counter()
     usage = Usage()
     attempts = 0
@@ -204,6 +220,8 @@ async def _call_with_repair(
             return JudgeOutcome(text, prompt, record("success", output=text))
         try:
             parsed = _validate(raw, output_model)
+            if check is not None:
+                check(parsed)  # e.g. one verdict per claim; its ValueError is repaired too
         except ValueError as exc:
             if attempt == 0:
                 assert schema is not None
@@ -214,6 +232,9 @@ async def _call_with_repair(
                 ]
                 continue
             message = f"judge answer invalid after one repair attempt: {exc}"
+            raise JudgeStepError(message, record("failed", error=message), prompt) from exc
+        except Exception as exc:  # a broken check is a bug, not the model's to repair
+            message = f"the answer check failed: {type(exc).__name__}: {exc}"
             raise JudgeStepError(message, record("failed", error=message), prompt) from exc
         if step_name == "score" and output_model is ScoreAnswer:
             assert isinstance(parsed, ScoreAnswer)

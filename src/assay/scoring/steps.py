@@ -22,6 +22,10 @@ StepFunction = Callable[[StepContext], Any]
 
 PromptBuilder = Callable[[StepContext], "str | Awaitable[str]"]
 
+AnswerCheck = Callable[[StepContext, BaseModel], None]
+"""Checks a judge's validated answer against what came before (e.g. one verdict per claim
+of the preprocess step); raises ``ValueError(message)`` when they do not fit."""
+
 
 @dataclass(frozen=True, slots=True)
 class JudgeConfig:
@@ -67,6 +71,10 @@ class JudgeStep:
     ``version`` names the prompt template's revision; it is part of the scorer's
     fingerprint, so editing a prompt (and bumping the version) never reuses cached answers
     of the old prompt.
+
+    ``check``, when set, runs on every answer that validated against ``output``; a
+    ``ValueError`` it raises is handled like a schema validation error (one repair turn
+    that shows the model the message, then the step fails).
     """
 
     prompt: PromptBuilder
@@ -74,6 +82,7 @@ class JudgeStep:
     description: str = ""
     judge: JudgeConfig | None = None
     version: str = "1"
+    check: AnswerCheck | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,10 +103,12 @@ def judge_step(
     description: str = "",
     judge: JudgeConfig | None = None,
     version: str = "1",
+    check: AnswerCheck | None = None,
 ) -> JudgeStep:
     """Build a judge step: ``prompt(ctx)`` is sent to the judge, whose answer must match
-    ``output`` (required for ``preprocess`` and ``analyze`` steps)."""
-    return JudgeStep(prompt, output, description, judge, version)
+    ``output`` (required for ``preprocess`` and ``analyze`` steps) and pass ``check(ctx,
+    answer)`` if given (see ``JudgeStep``)."""
+    return JudgeStep(prompt, output, description, judge, version, check)
 
 
 def as_step(step: Step | StepFunction) -> Step:
