@@ -98,6 +98,44 @@ def _jsonl(path: Path, n: int) -> Path:
     return path
 
 
+def test_import_of_existing_ids_needs_upsert_or_skip_existing(tmp_path: Path) -> None:
+    db = tmp_path / "u.db"
+    first = assay(db, "datasets", "import", str(_jsonl(tmp_path / "v1.jsonl", 3)), "--name", "qa")
+    assert first.returncode == 0, first.stderr
+    again = tmp_path / "again.jsonl"
+    rows = [{"id": f"g{i}", "input": f"g{i}"} for i in range(4)]  # g0-g2 as before, g3 new
+    rows[1]["input"] = "g1, corrected"
+    again.write_text("".join(json.dumps(r) + "\n" for r in rows))
+
+    refused = assay(db, "datasets", "import", str(again), "--name", "qa")
+    assert refused.returncode == 2
+    message = refused.stderr.strip()
+    assert "'g0', 'g1', 'g2'" in message and "already items" in message
+    assert "--upsert" in message and "--skip-existing" in message
+    assert "update_item" not in message and "Traceback" not in message
+    both = assay(
+        db, "datasets", "import", str(again), "--name", "qa", "--upsert", "--skip-existing"
+    )
+    assert both.returncode == 2 and "exclude each other" in both.stderr
+
+    skip = assay(db, "datasets", "import", str(again), "--name", "qa", "--skip-existing")
+    assert skip.returncode == 0, skip.stderr
+    assert "imported 4 item(s) into qa v2: 1 added, 0 updated, 3 left as they were" in skip.stdout
+    upsert = assay(db, "datasets", "import", str(again), "--name", "qa", "--upsert")
+    assert upsert.returncode == 0, upsert.stderr
+    assert "into qa v3: 0 added, 1 updated, 3 left as they were" in upsert.stdout
+    repeat = assay(db, "datasets", "import", str(again), "--name", "qa", "--upsert")
+    assert "into qa v3: 0 added, 0 updated, 4 left as they were (no new version)" in repeat.stdout
+
+    versions = json.loads(assay(db, "datasets", "versions", "qa", "--json").stdout)
+    assert [(v["version"], v["added"], v["updated"], v["item_count"]) for v in versions] == [
+        (0, 0, 0, 0),
+        (1, 3, 0, 3),
+        (2, 1, 0, 4),
+        (3, 0, 1, 4),
+    ]
+
+
 def test_run_from_config_then_list_show_export_compare(tmp_path: Path, data: Path) -> None:
     db = tmp_path / "c.db"
     config = tmp_path / "run.yaml"

@@ -91,6 +91,46 @@ def test_duplicate_ids_roll_back(store: Store, db_path: Path, tmp_path: Path) ->
     assert _row_counts(db_path) == dict.fromkeys(TABLES, 0)
 
 
+def test_reimport_existing_ids_error_skip_existing_and_upsert(
+    store: Store, db_path: Path, tmp_path: Path
+) -> None:
+    import_file(store, _jsonl(tmp_path / "v1.jsonl", _good_rows(5)), dataset="qa")
+    rows = _good_rows(5)
+    rows[3]["expected_output"] = "fixed"
+    rows += [{"id": "new1", "input": "n1"}, {"id": "new2", "input": "n2"}]
+    again = _jsonl(tmp_path / "again.jsonl", rows)
+    before = _row_counts(db_path)
+    with pytest.raises(DuplicateItemError) as caught:
+        import_file(store, again, dataset="qa")
+    assert "'r0', 'r1', 'r2', 'r3', 'r4' in dataset 'qa'" in str(caught.value)
+    with pytest.raises(ValueError, match="not both"):
+        import_file(store, again, dataset="qa", upsert=True, skip_existing=True)
+    assert _row_counts(db_path) == before
+
+    info, count = import_file(store, again, dataset="qa", skip_existing=True)
+    assert (count, info.version, info.item_count) == (7, 2, 7)
+    v2 = store.datasets.versions("qa")[-1]
+    assert (v2.added, v2.updated, v2.note) == (2, 0, "import again.jsonl")
+    assert store.datasets.get_item("qa", "r3").expected_output == "a3"
+
+    info, count = import_file(store, again, dataset="qa", upsert=True)
+    assert (count, info.version, info.item_count) == (7, 3, 7)
+    v3 = store.datasets.versions("qa")[-1]
+    assert (v3.added, v3.updated) == (0, 1)
+    assert store.datasets.get_item("qa", "r3").expected_output == "fixed"
+    assert [(h.version, h.valid_to) for h in store.datasets.item_history("qa", "r3")] == [
+        (1, 3),
+        (3, None),
+    ]
+    assert [i.id for i in store.datasets.items("qa")] == [
+        *(f"r{i}" for i in range(5)),
+        "new1",
+        "new2",
+    ]
+    info, _ = import_file(store, again, dataset="qa", upsert=True)  # nothing left to change
+    assert info.version == 3
+
+
 def test_no_create_needs_an_existing_dataset(store: Store, db_path: Path, tmp_path: Path) -> None:
     path = _jsonl(tmp_path / "d.jsonl", _good_rows(2))
     with pytest.raises(DatasetNotFoundError):

@@ -210,3 +210,144 @@ def test_delete_dataset_removes_its_rows(store: Store) -> None:
     store.datasets.add_items("gone", items(5))
     store.datasets.delete("gone")
     assert row_counts(store) == (0, 0)
+
+
+def test_existing_ids_are_refused_naming_the_first_few(store: Store) -> None:
+    store.datasets.create("qa")
+    store.datasets.add_items("qa", items(8))
+    before = row_counts(store)
+    with pytest.raises(DuplicateItemError) as caught:
+        store.datasets.add_items("qa", items(2, start=20) + items(8))
+    message = str(caught.value)
+    assert "'i0', 'i1', 'i2', 'i3', 'i4' and 3 more" in message
+    assert "in dataset 'qa': they are already items" in message
+    assert "update_item" not in message and "(" not in message  # no Python method names
+    assert caught.value.item_ids == [f"i{n}" for n in range(8)]  # type: ignore[attr-defined]
+    assert row_counts(store) == before
+
+
+def test_upsert_versions_changed_items_keeps_unchanged_adds_new_in_one_version(
+    store: Store,
+) -> None:
+    store.datasets.create("qa")
+    store.datasets.add_items(  # v1
+        "qa",
+        [
+            Item(id="a", input="qa", expected_output="A", metadata={"x": 1, "y": [1.5, True]}),
+            Item(id="b", input={"k": 1, "j": 2}, expected_output=3),
+            Item(id="c", input="qc", expected_output=True),
+            Item(id="d", input="qd"),
+            Item(id="e", input="qe"),
+        ],
+    )
+    store.datasets.delete_items("qa", ["e"])  # v2: a tombstone
+    store.datasets.CHUNK = 2  # the decisions span several chunks
+    version = store.datasets.add_items(  # v3
+        "qa",
+        [
+            Item(id="a", input="qa", expected_output="A", metadata={"y": [1.5, True], "x": 1.0}),
+            Item(id="new", input="fresh"),
+            Item(id="b", input={"j": 2, "k": 1}, expected_output=3.0),  # same JSON content
+            Item(id="c", input="qc", expected_output=1),  # true -> 1 is a change
+            Item(id="d", input="qd", expected_output="now with an answer"),
+            Item(id="e", input="back"),  # deleted earlier: added again
+        ],
+        on_existing="upsert",
+        note="upsert",
+    )
+    assert version == 3
+    last = store.datasets.versions("qa")[-1]
+    assert (last.version, last.added, last.updated, last.deleted, last.item_count) == (
+        3,
+        2,
+        2,
+        0,
+        6,
+    )
+    assert last.note == "upsert"
+    assert [i.id for i in store.datasets.items("qa")] == ["a", "b", "c", "d", "new", "e"]
+    assert store.datasets.get_item("qa", "d").expected_output == "now with an answer"
+    assert store.datasets.get_item("qa", "d", 2).expected_output is None
+    assert store.datasets.get_item("qa", "c").expected_output == 1
+    history = {
+        item_id: [
+            (h.version, h.valid_to, h.deleted) for h in store.datasets.item_history("qa", item_id)
+        ]
+        for item_id in ("a", "b", "c", "d", "e", "new")
+    }
+    assert history == {
+        "a": [(1, None, False)],  # unchanged: left alone
+        "b": [(1, None, False)],
+        "c": [(1, 3, False), (3, None, False)],
+        "d": [(1, 3, False), (3, None, False)],  # keeps its position across the update
+        "e": [(1, 2, False), (2, 3, True), (3, None, False)],
+        "new": [(3, None, False)],
+    }
+    # the same file again: nothing changed, so no new version
+    before = row_counts(store)
+    assert store.datasets.add_items("qa", store.datasets.items("qa"), on_existing="upsert") == 3
+    assert row_counts(store) == before
+
+
+def test_skip_existing_adds_only_new_ids(store: Store) -> None:
+    store.datasets.create("qa")
+    store.datasets.add_items("qa", items(3))  # v1
+    changed = [Item(id=f"i{n}", input="changed") for n in range(3)]
+    version = store.datasets.add_items("qa", [*changed, *items(2, start=3)], on_existing="skip")
+    assert version == 2
+    last = store.datasets.versions("qa")[-1]
+    assert (last.added, last.updated, last.item_count) == (2, 0, 5)
+    assert store.datasets.get_item("qa", "i1").input == {"q": "question 1"}
+    assert [h.version for h in store.datasets.item_history("qa", "i1")] == [1]
+    assert store.datasets.add_items("qa", changed, on_existing="skip") == 2  # nothing new
+    assert len(store.datasets.versions("qa")) == 3
+
+
+@pytest.mark.parametrize("on_existing", ["upsert", "skip"])
+def test_upsert_and_skip_refuse_an_id_twice_and_roll_back(store: Store, on_existing: str) -> None:
+    store.datasets.create("qa")
+    store.datasets.add_items("qa", items(3))
+    before = row_counts(store)
+    store.datasets.CHUNK = 2
+    # i0 is left alone in the first chunk, then comes back (changed) two chunks later
+    twice = [*items(1), Item(id="n1", input=1), Item(id="n2", input=2), Item(id="i0", input=9)]
+    with pytest.raises(DuplicateItemError, match=r"'i0'.*more than once"):
+        store.datasets.add_items("qa", twice, on_existing=on_existing)  # type: ignore[arg-type]
+    # i1 is updated (or added, for a new id) in the first chunk and repeated later
+    changed_twice = [Item(id="i1", input="x"), Item(id="n3", input=3), Item(id="i1", input="y")]
+    with pytest.raises(DuplicateItemError, match=r"'(i1|n3)'.*more than once"):
+        store.datasets.add_items(
+            "qa",
+            [*changed_twice, Item(id="n3", input=3)],
+            on_existing=on_existing,  # type: ignore[arg-type]
+        )
+    with pytest.raises(ValueError, match="line 7"):
+        store.datasets.add_items(
+            "qa",
+            _failing_rows(good=5),
+            on_existing=on_existing,  # type: ignore[arg-type]
+        )
+    assert row_counts(store) == before
+    assert store.datasets.get("qa").version == 1
+    with pytest.raises(ValueError, match="on_existing must be one of error, upsert, skip"):
+        store.datasets.add_items("qa", items(1), on_existing="replace")  # type: ignore[arg-type]
+
+
+def test_awkward_ids_and_values_round_trip_and_upsert_unchanged(store: Store) -> None:
+    """Tabs, newlines, backslashes, NUL and the NUL escape character in ids and JSON (the
+    PostgreSQL path writes rows with COPY, which has its own escaping)."""
+    awkward = [
+        Item(id="tab\there", input="line\nbreak\\back\tslash", context=None),
+        Item(id="nul\x00id", input="x\x00y", metadata={"k\x00": ["v\uf8ff"]}),
+        Item(id="esc\uf8ffid", output=None, input={"nested": [None, "\\N", ""]}),
+        Item(id="\\N", input="\\N", expected_output=None),
+    ]
+    store.datasets.create("odd")
+    assert store.datasets.add_items("odd", awkward) == 1
+    assert list(store.datasets.items("odd")) == awkward
+    assert store.datasets.add_items("odd", awkward, on_existing="upsert") == 1  # unchanged
+    with store.engine.connect() as conn:
+        nulls = conn.execute(
+            sa.select(sa.func.count()).where(dataset_items.c.context.is_(None))
+        ).scalar()
+    assert nulls == 4  # None is SQL NULL, not JSON null

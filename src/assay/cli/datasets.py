@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 from pathlib import Path
 from typing import Annotated, Any
@@ -151,11 +152,33 @@ def datasets_import(
         str | None,
         typer.Option("--encoding", help="Text encoding of a JSONL/CSV file (default utf-8)."),
     ] = None,
+    upsert: Annotated[
+        bool,
+        typer.Option(
+            "--upsert",
+            help="Ids already in the dataset: a changed item becomes a new version of it, "
+            "an unchanged one is left alone.",
+        ),
+    ] = False,
+    skip_existing: Annotated[
+        bool,
+        typer.Option(
+            "--skip-existing",
+            help="Ids already in the dataset are left alone; only new ids are added.",
+        ),
+    ] = False,
 ) -> None:
     """Import every row as one new version; a bad row aborts the import, nothing is stored."""
     from assay.datasets.transfer import import_file
+    from assay.store import ItemExistsError
 
+    if upsert and skip_existing:
+        raise CliError("--upsert and --skip-existing exclude each other; choose one")
     with open_cli_store() as store:
+        before = None  # the version before, to say what --upsert/--skip-existing changed
+        if upsert or skip_existing:
+            with contextlib.suppress(LookupError):
+                before = store.datasets.get(name).version
         try:
             info, count = import_file(
                 store,
@@ -167,10 +190,26 @@ def datasets_import(
                 split=split,
                 note=note,
                 encoding=encoding,
+                upsert=upsert,
+                skip_existing=skip_existing,
             )
+        except ItemExistsError as exc:
+            raise CliError(
+                f"{exc}; use --upsert to update changed items or --skip-existing to add only "
+                "the new ids"
+            ) from exc
         except (ValueError, LookupError, OSError) as exc:
             raise CliError(str(exc)) from exc
-    console.print(f"imported {count:,} item(s) into {info.name} v{info.version}", highlight=False)
+        message = f"imported {count:,} item(s) into {info.name} v{info.version}"
+        if upsert or skip_existing:
+            changed = info.version != before
+            last = store.datasets.versions(info.id)[-1] if changed else None
+            added, updated = (last.added, last.updated) if last else (0, 0)
+            message += (
+                f": {added:,} added, {updated:,} updated, {count - added - updated:,} left as "
+                f"they were{'' if changed else ' (no new version)'}"
+            )
+    console.print(message, highlight=False)
 
 
 @datasets_app.command("export")

@@ -19,6 +19,7 @@ from assay.types import Item
 
 if TYPE_CHECKING:
     from assay.store import DatasetInfo, Store
+    from assay.store.datasets_repo import OnExisting
 
 
 class _Counter:
@@ -45,17 +46,27 @@ def import_file(
     split: str | None = None,
     note: str | None = None,
     encoding: str | None = None,
+    upsert: bool = False,
+    skip_existing: bool = False,
 ) -> tuple[DatasetInfo, int]:
-    """Add every item of ``path`` to ``dataset`` as one new version; return (info, count).
+    """Add every item of ``path`` to ``dataset`` as one new version; return (info, count)
+    (``count``: the items read).
 
     Everything that can be checked without reading rows (path, format, mapping, split) is
     checked before the database is touched. ``create`` makes the dataset if it does not exist;
-    without it a missing dataset is the store's ``DatasetNotFoundError``. Ids that are already
-    items of the dataset are the store's ``DuplicateItemError``: an import adds, it does not
-    update.
+    without it a missing dataset is the store's ``DatasetNotFoundError``.
+
+    Ids that are already items of the dataset are the store's ``ItemExistsError`` (a
+    ``DuplicateItemError`` naming the first few), unless ``upsert`` (an item whose content
+    changed becomes a new version of it, an unchanged one is left alone, new ids are added) or
+    ``skip_existing`` (existing items are left alone, only new ids are added). Either way all
+    changes form one new version, none if nothing changed; an id twice in the file is an error.
     """
     from assay.store.errors import DatasetExistsError, DatasetNotFoundError
 
+    if upsert and skip_existing:
+        raise ValueError("choose one of upsert and skip_existing, not both")
+    on_existing: OnExisting = "upsert" if upsert else "skip" if skip_existing else "error"
     items = _Counter(read_items(path, fmt=fmt, mapping=mapping, split=split, encoding=encoding))
     repo = store.datasets
     created = False
@@ -70,7 +81,9 @@ def import_file(
         except DatasetExistsError:  # a concurrent import created it first: add to it
             pass
     try:
-        repo.add_items(dataset, items, note=note or f"import {Path(path).name}")
+        repo.add_items(
+            dataset, items, note=note or f"import {Path(path).name}", on_existing=on_existing
+        )
     except BaseException:
         if created:
             repo.delete(dataset)

@@ -12,19 +12,22 @@ from __future__ import annotations
 
 import builtins
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from typing import Any
+from contextlib import contextmanager
+from typing import Any, Literal
 
 import sqlalchemy as sa
 from sqlalchemy import Connection, Row
+from sqlalchemy.dialects import postgresql
 from sqlalchemy.exc import IntegrityError
 
-from assay.store.codec import chunked, new_id, now
+from assay.store.codec import chunked, dumps, escape_nul, loads, new_id, now
 from assay.store.db import Database
 from assay.store.errors import (
     DatasetExistsError,
     DatasetNotFoundError,
     DatasetVersionNotFoundError,
     DuplicateItemError,
+    ItemExistsError,
     ItemNotFoundError,
 )
 from assay.store.records import DatasetInfo, DatasetVersion, ItemVersion
@@ -94,12 +97,140 @@ def _visible_at(version: int) -> sa.ColumnElement[bool]:
     )
 
 
+OnExisting = Literal["error", "upsert", "skip"]
+"""What ``add_items`` does with an id that is already a current item (see there)."""
+ON_EXISTING: tuple[OnExisting, ...] = ("error", "upsert", "skip")
+
+
+def _new_row(
+    dataset_id: str, item: Item, version: int, position: int, stamp: float
+) -> dict[str, Any]:
+    return {
+        **item_columns(item),
+        "dataset_id": dataset_id,
+        "valid_from": version,
+        "valid_to": None,
+        "is_deleted": False,
+        "position": position,
+        "created_at": stamp,
+    }
+
+
+def _same_json(a: Any, b: Any) -> bool:
+    """JSON equality: numbers by value (PostgreSQL's JSONB may read ``1e3`` back as ``1000``),
+    but ``true`` is not ``1``; object key order does not matter."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return isinstance(a, bool) and isinstance(b, bool) and a == b
+    if isinstance(a, int | float) and isinstance(b, int | float):
+        return a == b
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_same_json(a[k], b[k]) for k in a)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(_same_json(x, y) for x, y in zip(a, b, strict=True))
+    return type(a) is type(b) and bool(a == b)
+
+
+def _same_content(stored: Item, new: Item) -> bool:
+    """Whether ``new`` would store the same content columns as ``stored`` (both compared as
+    the store encodes them, so a NaN that is stored as ``null`` compares equal to it)."""
+    old_columns, new_columns = item_columns(stored), item_columns(new)
+    return all(
+        _same_json(
+            None if old_columns[key] is None else loads(dumps(old_columns[key])),
+            None if new_columns[key] is None else loads(dumps(new_columns[key])),
+        )
+        for key in ("input", "output", "expected_output", "context", "meta")
+    )
+
+
+def _driver(conn: Connection) -> Any:
+    """The psycopg connection under ``conn`` (in the same transaction)."""
+    driver = conn.connection.driver_connection
+    if driver is None:
+        raise RuntimeError("the database connection is closed")
+    return driver
+
+
+@contextmanager
+def _custom_plans(conn: Connection) -> Iterator[None]:
+    """On PostgreSQL, plan every statement of this transaction for its own parameters.
+
+    psycopg prepares a statement server-side once it has run 5 times, and PostgreSQL may then
+    reuse a generic plan made when the import had inserted only a few rows. For the chunked
+    ``item_id IN (...)`` check that plan scanned every row of the dataset and compared it
+    with the 1,000 parameters one by one: a 50,000-row import spent 134 of its 156 s there
+    (quadratic in the import's size). The connection's setting is restored afterwards.
+    """
+    if conn.dialect.name != "postgresql":
+        yield
+        return
+    driver = _driver(conn)
+    previous = driver.prepare_threshold
+    driver.prepare_threshold = None
+    try:
+        yield
+    finally:
+        driver.prepare_threshold = previous
+
+
+_COPY_KEYS: tuple[str, ...] = (
+    "dataset_id",
+    "item_id",
+    "valid_from",
+    "valid_to",
+    "is_deleted",
+    "position",
+    "input",
+    "output",
+    "expected_output",
+    "context",
+    "meta",
+    "created_at",
+)
+_JSON_KEYS = frozenset(("input", "output", "expected_output", "context", "meta"))
+
+
+def _copy_items(conn: Connection, rows: Sequence[Mapping[str, Any]]) -> None:
+    """Insert ``dataset_items`` rows with PostgreSQL's ``COPY FROM STDIN`` in the connection's
+    transaction: one statement per chunk instead of one per row (``executemany``).
+
+    COPY bypasses SQLAlchemy's column types, so this does their work: JSON values are encoded
+    with the engine's serializer (``codec.dumps``, which escapes NUL characters), ``None``
+    becomes SQL ``NULL`` (``none_as_null``) and item ids are NUL-escaped like ``NulSafeString``.
+    A driver error is raised as SQLAlchemy's wrapper of it, as ``conn.execute`` would.
+    """
+    quote = conn.dialect.identifier_preparer
+    columns = ", ".join(quote.quote(dataset_items.c[key].name) for key in _COPY_KEYS)
+    statement = f"COPY {quote.format_table(dataset_items)} ({columns}) FROM STDIN"
+    driver_error = conn.dialect.loaded_dbapi.Error
+    try:
+        with _driver(conn).cursor() as cursor, cursor.copy(statement) as copy:
+            for row in rows:
+                copy.write_row(
+                    [
+                        escape_nul(row[key])
+                        if key == "item_id"
+                        else dumps(row[key])
+                        if key in _JSON_KEYS and row[key] is not None
+                        else row[key]
+                        for key in _COPY_KEYS
+                    ]
+                )
+    except driver_error as exc:
+        raise sa.exc.DBAPIError.instance(
+            statement, None, exc, driver_error, dialect=conn.dialect
+        ) from exc
+
+
+_REPEATED = "it occurs more than once in the new items"
+
+
 class DatasetRepository:
     """Create, change and read datasets. All methods are synchronous (call them from a
     thread in async code); each change is one transaction."""
 
     CHUNK = 1000
-    """Rows per ``executemany`` / ``IN (...)`` list while streaming."""
+    """Rows per insert (``executemany``; ``COPY`` on PostgreSQL) / id lookup while streaming."""
 
     def __init__(self, db: Database) -> None:
         self._db = db
@@ -158,17 +289,33 @@ class DatasetRepository:
         items: Iterable[Item | Mapping[str, Any]],
         *,
         note: str | None = None,
+        on_existing: OnExisting = "error",
     ) -> int:
-        """Add items as one new version and return it (the current version if ``items`` is
-        empty: no change, no version).
+        """Add items as one new version and return it (the current version if nothing
+        changed: no new version).
 
         ``items`` is consumed lazily in chunks inside a single transaction, so a large
         import streams, and an exception raised while iterating (a bad row found by the
-        importer) rolls back everything: the dataset is unchanged. An id that is already a
-        current item, or that occurs twice in ``items``, is a ``DuplicateItemError``; an id
-        that was deleted earlier is added again (its history continues).
+        importer) rolls back everything: the dataset is unchanged. An id that occurs twice in
+        ``items`` is a ``DuplicateItemError``; an id that was deleted earlier is added again
+        (its history continues). An id that is already a current item is, by ``on_existing``:
+
+        * ``"error"`` (default): an ``ItemExistsError`` naming the first such ids; nothing
+          is stored;
+        * ``"upsert"``: a new version of the item when its content differs (it keeps its
+          position, as with ``update_item``), left alone when the content is the same;
+        * ``"skip"``: left alone.
+
+        The new version's ``added`` and ``updated`` counts say what changed. A plain add keeps
+        no set of ids in memory (rows of earlier chunks are visible to the checks); with
+        ``"upsert"``/``"skip"`` the ids left alone are kept, to refuse a repeat of one.
         """
-        with self._db.write() as conn:
+        if on_existing not in ON_EXISTING:
+            raise ValueError(
+                f"on_existing must be one of {', '.join(ON_EXISTING)}, not {on_existing!r}"
+            )
+        t = dataset_items.c
+        with self._db.write() as conn, _custom_plans(conn):
             ds = self._resolve(conn, dataset, lock=True)
             version = int(ds.version) + 1
             last = conn.execute(
@@ -178,30 +325,47 @@ class DatasetRepository:
             ).scalar()
             position = -1 if last is None else int(last)
             stamp = now()
-            added = 0
+            added = updated = 0
+            untouched: set[str] = set()
             for chunk in chunked(items, self.CHUNK):
                 batch = [as_item(value) for value in chunk]
-                self._check_new_ids(conn, ds, version, batch)
-                rows = []
+                current = self._open_rows(conn, ds, version, batch, on_existing == "upsert")
+                close: list[int] = []
+                existing: list[str] = []
+                rows: list[dict[str, Any]] = []
                 for item in batch:
-                    position += 1
-                    rows.append(
-                        {
-                            **item_columns(item),
-                            "dataset_id": ds.id,
-                            "valid_from": version,
-                            "valid_to": None,
-                            "is_deleted": False,
-                            "position": position,
-                            "created_at": stamp,
-                        }
+                    row = current.get(item.id)
+                    if item.id in untouched:
+                        raise DuplicateItemError(f"dataset {ds.name!r}", item.id, _REPEATED)
+                    if row is None or row.is_deleted:
+                        if row is not None:  # the tombstone of a re-added id
+                            close.append(row.row_id)
+                        position += 1
+                        rows.append(_new_row(ds.id, item, version, position, stamp))
+                        added += 1
+                    elif on_existing == "error":
+                        existing.append(item.id)
+                    elif on_existing == "upsert" and not _same_content(item_from_row(row), item):
+                        close.append(row.row_id)
+                        rows.append(_new_row(ds.id, item, version, row.position, stamp))
+                        updated += 1
+                    else:
+                        untouched.add(item.id)
+                if existing:
+                    raise ItemExistsError(ds.name, existing)
+                if close:  # before the inserts: one open row per item id (unique index)
+                    conn.execute(
+                        dataset_items.update().where(t.row_id.in_(close)).values(valid_to=version)
                     )
-                conn.execute(dataset_items.insert(), rows)
-                added += len(rows)
-            if added == 0:
+                if rows:
+                    if conn.dialect.name == "postgresql":
+                        _copy_items(conn, rows)
+                    else:
+                        conn.execute(dataset_items.insert(), rows)
+            if added == updated == 0:
                 return int(ds.version)
             count = ds.item_count + added
-            self._record_version(conn, ds.id, version, stamp, note, added, 0, 0, count)
+            self._record_version(conn, ds.id, version, stamp, note, added, updated, 0, count)
             self._bump(conn, ds.id, version, count, stamp)
         return version
 
@@ -411,44 +575,57 @@ class DatasetRepository:
             raise DatasetVersionNotFoundError(ds.name, version, ds.version)
         return version
 
-    def _check_new_ids(
-        self, conn: Connection, ds: Row[Any], version: int, batch: Sequence[Item]
-    ) -> None:
-        """Refuse ids that are current items or repeat within the batch; close the tombstones
-        of ids being re-added. Rows inserted by earlier chunks of this same transaction are
-        visible here, so no set of all ids has to be kept in memory."""
+    def _open_rows(
+        self,
+        conn: Connection,
+        ds: Row[Any],
+        version: int,
+        batch: Sequence[Item],
+        content: bool,
+    ) -> dict[str, Row[Any]]:
+        """The open rows (current items and tombstones) of the batch's ids, by id, with the
+        content columns when ``content``. Refuses ids that repeat within the batch or were
+        added by an earlier chunk of this same transaction (its rows are visible here, so no
+        set of all ids has to be kept in memory)."""
         seen: set[str] = set()
         for item in batch:
             if item.id in seen:
-                raise DuplicateItemError(
-                    f"dataset {ds.name!r}", item.id, "it occurs more than once in the new items"
-                )
+                raise DuplicateItemError(f"dataset {ds.name!r}", item.id, _REPEATED)
             seen.add(item.id)
         t = dataset_items.c
-        open_rows = conn.execute(
-            sa.select(t.row_id, t.item_id, t.is_deleted, t.valid_from).where(
+        columns = [t.row_id, t.item_id, t.is_deleted, t.valid_from, t.position]
+        if content:
+            columns += [t.input, t.output, t.expected_output, t.context, t.meta]
+        if conn.dialect.name == "postgresql":
+            # One index probe per id (the unique index on open rows), whatever the planner
+            # believes about a table this transaction is filling: a plain ``IN`` list got a
+            # plan that filtered every row of the dataset, once per chunk.
+            keys = (
+                sa.func.unnest(
+                    sa.bindparam(
+                        "ids", [escape_nul(i) for i in seen], type_=postgresql.ARRAY(sa.Text())
+                    )
+                )
+                .table_valued("item_id")
+                .render_derived(name="k")
+            )
+            probe = (
+                sa.select(*columns)
+                .where(t.dataset_id == ds.id, t.item_id == keys.c.item_id, t.valid_to.is_(None))
+                .limit(1)
+                .lateral("d")
+            )
+            query = sa.select(*probe.c).select_from(keys).join(probe, sa.true())
+        else:
+            query = sa.select(*columns).where(
                 t.dataset_id == ds.id, t.item_id.in_(seen), t.valid_to.is_(None)
             )
-        ).all()
-        tombstones = []
-        for row in open_rows:
-            if row.is_deleted:
-                tombstones.append(row.row_id)
-            elif row.valid_from == version:
-                raise DuplicateItemError(
-                    f"dataset {ds.name!r}", row.item_id, "it occurs more than once in the new items"
-                )
-            else:
-                raise DuplicateItemError(
-                    f"dataset {ds.name!r}",
-                    row.item_id,
-                    f"it is already an item (since version {row.valid_from}); "
-                    "use update_item to change it",
-                )
-        if tombstones:
-            conn.execute(
-                dataset_items.update().where(t.row_id.in_(tombstones)).values(valid_to=version)
-            )
+        found: dict[str, Row[Any]] = {}
+        for row in conn.execute(query):
+            if row.valid_from == version and not row.is_deleted:
+                raise DuplicateItemError(f"dataset {ds.name!r}", row.item_id, _REPEATED)
+            found[row.item_id] = row
+        return found
 
     def _stream_items(
         self, dataset_id: str, version: int, offset: int, limit: int | None

@@ -66,6 +66,23 @@ class DuplicateItemError(StoreError, ValueError):
         super().__init__(f"duplicate item id {item_id!r} in {owner}: {detail}")
 
 
+class ItemExistsError(DuplicateItemError):
+    """New items whose ids are already current items of the dataset (``add_items`` with
+    ``on_existing="error"``). ``item_ids`` are the first ones found (one insert chunk's)."""
+
+    def __init__(self, dataset: str, item_ids: Sequence[str]) -> None:
+        self.dataset = dataset
+        self.item_ids = list(item_ids)
+        if len(self.item_ids) == 1:
+            detail = "duplicate item id {} in dataset {!r}: it is already an item"
+        else:
+            detail = "duplicate item ids {} in dataset {!r}: they are already items"
+        message = detail.format(_quoted(self.item_ids), dataset)
+        self.owner = f"dataset {dataset!r}"
+        self.item_id = self.item_ids[0]
+        StoreError.__init__(self, message)
+
+
 class RunNotFoundError(StoreError, LookupError):
     def __init__(self, run_id: str) -> None:
         self.run_id = run_id
@@ -156,3 +173,26 @@ def describe_database_error(exc: BaseException, url: str) -> str | None:
         first = text.strip().splitlines()[0] if text.strip() else type(exc).__name__
         return f"PostgreSQL refused {url}: {first}; check --db / ASSAY_DATABASE_URL"
     return None
+
+
+class RunLeasedError(StoreError, ValueError):
+    """The run is being executed (resumed) by another live process."""
+
+    def __init__(self, run_id: str, owner: str, expires_at: float | None) -> None:
+        import datetime as dt
+
+        self.run_id = run_id
+        self.owner = owner
+        self.expires_at = expires_at
+        host, _, rest = owner.partition(":")
+        who = f"process {rest.partition(':')[0]} on {host}" if rest else owner
+        until = (
+            ""
+            if expires_at is None
+            else f"; its lease runs until {dt.datetime.fromtimestamp(expires_at):%H:%M:%S} "
+            "unless renewed"
+        )
+        super().__init__(
+            f"run {run_id[:8]} is being executed elsewhere ({who}){until}: wait for it to "
+            "finish, or stop that process and resume again"
+        )
