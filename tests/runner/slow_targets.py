@@ -14,3 +14,16 @@ async def slow_upper(text: str) -> str:
             handle.write(text + "\n")
     await asyncio.sleep(0.004)
     return text.upper()
+
+
+async def hang_on_rome(text: str) -> str:
+    """Upper-cases, except that the item "rome" never answers (for timeout tests)."""
+    if text == "rome":
+        await asyncio.sleep(3600)
+    return text.upper()
+
+
+async def slower_upper(text: str) -> str:
+    """Upper-cases after 50 ms: a run long enough to be resumed twice at once."""
+    await asyncio.sleep(0.05)
+    return text.upper()
