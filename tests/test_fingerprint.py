@@ -164,3 +164,19 @@ def test_the_fingerprint_is_the_same_in_another_process() -> None:
         + "\n"
     )
     assert outs == {here}
+
+
+def test_builtins_and_callable_objects_have_stable_fingerprints() -> None:
+    assert code_fingerprint(str.upper) == code_fingerprint(str.upper)
+    assert code_fingerprint(str.upper) != code_fingerprint(str.lower)
+    assert code_fingerprint("a".upper) != code_fingerprint(len)
+
+    class Threshold:
+        def __init__(self, limit: int) -> None:
+            self.limit = limit
+
+        def __call__(self, text: str) -> bool:
+            return len(text) < self.limit
+
+    assert code_fingerprint(Threshold(3)) == code_fingerprint(Threshold(3))
+    assert code_fingerprint(Threshold(3)) != code_fingerprint(Threshold(4))

@@ -27,6 +27,14 @@ from typing import Any
 from pydantic import BaseModel
 
 _ADDRESS = " at 0x"
+_BUILTIN_CALLABLES = (
+    types.BuiltinFunctionType,
+    types.BuiltinMethodType,
+    types.MethodDescriptorType,
+    types.WrapperDescriptorType,
+    types.MethodWrapperType,
+    types.ClassMethodDescriptorType,
+)
 _MAX_DEPTH = 12
 
 
@@ -76,14 +84,31 @@ class _Describer:
             }
         if isinstance(obj, types.FunctionType):
             return self.function(obj, depth)
+        if isinstance(obj, _BUILTIN_CALLABLES):  # str.upper, len, ...: named by their identity
+            owner = getattr(obj, "__objclass__", None) or getattr(obj, "__self__", None)
+            where = getattr(owner, "__qualname__", None) or getattr(obj, "__module__", "")
+            return {"builtin": f"{where}.{getattr(obj, '__qualname__', repr(obj))}"}
         if callable(obj) and not isinstance(obj, type):
-            call = type(obj).__call__
+            call = getattr(type(obj), "__call__", None)  # noqa: B004 - the class's own
             return {
                 "callable": f"{type(obj).__module__}.{type(obj).__qualname__}",
-                "call": self.describe(call, depth + 1),
-                "state": self.value(obj, depth + 1),
+                "call": self.describe(call, depth + 1)
+                if isinstance(call, types.FunctionType)
+                else None,
+                "state": self.state(obj),
             }
         return self.value(obj, depth)
+
+    def state(self, obj: Any) -> Any:
+        """An object's plain settings (its ``__dict__``/dataclass fields, shallowly)."""
+        if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+            return {f.name: self.shallow(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
+        if isinstance(obj, BaseModel):
+            return self.shallow(obj.model_dump(mode="python"))
+        attributes = getattr(obj, "__dict__", None)
+        if isinstance(attributes, dict):
+            return {k: self.shallow(v) for k, v in sorted(attributes.items())}
+        return None
 
     def function(self, fn: types.FunctionType, depth: int) -> Any:
         name = f"{fn.__module__}.{fn.__qualname__}"
