@@ -28,3 +28,13 @@ def test_dataset_and_comparison_commands_print_json(tmp_path: Path) -> None:
     compared = json.loads(assay(db, "runs", "compare", a, b, "--json").stdout)
     (scorer,) = compared["scorers"]
     assert scorer["scorer_id"] == "exact-match" and scorer["verdict"] == "regressed"
+
+
+def test_scorers_show_and_demo_print_json(tmp_path: Path) -> None:
+    shown = json.loads(assay(tmp_path / "s.db", "scorers", "show", "tone", "--json").stdout)
+    assert shown["type"] == "tone" and "properties" in shown["params_schema"]
+    demo = assay(tmp_path / "d.db", "demo", "--no-judge", "--json", cwd=tmp_path)
+    assert demo.returncode == 0, demo.stderr
+    payload = json.loads(demo.stdout)
+    assert payload["run_id"] and payload["items"]
+    assert set(payload["means"]) >= {"content-similarity", "tone"}

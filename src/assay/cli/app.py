@@ -108,10 +108,18 @@ def scorers_list(
 
 
 @scorers_app.command("show")
-def scorers_show(type_id: Annotated[str, typer.Argument(help="Scorer type id.")]) -> None:
+def scorers_show(
+    type_id: Annotated[str, typer.Argument(help="Scorer type id.")],
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print the type as JSON (with its params schema).")
+    ] = False,
+) -> None:
     """Describe one scorer type: description, params with defaults and types, direction."""
     scorer_type = get_scorer_type(type_id)
     info = scorer_type.info()
+    if as_json:
+        print(json.dumps(info.model_dump(mode="json"), indent=2))
+        return
     console.print(f"[bold]{info.type}[/bold] — {info.label}")
     console.print(info.description)
     console.print(
@@ -241,6 +249,9 @@ def demo(
     judge: Annotated[
         bool, typer.Option("--judge/--no-judge", help="Add a judge scorer (toxicity).")
     ] = True,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print the scores as JSON instead of a table.")
+    ] = False,
 ) -> None:
     """Score the example dataset with the code scorers and a judge scorer, print a table.
 
@@ -255,6 +266,24 @@ def demo(
     except ValueError as exc:
         raise CliError(str(exc)) from exc
     keys = list(report.scorer_labels)
+    if as_json:
+        payload = {
+            "run_id": report.run_id,
+            "report": str(report.report_path) if report.report_path else None,
+            "means": {key: report.mean(key) for key in keys},
+            "items": [
+                {
+                    "id": row.id,
+                    "scores": {
+                        key: {"status": r.status, "score": r.score} for key, r in row.scores.items()
+                    },
+                }
+                for row in report.rows
+            ],
+            "notes": list(report.notes),
+        }
+        print(json.dumps(payload, indent=2))
+        return
     table = Table(
         title=f"assay demo — {len(report.rows)} items from {path.name}", title_justify="left"
     )
