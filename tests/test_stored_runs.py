@@ -89,7 +89,7 @@ def test_sigkilled_run_is_finished_by_resume_with_nothing_lost_or_doubled(tmp_pa
             child.kill()
     with open_store(url) as store:
         (record,) = store.runs.list()
-        assert record.status == "running"  # killed: nobody recorded an end
+        assert record.status == "interrupted"  # killed: its process no longer holds the run
         done_before = store.runs.completed_keys(record.id)
     assert 60 <= len(done_before) < n
     log.write_text("")  # from here on, log only the resumed session's calls
@@ -252,3 +252,57 @@ def test_resume_with_the_same_scorer_and_target_is_accepted(tmp_path: Path) -> N
         assert done.status == "completed" and done.summary.results == 5
         # the duration covers both sessions: two 0.3 s items before, three quick ones now
         assert done.summary.duration_s is not None and done.summary.duration_s >= 0.55
+
+
+def test_a_second_resume_of_a_run_in_progress_is_refused_and_scores_nothing(
+    tmp_path: Path,
+) -> None:
+    from assay.store import RunLeasedError
+
+    url = f"sqlite:///{tmp_path / 'twice.db'}"
+    n = 300
+    with open_store(url) as store:
+        store.datasets.create("big")
+        store.datasets.add_items("big", _items(n))
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    target = "tests.runner.slow_targets:slower_upper"
+    child = subprocess.Popen([sys.executable, "-c", CHILD, url, target], cwd=ROOT, env=env)
+    try:
+        deadline = time.monotonic() + 60
+        run_id = None
+        while time.monotonic() < deadline:
+            with open_store(url) as store:
+                runs = store.runs.list()
+                if runs and len(store.runs.completed_keys(runs[0].id)) >= 8:
+                    run_id = runs[0].id
+                    break
+            time.sleep(0.05)
+        assert run_id is not None and child.poll() is None
+        with open_store(url) as store:
+            assert store.runs.get(run_id).status == "running"
+            before = len(store.runs.completed_keys(run_id))
+            with pytest.raises(RunLeasedError, match="being executed elsewhere"):
+                resume_run(run_id, store=store, progress=False)
+        cli = subprocess.run(
+            [sys.executable, "-m", "assay", "--db", url, "runs", "resume", run_id[:10]],
+            cwd=ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert cli.returncode == 2, cli.stderr
+        assert "is being executed elsewhere (process" in cli.stderr
+        assert "Traceback" not in cli.stderr
+        assert child.poll() is None, "the first run must still be going"
+        with open_store(url) as store:  # the refused resumes scored nothing of their own
+            keys = store.runs.completed_keys(run_id)
+            assert len(keys) >= before and len(keys) == len(set(keys))
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait(timeout=10)
+    with open_store(url) as store:
+        assert store.runs.get(run_id).status == "interrupted"
+        done = resume_run(run_id, store=store, progress=False)
+        assert done.status == "completed" and done.summary.results == n

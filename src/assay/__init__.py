@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from assay.models.base import ChatMessage, Model, ModelResponse, ModelSettings
+from assay.models.resolve import LazyModel
 from assay.rounding import round2
 from assay.runner.api import run_evals, run_evals_async
 from assay.runner.hooks import RunHooks
@@ -31,8 +32,15 @@ from assay.scoring.registry import (
     list_scorers,
     register_scorer,
 )
+from assay.scoring.score_value import Score
 from assay.scoring.scorer import Scorer, ScorerDefinitionError
-from assay.scoring.steps import FunctionStep, JudgeConfig, JudgeStep, judge_step
+from assay.scoring.steps import (
+    FunctionStep,
+    JudgeConfig,
+    JudgeStep,
+    judge_step,
+    set_model_resolver,
+)
 from assay.targets.resolve import resolve_target
 from assay.testing.scripted import ScriptedModel
 from assay.types import (
@@ -46,7 +54,13 @@ from assay.types import (
     ScoreResult,
     ScorerSummary,
     Usage,
+    ValueSummary,
+    normalize_score,
 )
+
+# The composition root: scoring knows only the Model protocol; model strings in a JudgeConfig
+# ("openai/gpt-4o-mini") become lazily resolved models of assay.models.
+set_model_resolver(LazyModel)
 
 if TYPE_CHECKING:  # what the lazy names below resolve to, for type checkers
     from assay.analysis.compare import compare_runs
@@ -63,6 +77,7 @@ if TYPE_CHECKING:  # what the lazy names below resolve to, for type checkers
         run_stored,
         run_stored_async,
     )
+    from assay.summary.aggregations import corpus_aggregation, register_aggregation
 
 _LAZY = {
     "open_store": "assay.store",
@@ -77,6 +92,8 @@ _LAZY = {
     "import_file": "assay.datasets.transfer",
     "load_items": "assay.datasets.load",
     "write_html_report": "assay.analysis.report_html",
+    "register_aggregation": "assay.summary.aggregations",
+    "corpus_aggregation": "assay.summary.aggregations",
 }
 """Names whose modules pull in SQLAlchemy or numpy: imported on first use, so a script that
 only scores does not pay for the database layer."""
@@ -111,6 +128,7 @@ __all__ = [
     "RunRecord",
     "RunResult",
     "RunSummary",
+    "Score",
     "ScoreError",
     "ScoreResult",
     "Scorer",
@@ -126,17 +144,21 @@ __all__ = [
     "StepContext",
     "UnknownScorerError",
     "Usage",
+    "ValueSummary",
     "__version__",
     "compare_runs",
     "compare_stored",
+    "corpus_aggregation",
     "create_scorer",
     "get_scorer_type",
     "import_file",
     "judge_step",
     "list_scorers",
     "load_items",
+    "normalize_score",
     "not_scorable",
     "open_store",
+    "register_aggregation",
     "register_scorer",
     "resolve_target",
     "resume_run",

@@ -39,7 +39,18 @@ class RunConfig(BaseModel):
     scorers: list[str | dict[str, Any]] = Field(min_length=1)
     concurrency: int = Field(default=8, ge=1)
     repeats: int = Field(default=1, ge=1)
-    threshold: float | None = None
+    threshold: float | None = Field(
+        default=None,
+        ge=0.0,
+        le=1.0,
+        description="Pass level 0..1 on each scorer's normalized scale (a scorer config's "
+        "own 'threshold' is on its own scale and wins).",
+    )
+    timeout: float | None = Field(
+        default=None,
+        gt=0,
+        description="Seconds per item for the target call and for each scorer call.",
+    )
     store: bool = True
     report: str | None = Field(default=None, description="Write an HTML report here.")
     json_path: str | None = Field(
@@ -121,6 +132,7 @@ async def run_config_async(
         "concurrency": config.concurrency,
         "repeats": config.repeats,
         "threshold": config.threshold,
+        "timeout_s": config.timeout,
         "name": config.name,
         "metadata": config.metadata,
         "progress": progress,

@@ -71,10 +71,11 @@ async def run_dataset_async(
     on_item_complete: Hook | None = None,
     hooks: RunHooks | None = None,
     progress: bool | None = None,
+    timeout_s: float | None = None,
 ) -> RunResult:
     """Run a stored dataset (pinned at ``version``, default: its current one) and store
     every result. ``RunResult.results`` is empty: read them with ``store.runs.results``."""
-    validate_settings(concurrency, repeats)
+    validate_settings(concurrency, repeats, timeout_s)
     with _using(store) as db:
         found = db.datasets.get(dataset)
         pinned = found.version if version is None else version
@@ -92,6 +93,7 @@ async def run_dataset_async(
             total_items=total,
             name=name,
             metadata=metadata,
+            timeout_s=timeout_s,
             dataset_id=found.id,
             dataset_name=found.name,
             dataset_version=pinned,
@@ -114,10 +116,11 @@ async def run_stored_async(
     on_item_complete: Hook | None = None,
     hooks: RunHooks | None = None,
     progress: bool | None = None,
+    timeout_s: float | None = None,
 ) -> RunResult:
     """Like ``run_evals`` but stored: the inline items are saved with the run (so it can be
     resumed) and every result goes to the database."""
-    validate_settings(concurrency, repeats)
+    validate_settings(concurrency, repeats, timeout_s)
     items, source = load_data(data)
     plan = plan_run(
         lambda: items,
@@ -129,6 +132,7 @@ async def run_stored_async(
         total_items=len(items),
         name=name,
         metadata=metadata,
+        timeout_s=timeout_s,
         data_source=source,
     )
     with _using(store) as db:
@@ -146,6 +150,7 @@ async def resume_run_async(
     hooks: RunHooks | None = None,
     progress: bool | None = None,
     allow_changed: bool = False,
+    timeout_s: float | None = None,
 ) -> RunResult:
     """Finish an interrupted (or killed) run: only the missing (item, repeat) results run.
 
@@ -178,6 +183,9 @@ async def resume_run_async(
         if concurrency is not None:
             validate_settings(concurrency, info.repeats)
             info = info.model_copy(update={"concurrency": concurrency})
+        if timeout_s is not None:
+            validate_settings(info.concurrency, info.repeats, timeout_s)
+            info = info.model_copy(update={"timeout_s": timeout_s})
         runs, datasets = db.runs, db.datasets
         if info.dataset_id is not None:
             dataset_id, pinned = info.dataset_id, info.dataset_version

@@ -103,6 +103,14 @@ class ScoreResult(BaseModel):
     """Identifies this one scorer call (a run is an evaluation; see ``RunInfo.id``)."""
     status: ScoreStatus
     score: float | None = None
+    """The headline number (what means, pass rates and comparisons use)."""
+    values: dict[str, float] = Field(default_factory=dict)
+    """Named extra numbers of this one result (``rouge1``/``rouge2``/``rougeL``, ``precision``
+    /``recall``/``f1``, per-dimension scores); finite, and only on a ready result."""
+    corpus: Any = None
+    """Per-item data (JSON-shaped) for a corpus-level aggregation of the scorer, e.g. a
+    (prediction, references) pair or sufficient statistics: BLEU or a corpus F1 is computed
+    over all items' payloads, not averaged per item. Only on a ready result."""
     reason: str | None = None
     steps: dict[str, Any] = Field(default_factory=dict)
     """Results of the completed steps keyed by step name (``preprocess``, ``analyze`` ...)."""
@@ -120,6 +128,13 @@ class ScoreResult(BaseModel):
                 raise ValueError("a ready ScoreResult needs a finite score")
         elif self.score is not None:
             raise ValueError(f"a ScoreResult with status {self.status!r} cannot carry a score")
+        elif self.values or self.corpus is not None:
+            raise ValueError(
+                f"a ScoreResult with status {self.status!r} cannot carry values or a corpus payload"
+            )
+        for key, value in self.values.items():
+            if not key or not math.isfinite(value):
+                raise ValueError(f"ScoreResult value {key!r} must be a finite number under a name")
         if self.status == "error" and self.error is None:
             raise ValueError("an error ScoreResult needs an error")
         return self
@@ -200,10 +215,32 @@ class ItemResult(BaseModel):
     started_at: float = 0.0
     """Unix time (seconds) the item started."""
     completed_at: float = 0.0
+    usage: Usage | None = None
+    """Tokens the target spent on this item (a model prompt target, or a target that
+    reports them); ``None`` when it reported none. Judge tokens are on the scores."""
+    cost_usd: float | None = None
+    """What the target's calls cost, when known."""
+    samples: list[Any] | None = None
+    """Every sample the target drew (``n`` > 1); ``output`` is the one scored."""
 
     @property
     def ok(self) -> bool:
         return self.error is None
+
+
+class ValueSummary(BaseModel):
+    """Statistics of one named value (``ScoreResult.values[key]``) of a scorer over a run,
+    computed like the headline score's: over per-item means, errors never averaged in."""
+
+    model_config = ConfigDict(frozen=True)
+
+    count: int = 0
+    mean: float | None = None
+    stderr: float | None = None
+    ci_low: float | None = None
+    ci_high: float | None = None
+    min: float | None = None
+    max: float | None = None
 
 
 class ScorerSummary(BaseModel):
@@ -211,6 +248,8 @@ class ScorerSummary(BaseModel):
 
     ``pass_rate`` is the share of numeric scores on the good side of ``threshold``
     (``>=`` when higher is better, ``<=`` otherwise); ``None`` without a threshold.
+    ``threshold`` is on the scorer's own scale: the scorer's own threshold, else the run's
+    threshold level mapped onto its range (see ``threshold_on_scale``).
     With repeats, statistics are over per-item means, so an item counts once.
     """
 
@@ -235,6 +274,15 @@ class ScorerSummary(BaseModel):
     """Items whose pass/fail verdict differs between repeats (needs a threshold)."""
     mean_spread: float | None = None
     """Mean over items of (max - min) across repeats; ``None`` without repeats."""
+    values: dict[str, ValueSummary] = Field(default_factory=dict)
+    """One summary per named value the scorer reported (``rouge2``, ``recall`` ...)."""
+    aggregates: dict[str, float | None] = Field(default_factory=dict)
+    """The scorer's declared aggregations (``mean``, ``median``, ``pass@k``, corpus
+    functions) by name; ``None`` where there was nothing to aggregate."""
+    weight: float = 1.0
+    normalized_mean: float | None = None
+    """``mean`` mapped onto 0..1 (1 = best end of the range, see ``normalize_score``);
+    ``None`` without a mean or when the range is unbounded."""
 
 
 class RunSummary(BaseModel):
@@ -249,13 +297,26 @@ class RunSummary(BaseModel):
     item_errors: int = 0
     repeats: int = 1
     scorers: dict[str, ScorerSummary] = Field(default_factory=dict)
+    weighted_score: float | None = None
+    """Σ wᵢ·normalized_meanᵢ / Σ wᵢ over the scorers in ``weighted_scorers``: the weighted
+    mean of per-scorer normalized means (0..1, 1 = best). A scorer's errors and not-scorable
+    results are left out of its own mean (never counted as 0 or 1); a scorer without any
+    number, with weight 0 or with an unbounded range is left out entirely."""
+    weighted_scorers: list[str] = Field(default_factory=list)
+    """The scorers that went into ``weighted_score``."""
     latency_ms_mean: float | None = None
     latency_ms_p50: float | None = None
     latency_ms_p95: float | None = None
     duration_s: float | None = None
     judge_calls: int = 0
     usage: Usage = Field(default_factory=Usage)
+    """Judge tokens (every judge call of every score)."""
     cost_usd: float | None = None
+    """Judge cost, when the judge models are priced."""
+    target_usage: Usage = Field(default_factory=Usage)
+    """Tokens the target spent (summed over item results that reported usage)."""
+    target_cost_usd: float | None = None
+    """What the target cost, when it reported a cost."""
 
 
 RunStatus = Literal["pending", "running", "completed", "failed", "interrupted"]
@@ -279,6 +340,14 @@ class ScorerSpec(BaseModel):
     """The named parts the fingerprint hashes (steps, params, judge), to say what changed."""
     higher_is_better: bool = True
     score_range: tuple[float, float] = (0.0, 1.0)
+    threshold: float | None = None
+    """The scorer's own pass threshold on its own scale (overrides the run's)."""
+    aggregations: tuple[str, ...] = ("mean",)
+    """Names in the aggregation registry (``assay.summary.aggregations``)."""
+
+    def normalize(self, score: float) -> float:
+        """``score`` on 0..1, 1 being the best end of the range (see ``normalize_score``)."""
+        return normalize_score(score, self.score_range, higher_is_better=self.higher_is_better)
 
 
 TargetKind = Literal["callable", "model", "agent", "workflow", "scorer", "stored-output"]
@@ -321,6 +390,10 @@ class RunInfo(BaseModel):
     total_items: int | None = None
     metadata: dict[str, Any] = Field(default_factory=dict)
     created_at: float = 0.0
+    timeout_s: float | None = Field(default=None, gt=0)
+    """Per-item limit, in seconds, for the target call and for each scorer call; ``None``:
+    none. A target past it fails its item (``TargetError`` kind ``TimeoutError``), a scorer
+    past it gets an error result; the run goes on."""
 
 
 class RunRecord(BaseModel):
@@ -350,3 +423,54 @@ class ScoreRow(NamedTuple):
     scorer_id: str
     status: ScoreStatus
     score: float | None
+    values: dict[str, float] | None = None
+    """The result's named values (``None`` when it had none)."""
+
+
+# ------------------------------------------------------------------ direction and range
+
+
+def range_is_bounded(score_range: tuple[float, float]) -> bool:
+    """Whether ``score_range`` can be mapped onto 0..1: finite ends, low < high."""
+    low, high = score_range
+    return math.isfinite(low) and math.isfinite(high) and low < high
+
+
+def normalize_score(
+    score: float, score_range: tuple[float, float], *, higher_is_better: bool = True
+) -> float:
+    """``score`` mapped onto 0..1 with 1 at the best end of ``score_range``.
+
+    ``(score - low) / (high - low)``, flipped (``1 - x``) when lower is better, clipped to
+    0..1 so one out-of-range number cannot outweigh the others. An unbounded or empty range
+    raises ``ValueError`` (there is no best end to measure from).
+    """
+    if not range_is_bounded(score_range):
+        raise ValueError(f"cannot normalize on the score range {score_range}: it is not bounded")
+    low, high = score_range
+    x = min(1.0, max(0.0, (score - low) / (high - low)))
+    return x if higher_is_better else 1.0 - x
+
+
+def threshold_on_scale(
+    level: float, score_range: tuple[float, float], *, higher_is_better: bool = True
+) -> float:
+    """The inverse of ``normalize_score``: the score on the scorer's own scale whose
+    normalized value is ``level`` (a run-wide threshold is such a level, 0..1). With
+    ``passing`` (``>=`` when higher is better, ``<=`` otherwise) a score passes exactly when
+    its normalized value is at least ``level``."""
+    if not range_is_bounded(score_range):
+        raise ValueError(f"cannot place a level on the score range {score_range}: not bounded")
+    low, high = score_range
+    x = level if higher_is_better else 1.0 - level
+    return low + x * (high - low)
+
+
+def check_run_threshold(threshold: float | None) -> None:
+    """A run-wide threshold is a level on the normalized 0..1 scale; say so when not."""
+    if threshold is not None and not (0.0 <= threshold <= 1.0):
+        raise ValueError(
+            f"threshold {threshold:g} is outside 0..1: the run-wide threshold is a level on "
+            "each scorer's normalized scale (0 = worst, 1 = best end of its range); give a "
+            "scorer its own threshold on its own scale with the scorer config's 'threshold'"
+        )

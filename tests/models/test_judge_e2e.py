@@ -118,6 +118,7 @@ async def test_judge_params_base_url_and_env_reach_the_endpoint(
     assert isinstance(from_env, LazyModel) and from_env.base_url == server.base_url
     # ... but does not move a model named explicitly
     explicit = judge_config(JudgeScorerParams(model="openai/gpt-4o-mini"), "You judge.").model
-    assert explicit == "openai/gpt-4o-mini"
+    assert explicit == LazyModel("openai/gpt-4o-mini")  # a Model, resolved when a step runs
     monkeypatch.delenv("ASSAY_JUDGE_BASE_URL")
-    assert judge_config(JudgeScorerParams(), "You judge.").model == "openai-compatible/env-judge"
+    from_env_only = judge_config(JudgeScorerParams(), "You judge.").model
+    assert from_env_only == LazyModel("openai-compatible/env-judge")

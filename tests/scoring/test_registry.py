@@ -194,7 +194,7 @@ def test_broken_plugin_does_not_break_the_registry(
     (dist / "entry_points.txt").write_text("[assay.scorers]\nbroken = no_such_module_xyz:THING\n")
     monkeypatch.syspath_prepend(str(tmp_path))
     registry.reload_plugins()
-    assert "could not load scorer plugin broken" in caplog.text
+    assert "could not load scorer type plugin broken" in caplog.text
     assert create_scorer("tone").run_sync(output="Fine.").status == "ready"
 
 

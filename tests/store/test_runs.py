@@ -14,6 +14,7 @@ from assay.store import (
     RunNotFoundError,
     Store,
 )
+from assay.store.runs_repo import new_lease_owner
 from assay.store.tables import item_results, judge_calls, run_items, scores
 from assay.types import (
     Item,
@@ -57,6 +58,8 @@ def test_create_get_and_lifecycle(store: Store) -> None:
     record = store.runs.create(info)
     assert record.status == "pending" and record.info == info
     store.runs.mark_started("run-1")
+    assert store.runs.get("run-1").status == "interrupted"  # running, but no process holds it
+    store.runs.acquire_lease("run-1", new_lease_owner())
     started = store.runs.get("run-1")
     assert started.status == "running" and started.started_at is not None
     summary = RunSummary(

@@ -42,3 +42,22 @@ def fails_on_odd(text: str) -> str:
     if int(text.lstrip("q")) % 2:
         raise RuntimeError("odd item")
     return text.upper()
+
+
+def answer_object(question: str) -> dict[str, Any]:
+    """An application's answer object: the text to score sits under ``answer``; it reports
+    its own token usage and cost next to it."""
+    return {
+        "answer": question.upper(),
+        "trace": {"steps": [{"tool": "search"}]},
+        "usage": {"prompt_tokens": 3, "completion_tokens": 2},
+        "cost_usd": 0.25,
+    }
+
+
+def choices_object(question: str) -> dict[str, Any]:
+    return {"choices": [{"text": f"first:{question}"}, {"text": "second"}]}
+
+
+def first_choice_text(value: dict[str, Any]) -> str:
+    return str(value["choices"][0]["text"])

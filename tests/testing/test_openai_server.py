@@ -50,6 +50,52 @@ def test_chat_completion_shape_and_records(server: MockOpenAIServer) -> None:
     assert recorded.body["model"] == "m"
 
 
+def test_completions_route_echoes_deterministic_logprobs(server: MockOpenAIServer) -> None:
+    status, body = _post(
+        f"{server.base_url}/completions",
+        {"model": "m", "prompt": ["The Cat", "a b"], "echo": True, "logprobs": 1, "max_tokens": 0},
+    )
+    assert status == 200 and body["object"] == "text_completion"
+    first, second = body["choices"]
+    assert first["index"] == 0 and first["text"] == "The Cat"
+    assert first["logprobs"] == {
+        "tokens": ["The", " Cat"],
+        "token_logprobs": [None, -1.0],  # -0.25 per character
+        "top_logprobs": [None, {" cat": -1.0}],  # the top token is the lower-case one
+        "text_offset": [0, 3],
+    }
+    assert second["index"] == 1 and second["logprobs"]["token_logprobs"] == [None, -0.5]
+    assert body["usage"] == {"prompt_tokens": 4, "completion_tokens": 0, "total_tokens": 4}
+    # without echo: only the generated text (a queued reply, default " ok")
+    status, body = _post(f"{server.base_url}/completions", {"prompt": "x", "max_tokens": 3})
+    assert status == 200 and body["choices"][0]["text"] == " ok"
+    assert body["choices"][0]["logprobs"] is None
+    assert len(server.completion_requests) == 2 and server.chat_requests == []
+
+
+def test_completions_route_can_be_missing_or_without_logprobs() -> None:
+    with MockOpenAIServer(completions=False) as server:
+        status, _ = _post(f"{server.base_url}/completions", {"prompt": "x"})
+        assert status == 404
+    with MockOpenAIServer(completion_logprobs=False) as server:
+        status, body = _post(
+            f"{server.base_url}/completions", {"prompt": "x y", "echo": True, "logprobs": 1}
+        )
+        assert status == 200 and body["choices"][0]["logprobs"] is None
+
+
+def test_chat_n_gives_n_choices(server: MockOpenAIServer) -> None:
+    server.enqueue(MockReply(samples=["a", "b c"]))
+    status, body = _post(
+        f"{server.base_url}/chat/completions",
+        {"messages": [{"role": "user", "content": "hi"}], "n": 2},
+    )
+    assert status == 200
+    assert [c["message"]["content"] for c in body["choices"]] == ["a", "b c"]
+    assert [c["index"] for c in body["choices"]] == [0, 1]
+    assert body["usage"]["completion_tokens"] == 3
+
+
 def test_errors_and_unknown_routes(server: MockOpenAIServer) -> None:
     status, body = _post(f"{server.base_url}/nope", {"x": 1})
     assert status == 404 and "no route" in body["error"]["message"]

@@ -14,6 +14,7 @@ from assay.analysis.compare import (
     RunComparison,
     RunRef,
     ScorerComparison,
+    ValueComparison,
     compare_runs,
     top_items,
 )
@@ -37,6 +38,7 @@ __all__ = [
     "ScoreColumnsBuilder",
     "ScorerComparison",
     "SummaryAccumulator",
+    "ValueComparison",
     "bootstrap_mean_ci",
     "compare_runs",
     "item_stats",

@@ -66,6 +66,21 @@ class ItemDelta(BaseModel):
     delta: float
 
 
+class ValueComparison(BaseModel):
+    """The paired comparison of one named value of a scorer (``rouge2``, ``recall`` ...):
+    the same statistics as the scorer's headline comparison, without the item lists."""
+
+    model_config = ConfigDict(frozen=True)
+
+    n_paired: int = 0
+    mean_a: float | None = None
+    mean_b: float | None = None
+    delta: float | None = None
+    ci_low: float | None = None
+    ci_high: float | None = None
+    verdict: Verdict = "insufficient_data"
+
+
 class ScorerComparison(BaseModel):
     """One scorer's paired comparison. Means are over the paired items, so
     ``delta == mean_b - mean_a`` exactly; ``n_a``/``n_b`` count items with a number in each
@@ -89,6 +104,9 @@ class ScorerComparison(BaseModel):
     """Items worse than the threshold in the scorer's direction, worst first."""
     improved: list[ItemDelta] = Field(default_factory=list)
     """Items better than the threshold in the scorer's direction, best first."""
+    values: dict[str, ValueComparison] = Field(default_factory=dict)
+    """Each named value both runs reported, compared the same way (the scorer's direction;
+    they do not enter ``verdict`` or ``has_regression``)."""
 
 
 class RunComparison(BaseModel):
@@ -134,11 +152,19 @@ class _RunScores:
                 run.ids.append(row.item_id)
                 run.positions.append(row.position)
             run.builder.add(row.scorer_id, k, row.repeat, row.status, row.score)
+            if row.values:
+                run.builder.add_values(row.scorer_id, k, row.repeat, row.values)
         return run
 
-    def item_means(self, scorer_id: str) -> npt.NDArray[np.float64]:
-        """Per-item mean over ready repeats for every item of the run, NaN when none."""
-        stats = item_stats(self.builder.columns(scorer_id))
+    def item_means(self, scorer_id: str, key: str | None = None) -> npt.NDArray[np.float64]:
+        """Per-item mean over ready repeats for every item of the run, NaN when none; of
+        the named value ``key`` when given."""
+        cols = (
+            self.builder.columns(scorer_id)
+            if key is None
+            else self.builder.value_columns(scorer_id, key)
+        )
+        stats = item_stats(cols)
         full = np.full(len(self.ids), np.nan)
         full[stats.position] = stats.mean
         return full
@@ -245,6 +271,40 @@ def _compare_scorer(
         improved=_ranked(
             run_a.ids, mean_a, mean_b, paired & (gain > threshold), -gain, order, max_items
         ),
+        values={
+            key: _compare_value(spec, run_a, run_b, a_to_b, key, n_boot=n_boot, seed=seed)
+            for key in run_a.builder.value_keys(spec.id)
+            if key in run_b.builder.value_keys(spec.id)
+        },
+    )
+
+
+def _compare_value(
+    spec: ScorerSpec,
+    run_a: _RunScores,
+    run_b: _RunScores,
+    a_to_b: npt.NDArray[np.int64],
+    key: str,
+    *,
+    n_boot: int,
+    seed: int,
+) -> ValueComparison:
+    mean_a = run_a.item_means(spec.id, key)
+    mean_b = np.full(a_to_b.shape[0], np.nan)
+    matched = a_to_b >= 0
+    mean_b[matched] = run_b.item_means(spec.id, key)[a_to_b[matched]]
+    paired = ~np.isnan(mean_a) & ~np.isnan(mean_b)
+    d = (mean_b - mean_a)[paired]
+    n = int(d.shape[0])
+    ci = bootstrap_mean_ci(d, n_boot=n_boot, seed=seed)
+    return ValueComparison(
+        n_paired=n,
+        mean_a=float(mean_a[paired].mean()) if n else None,
+        mean_b=float(mean_b[paired].mean()) if n else None,
+        delta=float(d.mean()) if n else None,
+        ci_low=ci[0] if ci else None,
+        ci_high=ci[1] if ci else None,
+        verdict=_verdict(ci, spec.higher_is_better),
     )
 
 

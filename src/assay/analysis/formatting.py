@@ -4,6 +4,7 @@ same figures the same way."""
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import Any
 
 from assay.types import Usage
@@ -39,6 +40,17 @@ def ci(low: float | None, high: float | None, digits: int = 3, *, sign: bool = F
 
 def pct(value: float | None) -> str:
     return DASH if value is None else f"{100.0 * value:.1f}%"
+
+
+def aggregates(values: Mapping[str, float | None]) -> str:
+    """A scorer's declared aggregations other than the mean (shown in its own column):
+    ``median 0.500 · pass@2 0.833``."""
+    return " · ".join(f"{name} {num(value)}" for name, value in values.items() if name != "mean")
+
+
+def values_text(values: Mapping[str, float]) -> str:
+    """A result's named values: ``rouge1 0.500, rouge2 0.250``."""
+    return ", ".join(f"{key} {num(value)}" for key, value in values.items())
 
 
 def ms(value: float | None) -> str:

@@ -33,7 +33,7 @@ from assay.analysis import formatting as fmt
 from assay.analysis.compare import RunComparison, top_items
 from assay.summary.accumulator import SummaryAccumulator
 from assay.summary.columns import ScoreColumns
-from assay.summary.stats import item_stats
+from assay.summary.stats import effective_threshold, item_stats
 from assay.types import ItemResult, RunRecord, RunSummary, ScoreResult, ScorerSpec
 
 CELL_CHARS = 300
@@ -126,11 +126,16 @@ def _score_cell(score: ScoreResult | None, threshold: float | None, spec: Scorer
     if threshold is not None:
         ok = value >= threshold if spec.higher_is_better else value <= threshold
         cls = "pass" if ok else "fail"
-    return Cell(fmt.num(value), fmt.clip(score.reason or "", TOOLTIP_CHARS), cls)
+    tip = score.reason or ""
+    if score.values:  # the named values go in the tooltip, under the reason
+        tip = f"{tip}\n{fmt.values_text(score.values)}".strip()
+    return Cell(fmt.num(value), fmt.clip(tip, TOOLTIP_CHARS), cls)
 
 
-def _collect(results: Iterable[ItemResult], max_rows: int) -> _Collected:
-    out = _Collected()
+def _collect(
+    results: Iterable[ItemResult], max_rows: int, specs: Sequence[ScorerSpec] = ()
+) -> _Collected:
+    out = _Collected(acc=SummaryAccumulator(specs))
     for result in results:
         out.acc.add(result)
         out.total += 1
@@ -237,6 +242,12 @@ def _header(record: RunRecord, summary: RunSummary, specs: Sequence[ScorerSpec])
         ("results", f"{summary.results:,} ({summary.item_errors:,} target errors)"),
         ("repeats", str(info.repeats)),
         ("threshold", fmt.DASH if info.threshold is None else f"{info.threshold:g}"),
+        (
+            "weighted score",
+            f"{fmt.num(summary.weighted_score)} over {', '.join(summary.weighted_scorers)}"
+            if summary.weighted_score is not None
+            else fmt.DASH,
+        ),
         ("started", _when(record.started_at or info.created_at)),
         ("duration", fmt.duration(duration)),
         (
@@ -277,8 +288,23 @@ def _summary_rows(summary: RunSummary) -> list[list[Cell]]:
                 ),
                 Cell(f"{len(s.flipped_items):,}", ", ".join(s.flipped_items[:50])),
                 Cell(fmt.num(s.mean_spread)),
+                Cell(fmt.aggregates(s.aggregates)),
             ]
         )
+        for key, v in s.values.items():  # the scorer's named values, under it
+            rows.append(
+                [
+                    Cell(f"{s.scorer_id}.{key}", f"value {key!r} of {s.scorer_name}", "value"),
+                    Cell(""),
+                    Cell(f"{v.count:,}"),
+                    Cell(fmt.num(v.mean)),
+                    Cell(fmt.ci(v.ci_low, v.ci_high)),
+                    Cell(fmt.num(v.stderr)),
+                    Cell(fmt.num(v.min)),
+                    Cell(fmt.num(v.max)),
+                    *(Cell("") for _ in range(6)),
+                ]
+            )
     return rows
 
 
@@ -298,6 +324,23 @@ def _comparison_context(cmp: RunComparison) -> dict[str, Any]:
         ]
         for s in cmp.scorers
     ]
+    for s in reversed(cmp.scorers):  # each scorer's named values right under its row
+        at = next(k for k, row in enumerate(rows) if row[0].text == s.scorer_id) + 1
+        rows[at:at] = [
+            [
+                Cell(f"{s.scorer_id}.{key}", f"value {key!r} of {s.scorer_name}", "value"),
+                Cell(""),
+                Cell(f"{v.n_paired:,}"),
+                Cell(fmt.num(v.mean_a)),
+                Cell(fmt.num(v.mean_b)),
+                Cell(fmt.signed(v.delta)),
+                Cell(fmt.ci(v.ci_low, v.ci_high, sign=True)),
+                Cell(""),
+                Cell(""),
+                Cell(v.verdict.replace("_", " "), cls=v.verdict),
+            ]
+            for key, v in s.values.items()
+        ]
     worst = top_items(cmp, REGRESSION_ROWS)
     regressions = [
         [
@@ -324,6 +367,9 @@ def _comparison_context(cmp: RunComparison) -> dict[str, Any]:
 def _item_rows(
     rows: Sequence[ItemResult], specs: Sequence[ScorerSpec], threshold: float | None
 ) -> list[dict[str, Any]]:
+    """Table rows; ``threshold`` is the run-wide level, each scorer's cell is marked pass or
+    fail at its own effective threshold (``effective_threshold``)."""
+    thresholds = {spec.id: effective_threshold(spec, threshold) for spec in specs}
     out = []
     for r in rows:
         if r.error is not None:
@@ -333,7 +379,7 @@ def _item_rows(
         scores = []
         for spec in specs:
             score = r.scores.get(spec.id)
-            cell = _score_cell(score, threshold, spec)
+            cell = _score_cell(score, thresholds[spec.id], spec)
             reason = score.reason if score is not None and score.status == "ready" else None
             scores.append((cell, fmt.clip(reason or "", REASON_CHARS)))
         out.append(
@@ -359,7 +405,7 @@ def render_html_report(
     max_rows: int = 2000,
 ) -> str:
     """The report as one HTML string (see the module docstring)."""
-    collected = _collect(results, max_rows)
+    collected = _collect(results, max_rows, record.info.scorers)
     acc = collected.acc
     specs = _specs(record, acc.builder.scorer_ids())
     summary = record.summary

@@ -31,10 +31,19 @@ def _summary_caption(summary: RunSummary) -> str:
         f"latency p50 {fmt.ms(summary.latency_ms_p50)} / p95 {fmt.ms(summary.latency_ms_p95)}",
         f"duration {fmt.duration(summary.duration_s)}",
     ]
+    if summary.weighted_score is not None:
+        parts.append(
+            f"weighted score {fmt.num(summary.weighted_score)} "
+            f"({len(summary.weighted_scorers)} scorers, normalized 0..1)"
+        )
     if summary.judge_calls:
         parts.append(f"judge calls {summary.judge_calls:,}, tokens {fmt.tokens(summary.usage)}")
         if summary.cost_usd is not None:
             parts.append(f"cost {fmt.money(summary.cost_usd)}")
+    if summary.target_usage.total_tokens or summary.target_cost_usd is not None:
+        parts.append(f"target tokens {fmt.tokens(summary.target_usage)}")
+        if summary.target_cost_usd is not None:
+            parts.append(f"target cost {fmt.money(summary.target_cost_usd)}")
     return " · ".join(parts)
 
 
@@ -47,16 +56,25 @@ def summary_table(record: RunRecord, *, summary: RunSummary | None = None) -> Ta
     table.add_column("dir", justify="center")
     for name in ("n", "mean", "95% CI", "±se", "min", "max", "errors", "n/s"):
         table.add_column(name, justify="right")
-    threshold = next((s.threshold for s in summary.scorers.values()), None) if summary else None
-    table.add_column("pass" if threshold is None else f"pass@{threshold:g}", justify="right")
+    thresholds = {s.threshold for s in summary.scorers.values()} if summary else set()
+    shared = next(iter(thresholds)) if len(thresholds) == 1 else None
+    table.add_column("pass" if shared is None else f"pass@{shared:g}", justify="right")
     repeats = summary is not None and summary.repeats > 1
     if repeats:
         table.add_column("flips", justify="right")
         table.add_column("spread", justify="right")
+    aggregates = summary is not None and any(
+        set(s.aggregates) - {"mean"} for s in summary.scorers.values()
+    )
+    if aggregates:
+        table.add_column("aggregates", justify="right")
     if summary is None:
         table.caption = "no summary yet"
         return table
     for s in summary.scorers.values():
+        passed = fmt.pct(s.pass_rate)
+        if shared is None and s.threshold is not None:
+            passed += f" @{s.threshold:g}"
         row: list[str | Text] = [
             Text(s.scorer_id),
             fmt.arrow(s.higher_is_better),
@@ -68,11 +86,26 @@ def summary_table(record: RunRecord, *, summary: RunSummary | None = None) -> Ta
             fmt.num(s.max),
             Text(f"{s.errors:,}", style="red" if s.errors else ""),
             f"{s.not_scorable:,}",
-            fmt.pct(s.pass_rate),
+            passed,
         ]
         if repeats:
             row += [f"{len(s.flipped_items):,}", fmt.num(s.mean_spread)]
+        if aggregates:
+            row.append(fmt.aggregates(s.aggregates))
         table.add_row(*row)
+        for key, v in s.values.items():  # the scorer's named values, under it
+            blank = [""] * (len(row) - 8)
+            table.add_row(
+                Text(f"  {s.scorer_id}.{key}", style="dim"),
+                "",
+                f"{v.count:,}",
+                fmt.num(v.mean),
+                fmt.ci(v.ci_low, v.ci_high),
+                fmt.num(v.stderr),
+                fmt.num(v.min),
+                fmt.num(v.max),
+                *blank,
+            )
     table.caption = _summary_caption(summary)
     return table
 
@@ -123,6 +156,19 @@ def _scorers_table(cmp: RunComparison) -> Table:
             f"{len(s.improved):,}",
             Text(s.verdict.replace("_", " "), style=_VERDICT_STYLE[s.verdict]),
         )
+        for key, v in s.values.items():  # the scorer's named values, under it
+            table.add_row(
+                Text(f"  {s.scorer_id}.{key}", style="dim"),
+                "",
+                f"{v.n_paired:,}",
+                fmt.num(v.mean_a),
+                fmt.num(v.mean_b),
+                fmt.signed(v.delta),
+                fmt.ci(v.ci_low, v.ci_high, sign=True),
+                "",
+                "",
+                Text(v.verdict.replace("_", " "), style=_VERDICT_STYLE[v.verdict]),
+            )
     notes = [
         f"items in both {cmp.items_in_both:,}",
         f"only in A {len(cmp.only_in_a):,}",

@@ -35,7 +35,18 @@ def run(
     ] = None,
     threshold: Annotated[
         float | None,
-        typer.Option("--threshold", help="Pass mark for pass rates (each scorer's own scale)."),
+        typer.Option(
+            "--threshold",
+            help="Pass level 0..1 on each scorer's normalized scale (0 worst, 1 best); a "
+            "scorer config's own 'threshold' is on its own scale and wins.",
+        ),
+    ] = None,
+    timeout: Annotated[
+        float | None,
+        typer.Option(
+            "--timeout",
+            help="Seconds per item for the target call and for each scorer call (default: none).",
+        ),
     ] = None,
     name: Annotated[str | None, typer.Option("--name", help="A name for the run.")] = None,
     store: Annotated[
@@ -96,6 +107,7 @@ def run(
         "concurrency": concurrency,
         "repeats": repeats,
         "threshold": threshold,
+        "timeout": timeout,
         "name": name,
         "store": store,
         "report": report,

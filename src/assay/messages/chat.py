@@ -490,4 +490,11 @@ def output_texts(output: Any, *, include_tool_messages: bool = False) -> list[st
         text = _dict_text(output)
         if text is not None:
             return [text]
-    raise ValueError(f"Unsupported scorer output shape: {type(output).__name__}")
+    hint = ""
+    if isinstance(output, Mapping):
+        keys = ", ".join(sorted(map(str, output))[:8])
+        hint = (
+            f" with keys {keys}; when the target returns an object, set output_key in the "
+            "target config to the text to score (a dotted path such as 'answer')"
+        )
+    raise ValueError(f"Unsupported scorer output shape: {type(output).__name__}{hint}")

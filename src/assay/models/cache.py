@@ -26,7 +26,11 @@ processes may share the file. A broken cache never fails a call: read errors cou
 write errors are counted and logged.
 
 A cache hit is returned with ``cached=True``, ``attempts=0``, ``cost_usd=0.0`` and the
-original ``usage`` (what the answer cost when it was made). Hits, misses, writes, bypassed
+original ``usage`` (what the answer cost when it was made). ``n`` and ``stop`` are settings,
+so they are in the key, and a hit returns every sample. Loglikelihood requests
+(``loglikelihood``, ``loglikelihood_rolling``) are cached too, one entry per
+(context, continuation) or text under a separate key (``scoring_key``); logprobs are
+deterministic, so they are cached whatever the temperature. Hits, misses, writes, bypassed
 calls and errors are counted on ``CachedModel.stats`` and on the store's ``stats``.
 """
 
@@ -42,11 +46,19 @@ import threading
 import time
 import weakref
 from collections import OrderedDict
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol, runtime_checkable
 
-from assay.models.base import ChatMessage, Model, ModelResponse, ModelSettings
+from assay.models.base import (
+    ChatMessage,
+    Loglikelihood,
+    Model,
+    ModelResponse,
+    ModelSettings,
+    unsupported,
+)
 
 CachePolicy = Literal["read-write", "read-only", "off"]
 CACHE_POLICIES: tuple[CachePolicy, ...] = ("read-write", "read-only", "off")
@@ -136,6 +148,34 @@ def cache_key(
     }
     canonical = json.dumps(
         payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str
+    )
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+def scoring_key(
+    operation: str,
+    *,
+    provider: str | None,
+    base_url: str | None,
+    model: str,
+    payload: dict[str, Any],
+    extra: dict[str, Any] | None = None,
+) -> str:
+    """The sha256 fingerprint of a scoring request (loglikelihoods), apart from chat keys."""
+    canonical = json.dumps(
+        {
+            "v": KEY_VERSION,
+            "op": operation,
+            "provider": provider,
+            "base_url": base_url.rstrip("/") if base_url else None,
+            "model": model,
+            "payload": payload,
+            "extra": extra or {},
+        },
+        sort_keys=True,
+        separators=(",", ":"),
+        ensure_ascii=False,
+        default=str,
     )
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
@@ -435,6 +475,104 @@ class CachedModel:
                 self.stats.errors += 1
                 log.warning("model cache write failed: %s", exc)
         return response
+
+    # ------------------------------------------------------------------ loglikelihood
+    def loglikelihood_key(self, operation: str, payload: dict[str, Any]) -> str:
+        """The cache key of one scoring request (``operation``: ``loglikelihood`` or
+        ``loglikelihood_rolling``). Logprobs do not depend on sampling settings, so only
+        the endpoint, the model and the text are in it."""
+        return scoring_key(
+            operation,
+            provider=self.provider,
+            base_url=self.base_url,
+            model=self.model_id,
+            payload=payload,
+            extra=self.cache_identity,
+        )
+
+    async def loglikelihood(
+        self,
+        requests: Sequence[tuple[str, str]],
+        *,
+        settings: ModelSettings | None = None,
+    ) -> list[Loglikelihood]:
+        """Cached per request: only the (context, continuation) pairs not in the cache reach
+        the inner model, in one batch. Logprobs are deterministic, so every policy but
+        ``"off"`` uses the cache whatever the temperature."""
+        method = getattr(self.inner, "loglikelihood", None)
+        if method is None:
+            raise unsupported(self.inner, "loglikelihood")
+        pairs = list(requests)
+        cache = self.cache
+        if cache is None or self.policy == "off":
+            self.stats.bypassed += 1
+            found: list[Loglikelihood] = await method(pairs, settings=settings)
+            return found
+        keys = [
+            self.loglikelihood_key("loglikelihood", {"context": c, "continuation": x})
+            for c, x in pairs
+        ]
+        results: list[Loglikelihood | None] = []
+        # looked up together: the SQLite cache answers one event-loop tick's keys at once
+        for data in await asyncio.gather(*(self._lookup_json(cache, key) for key in keys)):
+            hit: Loglikelihood | None = None
+            if data is not None:
+                try:
+                    hit = Loglikelihood(float(data["logprob"]), bool(data["is_greedy"]))
+                except (KeyError, TypeError, ValueError):
+                    self.stats.errors += 1
+            results.append(hit)
+        missing = [i for i, value in enumerate(results) if value is None]
+        self.stats.hits += len(pairs) - len(missing)
+        self.stats.misses += len(missing)
+        if missing:
+            answered: list[Loglikelihood] = await method(
+                [pairs[i] for i in missing], settings=settings
+            )
+            for i, value in zip(missing, answered, strict=True):
+                value = Loglikelihood(float(value[0]), bool(value[1]))
+                results[i] = value
+                await self._store(cache, keys[i], {"logprob": value[0], "is_greedy": value[1]})
+        return [value for value in results if value is not None]
+
+    async def loglikelihood_rolling(
+        self, text: str, *, settings: ModelSettings | None = None
+    ) -> float:
+        """The inner model's ``loglikelihood_rolling``, cached by text."""
+        method = getattr(self.inner, "loglikelihood_rolling", None)
+        if method is None:
+            raise unsupported(self.inner, "loglikelihood_rolling")
+        cache = self.cache
+        if cache is None or self.policy == "off":
+            self.stats.bypassed += 1
+            return float(await method(text, settings=settings))
+        key = self.loglikelihood_key("loglikelihood_rolling", {"text": text})
+        data = await self._lookup_json(cache, key)
+        if data is not None and isinstance(data.get("logprob"), int | float):
+            self.stats.hits += 1
+            return float(data["logprob"])
+        self.stats.misses += 1
+        value = float(await method(text, settings=settings))
+        await self._store(cache, key, {"logprob": value})
+        return value
+
+    async def _lookup_json(self, cache: ModelCache, key: str) -> dict[str, Any] | None:
+        try:
+            return await cache.get(key)
+        except Exception as exc:  # a broken cache is a miss, never a failure
+            self.stats.errors += 1
+            log.warning("model cache read failed: %s", exc)
+            return None
+
+    async def _store(self, cache: ModelCache, key: str, value: dict[str, Any]) -> None:
+        if self.policy != "read-write":
+            return
+        try:
+            await cache.put(key, value)
+            self.stats.writes += 1
+        except Exception as exc:  # a broken cache must not fail the call
+            self.stats.errors += 1
+            log.warning("model cache write failed: %s", exc)
 
     async def _lookup(self, cache: ModelCache, key: str) -> ModelResponse | None:
         try:

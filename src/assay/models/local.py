@@ -23,6 +23,17 @@ Design notes:
   (another lock: one slot, one llama context).
 * Generation is streamed internally so a timeout or a cancelled task stops decoding at the
   next token instead of leaving a thread generating while holding the lock.
+* Loglikelihood in process: xllamacpp has no echo of prompt logprobs (``echo`` is ignored
+  and ``max_tokens=0`` still generates a token), but its completions report each generated
+  token's logprob under the *raw* model distribution (before grammar and sampling) with its
+  top token (``n_probs=1``). So the continuation is generated under a GBNF grammar whose
+  only sentence is the continuation: the forced tokens' logprobs sum to the continuation's
+  loglikelihood, and it is greedy when each forced token is its position's top token. The
+  forced tokenisation is the model's own greedy choice among the spellings of the
+  continuation (normally the canonical one). An empty context (and every
+  ``loglikelihood_rolling`` text) is preceded by the end-of-text token, as in lm-eval.
+* ``local/smollm2`` resolves to ``CachedModel(LocalModel)`` with the environment's cache
+  policy, like every other provider; ``local_model()`` is the bare shared model.
 * One thread by default: on a small shared machine, llama.cpp's OpenMP workers spin-wait, and
   two threads competing with other processes were 5-20x slower in our measurements, while
   one thread is steady.
@@ -32,21 +43,35 @@ from __future__ import annotations
 
 import asyncio
 import importlib.util
+import math
 import secrets
 import threading
 import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from assay.models.base import (
     ChatMessage,
+    Loglikelihood,
     ModelError,
     ModelResponse,
     ModelSettings,
     ModelTimeoutError,
+    merge_samples,
+    split_context,
+)
+from assay.models.cache import (
+    CachedModel,
+    cache_policy_from_env,
+    default_cache,
+    default_cache_path,
 )
 from assay.models.resolve import UnknownModelError, register_model_provider
 from assay.types import Usage
+
+_T = TypeVar("_T")
+_A = TypeVar("_A")
 
 SMOLLM2_MODEL_ID = "smollm2-135m-instruct"
 SMOLLM2_GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -63,6 +88,8 @@ DEFAULT_THREADS = 1
 DEFAULT_MAX_OUTPUT_TOKENS = 512
 
 _LOCAL_ALIASES = ("smollm2", "smollm2-135m", SMOLLM2_MODEL_ID)
+END_OF_TEXT = "<|endoftext|>"
+"""SmolLM2's end-of-text token: the context of a continuation scored without one."""
 
 
 class LocalModelUnavailableError(ModelError):
@@ -216,10 +243,68 @@ class LocalModel:
         """Answer ``messages``; with ``schema`` the decoder can only emit matching JSON."""
         if not messages:
             raise ModelError("local model: no messages to answer")
-        request = self._request(messages, schema, settings or ModelSettings())
+        settings = settings or ModelSettings()
+        started = time.perf_counter()
+        responses: list[ModelResponse] = []
+        for i in range(settings.samples):  # one slot: samples are drawn one after another
+            sample = settings
+            if i and settings.seed is not None:
+                sample = settings.model_copy(update={"seed": settings.seed + i})
+            request = self._request(messages, schema, sample)
+            responses.append(
+                await self._in_thread(self._generate_blocking, request, settings.timeout_s)
+            )
+        if len(responses) == 1:
+            return responses[0]
+        return merge_samples(responses, (time.perf_counter() - started) * 1000)
+
+    async def loglikelihood(
+        self,
+        requests: Sequence[tuple[str, str]],
+        *,
+        settings: ModelSettings | None = None,
+    ) -> list[Loglikelihood]:
+        """Score each continuation in process (see the module docstring: the continuation
+        is forced with a grammar and llama.cpp reports the raw logprob of each forced token).
+        An empty context is preceded by the end-of-text token, as in lm-eval."""
         timeout = settings.timeout_s if settings is not None else None
+        results: list[Loglikelihood] = []
+        for context, continuation in requests:
+            context, continuation = split_context(context, continuation)
+            results.append(
+                await self._in_thread(
+                    self._loglikelihood_blocking, (context, continuation), timeout
+                )
+            )
+        return results
+
+    async def loglikelihood_rolling(
+        self, text: str, *, settings: ModelSettings | None = None
+    ) -> float:
+        """The summed logprob of every token of ``text`` after the end-of-text token (the
+        whole text must fit in the context window, ``n_ctx``)."""
+        [result] = await self.loglikelihood([("", text)], settings=settings)
+        return result.logprob
+
+    @property
+    def cache_identity(self) -> dict[str, Any]:
+        """The weights file, when it is not the default one (it changes every answer)."""
+        try:
+            default = smollm2_gguf_path()
+        except LocalModelUnavailableError:
+            default = None
+        return {} if self._gguf_path == default else {"gguf": str(self._gguf_path)}
+
+    async def _in_thread(
+        self,
+        fn: Callable[[_A, threading.Event], _T],
+        argument: _A,
+        timeout: float | None,
+    ) -> _T:
+        """``fn(argument, cancel)`` in a worker thread; a timeout or a cancelled task sets
+        ``cancel``, which stops decoding at the next token."""
         cancel = threading.Event()
-        work = asyncio.to_thread(self._generate_blocking, request, cancel)
+        work = asyncio.to_thread(fn, argument, cancel)
         try:
             if timeout is None:
                 return await work
@@ -282,6 +367,8 @@ class LocalModel:
             request["top_p"] = settings.top_p
         if settings.seed is not None:
             request["seed"] = settings.seed
+        if settings.stop:
+            request["stop"] = list(settings.stop)
         if schema is not None:
             request["response_format"] = {
                 "type": "json_schema",
@@ -290,6 +377,31 @@ class LocalModel:
         return request
 
     def _generate_blocking(self, request: dict[str, Any], cancel: threading.Event) -> ModelResponse:
+        chunks, duration_ms = self._stream_blocking("handle_chat_completions", request, cancel)
+        return _response_from_chunks(chunks, duration_ms)
+
+    def _loglikelihood_blocking(
+        self, pair: tuple[str, str], cancel: threading.Event
+    ) -> Loglikelihood:
+        context, continuation = pair
+        target = continuation.encode("utf-8")
+        if not target:
+            return Loglikelihood(0.0, True)
+        request: dict[str, Any] = {
+            "prompt": context or END_OF_TEXT,
+            "grammar": gbnf_literal(continuation),
+            "max_tokens": len(target) + 1,  # a token is at least one byte; +1 for the end
+            "n_probs": 1,
+            "temperature": 0.0,
+            "stream": True,
+        }
+        chunks, _ = self._stream_blocking("handle_completions", request, cancel)
+        return _loglikelihood_from_chunks(chunks, target)
+
+    def _stream_blocking(
+        self, handler: str, request: dict[str, Any], cancel: threading.Event
+    ) -> tuple[list[dict[str, Any]], float]:
+        """Run one request through the engine's ``handler``, collecting streamed chunks."""
         self.load()
         chunks: list[dict[str, Any]] = []
 
@@ -306,13 +418,57 @@ class LocalModel:
                 raise ModelError("local model: closed while a request was waiting")
             started = time.perf_counter()
             try:
-                server.handle_chat_completions(request, on_chunk)
+                getattr(server, handler)(request, on_chunk)
             except Exception as exc:  # bad schema, template failure ...
                 raise ModelError(f"local model: {type(exc).__name__}: {exc}") from exc
             duration_ms = (time.perf_counter() - started) * 1000
         if cancel.is_set():
             raise ModelError("local model: request cancelled")
-        return _response_from_chunks(chunks, duration_ms)
+        return chunks, duration_ms
+
+
+def gbnf_literal(text: str) -> str:
+    """A GBNF grammar whose only sentence is ``text`` (llama.cpp's grammar syntax)."""
+    escaped: list[str] = []
+    for char in text:
+        if char in _GBNF_ESCAPES:
+            escaped.append(_GBNF_ESCAPES[char])
+        elif ord(char) < 0x20 or ord(char) == 0x7F:
+            escaped.append(f"\\x{ord(char):02x}")
+        else:
+            escaped.append(char)
+    return 'root ::= "' + "".join(escaped) + '"'
+
+
+_GBNF_ESCAPES = {"\\": "\\\\", '"': '\\"', "\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def _loglikelihood_from_chunks(chunks: list[dict[str, Any]], target: bytes) -> Loglikelihood:
+    """Sum the logprobs of the forced tokens until they spell ``target``."""
+    seen = bytearray()
+    logprobs: list[float] = []
+    greedy = True
+    for chunk in chunks:
+        error = chunk.get("error")
+        if error is not None:
+            message = error.get("message", error) if isinstance(error, dict) else error
+            raise ModelError(f"local model: {message}")
+        for choice in chunk.get("choices") or ():
+            content = (choice.get("logprobs") or {}).get("content") or ()
+            for token in content:
+                if len(seen) >= len(target):
+                    break
+                raw = token.get("bytes")
+                seen += bytes(raw) if isinstance(raw, list) else str(token["token"]).encode()
+                logprobs.append(float(token["logprob"]))
+                top: list[dict[str, Any]] = token.get("top_logprobs") or []
+                greedy = greedy and bool(top) and top[0].get("id") == token.get("id")
+    if bytes(seen) != target:
+        raise ModelError(
+            f"local model: could not score the continuation {target.decode(errors='replace')!r} "
+            f"(the engine produced {bytes(seen).decode(errors='replace')!r})"
+        )
+    return Loglikelihood(math.fsum(logprobs), greedy)
 
 
 def _response_from_chunks(chunks: list[dict[str, Any]], duration_ms: float) -> ModelResponse:
@@ -383,4 +539,25 @@ def local_model(name: str = "smollm2") -> LocalModel:
         return model
 
 
-register_model_provider("local", local_model, replace=False)
+_CACHED: dict[tuple[str, str], CachedModel] = {}
+
+
+def cached_local_model(name: str = "smollm2") -> CachedModel:
+    """What ``local/<name>`` resolves to: the shared embedded model behind the same model
+    cache as every other provider (``ASSAY_CACHE``, ``ASSAY_CACHE_PATH``), memoised per
+    cache setting. No retry layer: the model is in process and never throttles."""
+    model = local_model(name)
+    policy = cache_policy_from_env()
+    path = "" if policy == "off" else str(default_cache_path())
+    with _shared_lock:
+        cached = _CACHED.get((policy, path))
+        if cached is None or cached.inner is not model:
+            if policy == "off":
+                cached = CachedModel(model, policy="off")
+            else:
+                cached = CachedModel(model, cache=default_cache(), policy=policy)
+            _CACHED[(policy, path)] = cached
+        return cached
+
+
+register_model_provider("local", cached_local_model, replace=False)

@@ -27,25 +27,42 @@ to ``ReliableModel``, which sees every failure. Errors come out as ``ModelError`
 required but missing raises ``MissingAPIKeyError`` naming the variable, at call time, so
 building a model (or a scorer that uses it) never needs credentials.
 
+Samples: ``ModelSettings.n`` is sent as ``n``; an endpoint that answers fewer choices (it
+ignores ``n``) or refuses it (HTTP 400/422 about ``n``, remembered per endpoint) is called
+once per missing sample, concurrently, with a set ``seed`` varied per sample.
+
+Loglikelihood (``loglikelihood``/``loglikelihood_rolling``) goes through the legacy
+``/completions`` endpoint with ``echo=True, logprobs=1, max_tokens=0`` as lm-eval's
+``local-completions`` does with vLLM: the continuation's logprob is the sum over its echoed
+tokens, greedy when each is its position's top token. A 404 on ``/completions``, an answer
+without ``logprobs`` or a refused ``echo`` raises ``UnsupportedCapabilityError`` naming the
+endpoint; a refused ``max_tokens=0`` is retried once with 1 (the extra token is ignored).
+
 The ``openai`` package is imported on the first call, so ``import assay`` stays fast.
 """
 
 from __future__ import annotations
 
 import asyncio
+import math
 import os
 import time
 import weakref
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from assay.models.base import (
     ChatMessage,
+    Loglikelihood,
     MissingAPIKeyError,
     ModelError,
     ModelResponse,
     ModelSettings,
     ModelTimeoutError,
+    UnsupportedCapabilityError,
+    merge_samples,
+    split_context,
 )
 from assay.models.prices import DEFAULT_PRICES, PriceTable
 from assay.models.reliability import is_throttle_status, parse_retry_after, retryable_status
@@ -81,10 +98,20 @@ _REFUSAL_WORDS = (
 _ENDPOINT_MODES: dict[tuple[str, str], StructuredOutputMode] = {}
 """Structured-output level learned per (base URL, model) from refusals."""
 
+_ENDPOINTS_WITHOUT_N: set[tuple[str, str]] = set()
+"""(base URL, model) pairs that refused ``n`` > 1: their samples are drawn one call each."""
+
+_ENDPOINTS_WITHOUT_ZERO_MAX_TOKENS: set[str] = set()
+"""Base URLs whose completions endpoint refused ``max_tokens=0`` (echo scoring then asks
+for one token and ignores it)."""
+
 
 def reset_structured_output_memory() -> None:
-    """Forget learned structured-output levels (tests, or after an endpoint upgrade)."""
+    """Forget what was learned about endpoints (structured-output levels, ``n`` and
+    ``max_tokens=0`` refusals): tests, or after an endpoint upgrade."""
     _ENDPOINT_MODES.clear()
+    _ENDPOINTS_WITHOUT_N.clear()
+    _ENDPOINTS_WITHOUT_ZERO_MAX_TOKENS.clear()
 
 
 def normalize_base_url(url: str) -> str:
@@ -190,16 +217,50 @@ class OpenAICompatibleModel:
         settings: ModelSettings | None = None,
     ) -> ModelResponse:
         settings = settings or ModelSettings()
+        started = time.perf_counter()
+        wanted = settings.samples
+        first = await self._generate_once(messages, schema, settings, wanted)
+        if len(first.samples) >= wanted:
+            return first
+        # the endpoint ignored or refused ``n``: one call per missing sample (a set seed is
+        # varied per sample, or every sample would be the same)
+        missing = wanted - len(first.samples)
+        rest = await asyncio.gather(
+            *(
+                self._generate_once(
+                    messages,
+                    schema,
+                    settings.model_copy(update={"seed": settings.seed + i + 1})
+                    if settings.seed is not None
+                    else settings,
+                    1,
+                )
+                for i in range(missing)
+            )
+        )
+        return merge_samples([first, *rest], (time.perf_counter() - started) * 1000)
+
+    async def _generate_once(
+        self,
+        messages: list[ChatMessage],
+        schema: dict[str, Any] | None,
+        settings: ModelSettings,
+        n: int,
+    ) -> ModelResponse:
         client = self._client()
         from openai import OpenAIError
 
         mode: StructuredOutputMode | None = None if schema is None else self.structured_output_mode
         started = time.perf_counter()
         while True:
-            request = self._request(messages, schema, settings, mode)
+            send_n = n if n > 1 and (self.base_url, self._model) not in _ENDPOINTS_WITHOUT_N else 1
+            request = self._request(messages, schema, settings, mode, n=send_n)
             try:
                 completion = await self._create(client, request, settings)
             except OpenAIError as exc:
+                if send_n > 1 and _refuses_n(exc):
+                    _ENDPOINTS_WITHOUT_N.add((self.base_url, self._model))
+                    continue
                 downgraded = self._downgrade_after_refusal(exc, mode)
                 if downgraded is None:
                     raise self._translate(exc) from exc
@@ -207,6 +268,118 @@ class OpenAICompatibleModel:
                 continue
             break
         return self._response(completion, (time.perf_counter() - started) * 1000)
+
+    # ------------------------------------------------------------------ loglikelihood
+    LOGLIKELIHOOD_BATCH = 32
+    """Prompts per ``/completions`` request when scoring."""
+
+    async def loglikelihood(
+        self,
+        requests: Sequence[tuple[str, str]],
+        *,
+        settings: ModelSettings | None = None,
+    ) -> list[Loglikelihood]:
+        """Score continuations through the completions endpoint with ``echo=True``,
+        ``logprobs=1``, ``max_tokens=0`` (lm-eval's ``local-completions``, vLLM-style).
+
+        The prompt is context + continuation; the continuation's tokens are those that end
+        after the context (by ``text_offset``); their logprobs are summed, and the result is
+        greedy when each of them is its position's top token. The context must not be empty
+        (an echoed prompt's first token has no logprob). An endpoint without this
+        (HTTP 404 on ``/completions``, no ``logprobs`` in the answer, ``echo`` refused) raises
+        ``UnsupportedCapabilityError`` naming the endpoint.
+        """
+        pairs = [split_context(context, continuation) for context, continuation in requests]
+        for index, (context, _) in enumerate(pairs):
+            if not context:
+                raise ValueError(
+                    f"loglikelihood request {index}: empty context: an echoed prompt's first "
+                    "token has no logprob, so the continuation needs a context before it"
+                )
+        results: list[Loglikelihood] = []
+        for start in range(0, len(pairs), self.LOGLIKELIHOOD_BATCH):
+            batch = pairs[start : start + self.LOGLIKELIHOOD_BATCH]
+            echoed = await self._echo_logprobs([c + x for c, x in batch], settings)
+            for (context, continuation), tokens in zip(batch, echoed, strict=True):
+                results.append(
+                    _continuation_loglikelihood(tokens, len(context), len(context + continuation))
+                )
+        return results
+
+    async def loglikelihood_rolling(
+        self, text: str, *, settings: ModelSettings | None = None
+    ) -> float:
+        """The summed logprob of ``text``'s tokens through the same echo request. The first
+        token is not counted: an echo endpoint gives it no logprob (lm-eval prepends an
+        end-of-text token id, which a text API cannot send)."""
+        if not text:
+            return 0.0
+        [tokens] = await self._echo_logprobs([text], settings)
+        return math.fsum(t.logprob for t in tokens if t.logprob is not None and t.start < len(text))
+
+    async def _echo_logprobs(
+        self, prompts: list[str], settings: ModelSettings | None
+    ) -> list[list[_EchoToken]]:
+        from openai import APIStatusError, OpenAIError
+        from openai.types import Completion
+
+        client = self._client()
+        url = f"{self.base_url}/completions"
+        timeout = (settings.timeout_s if settings else None) or self.timeout_s
+        while True:
+            zero_ok = self.base_url not in _ENDPOINTS_WITHOUT_ZERO_MAX_TOKENS
+            body: dict[str, Any] = {
+                "model": self._model,
+                "prompt": prompts,
+                "echo": True,
+                "logprobs": 1,
+                "max_tokens": 0 if zero_ok else 1,
+                "temperature": 0,
+                **self.extra_body,
+            }
+            try:
+                completion = await client.post(
+                    "/completions", cast_to=Completion, body=body, options={"timeout": timeout}
+                )
+            except OpenAIError as exc:
+                if isinstance(exc, APIStatusError):
+                    detail = _error_detail(exc)
+                    lowered = detail.lower()
+                    if exc.status_code == 404:
+                        raise UnsupportedCapabilityError(
+                            f"{self._provider}/{self._model}: {url} does not exist (HTTP 404): "
+                            "loglikelihood needs an OpenAI-compatible completions endpoint "
+                            "that echoes prompt logprobs (echo=True, logprobs=1), such as vLLM"
+                        ) from exc
+                    if exc.status_code in (400, 422):
+                        if zero_ok and "max_tokens" in lowered:
+                            _ENDPOINTS_WITHOUT_ZERO_MAX_TOKENS.add(self.base_url)
+                            continue
+                        if "echo" in lowered or "logprobs" in lowered:
+                            raise UnsupportedCapabilityError(
+                                f"{self._provider}/{self._model}: {url} refused echoed "
+                                f"logprobs (HTTP {exc.status_code}: {detail}); loglikelihood "
+                                "needs echo=True with logprobs"
+                            ) from exc
+                raise self._translate(exc) from exc
+            break
+        by_index: dict[int, list[_EchoToken]] = {}
+        for choice in completion.choices:
+            logprobs = choice.logprobs
+            if logprobs is None or not logprobs.tokens or logprobs.token_logprobs is None:
+                raise UnsupportedCapabilityError(
+                    f"{self._provider}/{self._model}: {url} answered without echoed prompt "
+                    "logprobs (logprobs.tokens/token_logprobs); loglikelihood needs a "
+                    "completions endpoint that echoes prompt logprobs (echo=True, logprobs=1), "
+                    "such as vLLM"
+                )
+            by_index[choice.index or 0] = _echo_tokens(logprobs)
+        if sorted(by_index) != list(range(len(prompts))):
+            raise ModelError(
+                f"{self._provider}/{self._model}: {url} answered {len(by_index)} choices "
+                f"for {len(prompts)} prompts"
+            )
+        return [by_index[i] for i in range(len(prompts))]
 
     async def aclose(self) -> None:
         """Close this event loop's HTTP client (clients of other loops are only dropped:
@@ -264,6 +437,8 @@ class OpenAICompatibleModel:
         schema: dict[str, Any] | None,
         settings: ModelSettings,
         mode: StructuredOutputMode | None,
+        *,
+        n: int = 1,
     ) -> dict[str, Any]:
         wire = [{"role": m.role, "content": m.content} for m in messages]
         request: dict[str, Any] = {"model": self._model, "messages": wire}
@@ -290,6 +465,10 @@ class OpenAICompatibleModel:
             request[self.max_tokens_param] = settings.max_output_tokens
         if settings.seed is not None:
             request["seed"] = settings.seed
+        if settings.stop:
+            request["stop"] = list(settings.stop)
+        if n > 1:
+            request["n"] = n
         if self.extra_body:
             request["extra_body"] = dict(self.extra_body)
         return request
@@ -356,23 +535,95 @@ class OpenAICompatibleModel:
         label = f"{self._provider}/{self._model}"
         if not completion.choices:
             raise ModelError(f"{label}: the response has no choices")
-        choice = completion.choices[0]
-        text = choice.message.content
-        if text is None:
-            refusal = getattr(choice.message, "refusal", None)
-            why = f" (refusal: {refusal})" if refusal else ""
-            raise ModelError(f"{label}: the response has no text{why}")
+        choices = sorted(completion.choices, key=lambda c: c.index or 0)
+        samples: list[str] = []
+        for choice in choices:
+            text = choice.message.content
+            if text is None:
+                refusal = getattr(choice.message, "refusal", None)
+                why = f" (refusal: {refusal})" if refusal else ""
+                raise ModelError(f"{label}: the response has no text{why}")
+            samples.append(text)
         usage = _usage(completion)
         cost = self.prices.cost(self._provider, self._model, usage) if self.prices else None
         return ModelResponse(
-            text=text,
+            text=samples[0],
+            samples=samples,
             usage=usage,
             model_id=self._model,
             provider=self._provider,
-            finish_reason=choice.finish_reason,
+            finish_reason=choices[0].finish_reason,
             duration_ms=duration_ms,
             cost_usd=cost,
         )
+
+
+@dataclass(frozen=True, slots=True)
+class _EchoToken:
+    """One echoed prompt token: its text span, logprob, and whether it was the top token."""
+
+    text: str
+    start: int
+    end: int
+    logprob: float | None
+    is_top: bool | None
+
+
+def _echo_tokens(logprobs: Any) -> list[_EchoToken]:
+    """The echoed tokens of a legacy ``logprobs`` object (``tokens``, ``token_logprobs``,
+    ``top_logprobs``, ``text_offset``); offsets are derived from token lengths when absent."""
+    tokens: list[str] = list(logprobs.tokens or [])
+    values: list[float | None] = list(logprobs.token_logprobs or [])
+    tops: list[Any] = list(logprobs.top_logprobs or [])
+    offsets: list[int] = list(logprobs.text_offset or [])
+    if len(offsets) != len(tokens):
+        offsets, position = [], 0
+        for token in tokens:
+            offsets.append(position)
+            position += len(token)
+    out: list[_EchoToken] = []
+    for i, token in enumerate(tokens):
+        end = offsets[i + 1] if i + 1 < len(tokens) else offsets[i] + len(token)
+        top = tops[i] if i < len(tops) else None
+        is_top: bool | None = None
+        if isinstance(top, dict) and top:
+            best = max(top.items(), key=lambda kv: kv[1])[0]
+            is_top = best == token
+        value = values[i] if i < len(values) else None
+        out.append(_EchoToken(token, offsets[i], max(end, offsets[i]), value, is_top))
+    return out
+
+
+def _continuation_loglikelihood(
+    tokens: Sequence[_EchoToken], context_end: int, prompt_end: int
+) -> Loglikelihood:
+    """Sum the logprobs of the tokens ending after the context (and starting inside the
+    prompt: tokens the endpoint generated past it are ignored)."""
+    total: list[float] = []
+    greedy = True
+    for token in tokens:
+        if token.end <= context_end or token.start >= prompt_end:
+            continue
+        if token.logprob is None:
+            raise ModelError(
+                f"no logprob for the continuation token {token.text!r} (at {token.start}); "
+                "is the context empty?"
+            )
+        total.append(token.logprob)
+        greedy = greedy and bool(token.is_top)
+    return Loglikelihood(math.fsum(total), greedy)
+
+
+def _refuses_n(exc: Exception) -> bool:
+    """An HTTP 400/422 about the ``n`` parameter (only one choice per request)."""
+    from openai import APIStatusError
+
+    if not isinstance(exc, APIStatusError) or exc.status_code not in (400, 422):
+        return False
+    if getattr(exc, "param", None) == "n":
+        return True
+    detail = _error_detail(exc).lower()
+    return any(p in detail for p in ("'n'", '"n"', "`n`", "n must", "parameter n", "n > 1", "n=1"))
 
 
 def _usage(completion: ChatCompletion) -> Usage:

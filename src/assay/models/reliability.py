@@ -39,20 +39,24 @@ import math
 import random
 import time
 from collections import deque
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager, suppress
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, TypeVar
 
 from assay.models.base import (
     ChatMessage,
+    Loglikelihood,
     Model,
     ModelError,
     ModelResponse,
     ModelSettings,
     ModelTimeoutError,
+    unsupported,
 )
+
+_T = TypeVar("_T")
 
 _RETRYABLE_STATUSES = frozenset({408, 409, 425, 429})
 _THROTTLE_STATUSES = frozenset({429, 503, 529})
@@ -347,6 +351,49 @@ class ReliableModel:
         schema: dict[str, Any] | None = None,
         settings: ModelSettings | None = None,
     ) -> ModelResponse:
+        async def call() -> ModelResponse:
+            return await self.inner.generate(messages, schema=schema, settings=settings)
+
+        response, attempts = await self._reliably(call, settings)
+        return response.model_copy(update={"attempts": attempts})
+
+    async def loglikelihood(
+        self,
+        requests: Sequence[tuple[str, str]],
+        *,
+        settings: ModelSettings | None = None,
+    ) -> list[Loglikelihood]:
+        """The inner model's ``loglikelihood`` under the same limiter, retries and timeouts."""
+        method = getattr(self.inner, "loglikelihood", None)
+        if method is None:
+            raise unsupported(self.inner, "loglikelihood")
+
+        async def call() -> list[Loglikelihood]:
+            result: list[Loglikelihood] = await method(list(requests), settings=settings)
+            return result
+
+        results, _ = await self._reliably(call, settings)
+        return results
+
+    async def loglikelihood_rolling(
+        self, text: str, *, settings: ModelSettings | None = None
+    ) -> float:
+        """The inner model's ``loglikelihood_rolling`` with retries and timeouts."""
+        method = getattr(self.inner, "loglikelihood_rolling", None)
+        if method is None:
+            raise unsupported(self.inner, "loglikelihood_rolling")
+
+        async def call() -> float:
+            return float(await method(text, settings=settings))
+
+        value, _ = await self._reliably(call, settings)
+        return value
+
+    async def _reliably(
+        self, call: Callable[[], Awaitable[_T]], settings: ModelSettings | None
+    ) -> tuple[_T, int]:
+        """``call()`` in a slot of the endpoint's limiter, retried per ``policy``; returns
+        its result and the attempts it took."""
         limiter = self.limiter
         assert limiter is not None
         policy = self.policy
@@ -368,9 +415,7 @@ class ReliableModel:
                 self.stats.attempts += 1
                 try:
                     async with asyncio.timeout(timeout):
-                        response = await self.inner.generate(
-                            messages, schema=schema, settings=settings
-                        )
+                        response = await call()
                 except TimeoutError:
                     self.stats.timeouts += 1
                     last = ModelTimeoutError(
@@ -383,7 +428,7 @@ class ReliableModel:
                         limiter.on_throttle(ticket)
                 else:
                     limiter.on_success(ticket)
-                    return response.model_copy(update={"attempts": attempt})
+                    return response, attempt
             assert last is not None and started is not None
             if not last.retryable or attempt >= policy.max_attempts:
                 break

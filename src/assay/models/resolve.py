@@ -1,56 +1,73 @@
 """Turn a model string such as ``"openai/gpt-4o-mini"`` into a ``Model``.
 
-Providers register a factory under a prefix (the part before the first ``/``). The
-network and local clients register themselves here; this module only does the lookup, so a
-judge config can name its model as a string in YAML, the CLI or the API.
+Providers register a factory under a prefix (the part before the first ``/``) in the
+``MODEL_PROVIDERS`` registry (an ``assay.registry.Registry``: entry-point group
+``assay.models``, "did you mean" for unknown prefixes, a taken prefix raises unless
+``replace=True``). The network and local clients register themselves here; this module only
+does the lookup, so a judge config can name its model as a string in YAML, the CLI or the API.
 
 The built-in providers (``assay.models.providers``: openai, ollama, vllm, lmstudio,
-openrouter, together, groq, anthropic, google/gemini, openai-compatible) are imported on the
-first resolution, not at ``import assay``, and never replace a prefix registered before
-them. A string resolves to ``CachedModel(ReliableModel(OpenAICompatibleModel))``; the
-environment variables that shape it: ``ASSAY_CACHE`` (``read-write`` default, ``read-only``,
-``off``), ``ASSAY_CACHE_PATH`` (default ``.assay/cache.db``), ``ASSAY_BASE_URL`` /
+openrouter, together, groq, anthropic, google/gemini, openai-compatible; and ``local``) are
+imported on the first resolution or registration, not at ``import assay``. A string
+resolves to ``CachedModel(ReliableModel(OpenAICompatibleModel))``; the environment variables
+that shape it: ``ASSAY_CACHE`` (``read-write`` default, ``read-only``, ``off``),
+``ASSAY_CACHE_PATH`` (default ``.assay/cache.db``), ``ASSAY_BASE_URL`` /
 ``ASSAY_API_KEY`` (for ``openai-compatible/...``) and each provider's key variable.
 """
 
 from __future__ import annotations
 
-import difflib
 import inspect
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import Any, TypeGuard
 
-from assay.models.base import ChatMessage, Model, ModelResponse, ModelSettings
+from assay.models.base import (
+    ChatMessage,
+    Loglikelihood,
+    LoglikelihoodModel,
+    Model,
+    ModelResponse,
+    ModelSettings,
+    RollingLoglikelihoodModel,
+    unsupported,
+)
+from assay.registry import Registry, UnknownNameError
 
 ModelFactory = Callable[..., Model]
 """Builds a model from the part of the model string after ``provider/``; factories that
 accept a ``base_url`` keyword can be pointed at another endpoint."""
 
-_PROVIDERS: dict[str, ModelFactory] = {}
-_BUILTINS_LOADED = False
+
+class UnknownModelError(UnknownNameError):
+    """A model string is malformed or names a provider nobody registered."""
 
 
-class UnknownModelError(ValueError):
-    """A model string names a provider nobody registered."""
+def _is_factory(obj: object) -> TypeGuard[ModelFactory]:
+    return callable(obj)
 
 
-def register_model_provider(prefix: str, factory: ModelFactory, *, replace: bool = True) -> None:
+MODEL_PROVIDERS: Registry[ModelFactory] = Registry(
+    "model provider",
+    accepts=_is_factory,
+    group="assay.models",
+    builtins=("assay.models.local", "assay.models.providers"),
+    unknown_error=UnknownModelError,
+)
+"""Model providers by prefix (rules: ``assay.registry``). Built-ins: ``local`` (the embedded
+model; xllamacpp itself is imported on first use) and the OpenAI-compatible providers of
+``assay.models.providers``. A plugin's entry point in the group ``assay.models`` names a
+factory, registered under the entry point's name (``myco = myco_assay:build_model`` makes
+``myco/NAME`` resolve through ``build_model("NAME")``), or a module that calls
+``register_model_provider`` when imported; it never replaces a built-in prefix."""
+
+
+def register_model_provider(prefix: str, factory: ModelFactory, *, replace: bool = False) -> None:
     """Make ``prefix/<name>`` model strings resolve through ``factory``.
 
-    ``replace=False`` keeps an existing registration (how built-ins register).
+    A prefix that is taken (a built-in, or one registered before) raises
+    ``DuplicateNameError`` unless ``replace=True``.
     """
-    if not replace and prefix in _PROVIDERS:
-        return
-    _PROVIDERS[prefix] = factory
-
-
-def _load_builtin_providers() -> None:
-    global _BUILTINS_LOADED
-    if not _BUILTINS_LOADED:
-        _BUILTINS_LOADED = True
-        # "local/smollm2" (the embedded model; xllamacpp itself is imported on first use)
-        import assay.models.local
-        import assay.models.providers  # noqa: F401  (registers on import)
+    MODEL_PROVIDERS.register(factory, name=prefix, aliases=(), replace=replace)
 
 
 def _accepts_base_url(factory: ModelFactory) -> bool:
@@ -73,11 +90,10 @@ def resolve_model(spec: str | Model, *, base_url: str | None = None) -> Model:
         raise UnknownModelError(
             f"model {spec!r}: expected 'provider/model' (for example 'openai/gpt-4o-mini')"
         )
-    _load_builtin_providers()
-    factory = _PROVIDERS.get(prefix)
+    factory = MODEL_PROVIDERS.find(prefix)
     if factory is None:
-        known = sorted(_PROVIDERS)
-        hint = difflib.get_close_matches(prefix, known, n=1)
+        known = MODEL_PROVIDERS.names()
+        hint = MODEL_PROVIDERS.suggest(prefix, n=1)
         did_you_mean = f"; did you mean {hint[0]!r}?" if hint else ""
         listing = ", ".join(known) if known else "none registered"
         raise UnknownModelError(
@@ -91,25 +107,34 @@ def resolve_model(spec: str | Model, *, base_url: str | None = None) -> Model:
 
 
 def known_providers() -> list[str]:
-    _load_builtin_providers()
-    return sorted(_PROVIDERS)
+    return MODEL_PROVIDERS.names()
 
 
 class LazyModel:
     """A model string (plus base URL) resolved on the first call.
 
     Lets configuration carry ``provider/model`` + ``base_url`` without resolving (or failing
-    on an unknown provider) before a judge step actually runs. Its ``provider``/``model_id``
-    are the string's parts, so fingerprints match the plain string's.
+    on an unknown provider) before a judge step actually runs; it is what a model string in a
+    ``JudgeConfig`` becomes. Its ``provider``/``model_id`` are the string's parts, so
+    ``provider/model_id`` is the string itself and fingerprints match the plain string's. Two
+    lazy models of the same string and base URL are equal.
     """
 
     def __init__(self, spec: str, *, base_url: str | None = None) -> None:
-        prefix, _, name = spec.partition("/")
+        prefix, sep, name = spec.partition("/")
         self.spec = spec
         self.base_url = base_url
-        self._prefix = prefix
-        self._name = name or spec
+        self._prefix = prefix if sep else ""
+        self._name = name if sep else spec
         self._resolved: Model | None = None
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, LazyModel):
+            return NotImplemented
+        return (self.spec, self.base_url) == (other.spec, other.base_url)
+
+    def __hash__(self) -> int:
+        return hash((LazyModel, self.spec, self.base_url))
 
     @property
     def model_id(self) -> str:
@@ -132,6 +157,25 @@ class LazyModel:
         settings: ModelSettings | None = None,
     ) -> ModelResponse:
         return await self.resolve().generate(messages, schema=schema, settings=settings)
+
+    async def loglikelihood(
+        self,
+        requests: Sequence[tuple[str, str]],
+        *,
+        settings: ModelSettings | None = None,
+    ) -> list[Loglikelihood]:
+        model = self.resolve()
+        if not isinstance(model, LoglikelihoodModel):
+            raise unsupported(model, "loglikelihood")
+        return await model.loglikelihood(requests, settings=settings)
+
+    async def loglikelihood_rolling(
+        self, text: str, *, settings: ModelSettings | None = None
+    ) -> float:
+        model = self.resolve()
+        if not isinstance(model, RollingLoglikelihoodModel):
+            raise unsupported(model, "loglikelihood_rolling")
+        return await model.loglikelihood_rolling(text, settings=settings)
 
     def __repr__(self) -> str:
         where = f" at {self.base_url}" if self.base_url else ""

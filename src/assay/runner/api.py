@@ -21,7 +21,7 @@ from assay.runner.sink import MemorySink, ResultSink
 from assay.scoring.sync import run_sync
 from assay.targets.identity import fingerprinted_spec
 from assay.targets.resolve import resolve_target
-from assay.types import Item, ItemResult, RunInfo
+from assay.types import Item, ItemResult, RunInfo, check_run_threshold
 
 DataSource = str | Path | Iterable[Item | dict[str, Any]]
 
@@ -37,11 +37,13 @@ def load_data(data: DataSource) -> tuple[list[Item], str | None]:
     return items, source
 
 
-def validate_settings(concurrency: int, repeats: int) -> None:
+def validate_settings(concurrency: int, repeats: int, timeout_s: float | None = None) -> None:
     if concurrency < 1:
         raise ValueError(f"concurrency must be at least 1 (got {concurrency})")
     if repeats < 1:
         raise ValueError(f"repeats must be at least 1 (got {repeats})")
+    if timeout_s is not None and not timeout_s > 0:
+        raise ValueError(f"timeout_s must be a positive number of seconds (got {timeout_s})")
 
 
 def plan_run(
@@ -55,12 +57,14 @@ def plan_run(
     total_items: int | None,
     name: str | None = None,
     metadata: dict[str, Any] | None = None,
+    timeout_s: float | None = None,
     **where: Any,
 ) -> RunPlan:
     """Validate the settings, build target and scorers, describe the run (``where``: its
     dataset or data source fields of ``RunInfo``). Everything that can be wrong with a run's
     configuration fails here, before anything runs or is stored."""
-    validate_settings(concurrency, repeats)
+    validate_settings(concurrency, repeats, timeout_s)
+    check_run_threshold(threshold)
     resolved = resolve_target(target)
     built = build_scorers(scorers)
     info = RunInfo(
@@ -74,6 +78,7 @@ def plan_run(
         total_items=total_items,
         metadata=metadata or {},
         created_at=time.time(),
+        timeout_s=timeout_s,
         **where,
     )
     return RunPlan(info=info, items=items, target=resolved, scorers=built)
@@ -100,11 +105,14 @@ async def run_evals_async(
     hooks: RunHooks | None = None,
     progress: bool | None = None,
     sink: ResultSink | None = None,
+    timeout_s: float | None = None,
 ) -> RunResult:
     """Run every item of ``data`` through ``target`` (``None``: score stored outputs) and
     ``scorers``, ``concurrency`` at a time, ``repeats`` times each. Returns the results and
-    a per-scorer summary; target and scorer failures are recorded per item, never raised."""
-    validate_settings(concurrency, repeats)
+    a per-scorer summary; target and scorer failures are recorded per item, never raised.
+    ``timeout_s`` limits the target call and each scorer call of an item (see
+    ``RunInfo.timeout_s``)."""
+    validate_settings(concurrency, repeats, timeout_s)
     items, source = load_data(data)
     plan = plan_run(
         lambda: items,
@@ -116,6 +124,7 @@ async def run_evals_async(
         total_items=len(items),
         name=name,
         metadata=metadata,
+        timeout_s=timeout_s,
         data_source=source,
     )
     memory = MemorySink()

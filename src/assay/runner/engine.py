@@ -6,7 +6,12 @@ become 100k pending tasks) and keeps per-item overhead to a few attribute lookup
 
 Isolation: a target exception becomes the item's ``TargetError``; a scorer exception (only
 possible for a broken custom scorer — ``Scorer.run`` returns errors as results) becomes that
-scorer's ``error`` result; the run goes on either way. Cancellation (Ctrl-C) stops the
+scorer's ``error`` result; the run goes on either way. With ``RunInfo.timeout_s`` the target
+call and each scorer call of an item are cancelled after that many seconds: a hung target
+fails its item with a ``TargetError`` of kind ``TimeoutError``, a hung scorer gets an error
+result of kind ``TimeoutError`` (a sync function target keeps running on its abandoned
+daemon thread; a scorer's sync code steps run on the event loop and cannot be interrupted,
+its awaits — judge calls, async steps — can). Cancellation (Ctrl-C) stops the
 workers, flushes what finished, and records the run as ``interrupted``.
 """
 
@@ -15,15 +20,16 @@ from __future__ import annotations
 import asyncio
 import time
 import traceback
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 from assay.runner.hooks import RunHooks
 from assay.runner.progress import RunProgress
 from assay.runner.sink import ResultSink
 from assay.scoring.scorer import Scorer
 from assay.summary.accumulator import SummaryAccumulator
-from assay.targets.base import Target
+from assay.targets.base import Target, TargetOutput
 from assay.types import (
     Item,
     ItemResult,
@@ -34,6 +40,8 @@ from assay.types import (
     ScoreResult,
     TargetError,
 )
+
+_T = TypeVar("_T")
 
 
 @dataclass
@@ -70,22 +78,42 @@ def _units(plan: RunPlan) -> Iterator[tuple[int, Item, int]]:
                 yield position, item, repeat
 
 
-async def _score(scorer: Scorer, item: Item, output: object) -> ScoreResult:
+async def _limited(work: Awaitable[_T], limit: asyncio.Timeout | None) -> _T:
+    """``await work`` under ``limit`` (no timeout context at all without one: it costs
+    ~10 µs, a sixth of the runner's per-item overhead)."""
+    if limit is None:
+        return await work
+    async with limit:
+        return await work
+
+
+async def _score(
+    scorer: Scorer, item: Item, output: object, timeout_s: float | None = None
+) -> ScoreResult:
+    limit = asyncio.timeout(timeout_s) if timeout_s is not None else None
     try:
-        return await scorer.run(
-            input=item.input,
-            output=output,
-            ground_truth=item.expected_output,
-            context=item.context,
-            metadata=item.metadata,
+        return await _limited(
+            scorer.run(
+                input=item.input,
+                output=output,
+                ground_truth=item.expected_output,
+                context=item.context,
+                metadata=item.metadata,
+            ),
+            limit,
         )
     except Exception as exc:  # a broken custom scorer: isolate it to this score
+        if isinstance(exc, TimeoutError) and limit is not None and limit.expired():
+            message = f"scorer {scorer.label!r} did not finish within {timeout_s:g} s (timeout)"
+            kind = "TimeoutError"
+        else:
+            message, kind = f"{type(exc).__name__}: {exc}", type(exc).__name__
         return ScoreResult(
             scorer_id=scorer.id,
             scorer_name=scorer.label,
             call_id="",
             status="error",
-            error=ScoreError(message=f"{type(exc).__name__}: {exc}", kind=type(exc).__name__),
+            error=ScoreError(message=message, kind=kind),
         )
 
 
@@ -97,25 +125,34 @@ async def run_unit(plan: RunPlan, position: int, item: Item, repeat: int) -> Ite
     error: TargetError | None = None
     output: object = None
     warnings: list[str] = []
+    produced: TargetOutput | None = None
+    timeout_s = plan.info.timeout_s
+    limit = asyncio.timeout(timeout_s) if timeout_s is not None else None
     try:
-        produced = await plan.target.execute(item)
+        produced = await _limited(plan.target.execute(item), limit)
         output = produced.output
         warnings.extend(produced.warnings)
     except Exception as exc:
-        error = TargetError(
-            message=str(exc) or type(exc).__name__,
-            kind=type(exc).__name__,
-            traceback="".join(traceback.format_exception(exc, limit=-8)),
-        )
+        if isinstance(exc, TimeoutError) and limit is not None and limit.expired():
+            error = TargetError(
+                message=f"the target did not finish within {timeout_s:g} s (timeout)",
+                kind="TimeoutError",
+            )
+        else:
+            error = TargetError(
+                message=str(exc) or type(exc).__name__,
+                kind=type(exc).__name__,
+                traceback="".join(traceback.format_exception(exc, limit=-8)),
+            )
     latency_ms = (time.perf_counter() - clock) * 1000.0 if timed else None
     scores: dict[str, ScoreResult] = {}
     if error is None and plan.scorers:
         if len(plan.scorers) == 1:
             scorer = plan.scorers[0]
-            scores[scorer.id] = await _score(scorer, item, output)
+            scores[scorer.id] = await _score(scorer, item, output, timeout_s)
         else:
             results = await asyncio.gather(
-                *(_score(scorer, item, output) for scorer in plan.scorers)
+                *(_score(scorer, item, output, timeout_s) for scorer in plan.scorers)
             )
             scores = {
                 scorer.id: result for scorer, result in zip(plan.scorers, results, strict=True)
@@ -133,6 +170,9 @@ async def run_unit(plan: RunPlan, position: int, item: Item, repeat: int) -> Ite
         warnings=warnings,
         started_at=started,
         completed_at=time.time(),
+        usage=produced.usage if produced is not None else None,
+        cost_usd=produced.cost_usd if produced is not None else None,
+        samples=produced.samples if produced is not None else None,
     )
 
 
@@ -146,7 +186,7 @@ async def execute(
     """Run ``plan`` to the end (or to cancellation) and return its status and summary."""
     hooks = hooks or RunHooks()
     info = plan.info
-    accumulator = SummaryAccumulator()
+    accumulator = SummaryAccumulator(info.scorers)
     earlier_s = 0.0  # active time of earlier sessions (resume): the span of their results
     if plan.previous is not None:
         first, last = float("inf"), float("-inf")

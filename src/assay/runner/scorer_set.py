@@ -15,6 +15,7 @@ from typing import Any
 from assay.fingerprint import digest
 from assay.scoring.registry import ScorerConfig, create_scorer
 from assay.scoring.scorer import Scorer
+from assay.summary.aggregations import check_aggregations
 from assay.types import ScorerSpec
 
 
@@ -26,6 +27,10 @@ def build_scorers(scorers: Iterable[Any] | None) -> list[Scorer]:
         if not _enabled(entry):
             continue
         scorer = _build(entry, position)
+        try:
+            check_aggregations(scorer.aggregations)  # fail before the run, not in its summary
+        except KeyError as exc:
+            raise ValueError(f"scorers[{position}] ({scorer.id!r}): {exc}") from exc
         count = seen.get(scorer.id, 0) + 1
         seen[scorer.id] = count
         if count > 1:
@@ -70,6 +75,8 @@ def scorer_spec(scorer: Scorer) -> ScorerSpec:
         fingerprint_parts=parts,
         higher_is_better=scorer.higher_is_better,
         score_range=scorer.score_range,
+        threshold=scorer.threshold,
+        aggregations=scorer.aggregations,
     )
 
 
@@ -81,6 +88,10 @@ def scorers_from_specs(specs: Iterable[ScorerSpec]) -> list[Scorer]:
             raise ValueError(
                 f"scorer {spec.id!r} was a custom Scorer object; pass the scorers again to resume"
             )
-        scorer = create_scorer(ScorerConfig(type=spec.type, params=spec.params, weight=spec.weight))
+        scorer = create_scorer(
+            ScorerConfig(
+                type=spec.type, params=spec.params, weight=spec.weight, threshold=spec.threshold
+            )
+        )
         rebuilt.append(scorer.with_options(id=spec.id, name=spec.name))
     return rebuilt

@@ -22,7 +22,6 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from assay.models.base import ChatMessage, Model, ModelSettings
-from assay.models.resolve import resolve_model
 from assay.scoring.context import StepContext
 from assay.scoring.steps import JudgeConfig, JudgeStep
 from assay.types import JudgeCall, StepName, Usage
@@ -130,7 +129,7 @@ async def execute_judge_step(
         )
     if not config.instructions:
         raise JudgeStepError(f'Step "{step_name}" requires a model and instructions', None, prompt)
-    model = resolve_model(config.model)
+    model = config.model
     settings = config.settings or ModelSettings()
 
     output_model: type[BaseModel] | None

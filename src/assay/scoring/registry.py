@@ -14,19 +14,16 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
-import importlib
-import logging
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from importlib.metadata import entry_points
-from typing import Any, Generic, Literal, TypeVar
+from typing import Any, Generic, Literal, TypeGuard, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic.alias_generators import to_camel
 
+from assay.registry import DuplicateNameError, Registry, RegistryError, UnknownNameError
 from assay.scoring.scorer import Scorer
-
-log = logging.getLogger(__name__)
+from assay.types import normalize_score
 
 ENTRY_POINT_GROUP = "assay.scorers"
 BUILTIN_MODULE = "assay.scorers"
@@ -69,6 +66,13 @@ class ScorerType(Generic[P]):
     preview_notes: str = ""
     reference: str | None = None
     aliases: tuple[str, ...] = ()
+    aggregations: tuple[str, ...] = ("mean",)
+    """How runs aggregate this type's scores (names in ``assay.summary.aggregations``)."""
+
+    def normalize(self, score: float, params: ScorerParams | None = None) -> float:
+        """``score`` on 0..1 (1 = best) for this type's range (stretched by ``params``)."""
+        score_range = self.score_range if params is None else self.range_for(params)
+        return normalize_score(score, score_range, higher_is_better=self.higher_is_better)
 
     def range_for(self, params: ScorerParams) -> tuple[float, float]:
         """The score range, stretched by a ``scale`` param where the type has one."""
@@ -94,6 +98,7 @@ class ScorerType(Generic[P]):
             preview_notes=self.preview_notes,
             reference=self.reference,
             aliases=list(self.aliases),
+            aggregations=list(self.aggregations),
         )
 
 
@@ -113,6 +118,7 @@ class ScorerTypeInfo(BaseModel):
     preview_notes: str = ""
     reference: str | None = None
     aliases: list[str] = Field(default_factory=list)
+    aggregations: list[str] = Field(default_factory=lambda: ["mean"])
 
 
 class ScorerConfig(BaseModel):
@@ -123,47 +129,69 @@ class ScorerConfig(BaseModel):
     type: str = Field(min_length=1)
     params: dict[str, Any] = Field(default_factory=dict)
     weight: float = Field(default=1.0, ge=0.0, le=100.0)
+    threshold: float | None = Field(
+        default=None,
+        allow_inf_nan=False,
+        description="Pass threshold on this scorer's own scale (>= when higher is better, "
+        "<= otherwise); overrides the run's threshold for this scorer.",
+    )
     label: str | None = None
     enabled: bool = True
     id: str | None = None
 
 
-class ScorerRegistryError(ValueError):
+class ScorerRegistryError(RegistryError):
     """Base of registry errors: an unknown type or bad params."""
 
 
-class UnknownScorerError(ScorerRegistryError, KeyError):
+class UnknownScorerError(ScorerRegistryError, UnknownNameError):
     """No scorer type with that id."""
 
-    def __str__(self) -> str:  # KeyError would repr() the message
-        return str(self.args[0])
+
+class DuplicateScorerError(ScorerRegistryError, DuplicateNameError):
+    """A scorer type id or alias is registered already (``replace=True`` replaces it)."""
 
 
 class ScorerParamsError(ScorerRegistryError):
     """Params did not validate; the message names the param and what is allowed."""
 
 
-_TYPES: dict[str, ScorerType[Any]] = {}
-_ALIASES: dict[str, str] = {}
-_loaded = False
+def _is_scorer_type(obj: object) -> TypeGuard[ScorerType[Any]]:
+    return isinstance(obj, ScorerType)
+
+
+def _type_id(scorer_type: ScorerType[Any]) -> str:
+    return scorer_type.type_id
+
+
+def _aliases(scorer_type: ScorerType[Any]) -> tuple[str, ...]:
+    return scorer_type.aliases
+
+
+SCORER_TYPES: Registry[ScorerType[Any]] = Registry(
+    "scorer type",
+    accepts=_is_scorer_type,
+    group=ENTRY_POINT_GROUP,
+    builtins=(BUILTIN_MODULE,),
+    name_of=_type_id,
+    aliases_of=_aliases,
+    hint=" (see `assay scorers list`)",
+    unknown_error=UnknownScorerError,
+    duplicate_error=DuplicateScorerError,
+)
+"""Every scorer type (rules: ``assay.registry``). Built-ins load from ``assay.scorers`` on
+first use; plugins from the entry-point group ``assay.scorers`` and never replace a built-in
+(a clash is skipped with a warning)."""
 
 
 def register(scorer_type: ScorerType[Any], *, replace: bool = False) -> ScorerType[Any]:
-    """Add a scorer type. Registering an existing id raises unless ``replace``."""
-    if not replace and scorer_type.type_id in _TYPES:
-        raise ScorerRegistryError(f"scorer type {scorer_type.type_id!r} is already registered")
-    _TYPES[scorer_type.type_id] = scorer_type
-    for alias in scorer_type.aliases:
-        _ALIASES[alias] = scorer_type.type_id
-    return scorer_type
+    """Add a scorer type. Registering an existing id or alias raises unless ``replace``."""
+    return SCORER_TYPES.register(scorer_type, replace=replace)
 
 
 def unregister(type_id: str) -> None:
     """Remove a scorer type and its aliases (for tests and plugin reloads)."""
-    removed = _TYPES.pop(type_id, None)
-    if removed is not None:
-        for alias in removed.aliases:
-            _ALIASES.pop(alias, None)
+    SCORER_TYPES.unregister(type_id)
 
 
 def register_scorer(
@@ -179,6 +207,7 @@ def register_scorer(
     preview_notes: str = "",
     reference: str | None = None,
     aliases: Iterable[str] = (),
+    aggregations: Iterable[str] = ("mean",),
 ) -> Callable[[Callable[[P], Scorer]], Callable[[P], Scorer]]:
     """Decorator registering ``build(params) -> Scorer`` as a scorer type."""
 
@@ -197,6 +226,7 @@ def register_scorer(
                 preview_notes=preview_notes,
                 reference=reference,
                 aliases=tuple(aliases),
+                aggregations=tuple(aggregations),
             )
         )
         return build
@@ -204,47 +234,19 @@ def register_scorer(
     return decorate
 
 
-def _ensure_loaded() -> None:
-    """Import the built-ins and the entry-point plugins once, on first use."""
-    global _loaded
-    if _loaded:
-        return
-    _loaded = True
-    importlib.import_module(BUILTIN_MODULE)
-    for ep in entry_points(group=ENTRY_POINT_GROUP):
-        try:
-            obj = ep.load()
-        except Exception as exc:  # a broken plugin must not break assay
-            log.warning("could not load scorer plugin %s (%s): %s", ep.name, ep.value, exc)
-            continue
-        for item in obj if isinstance(obj, list | tuple) else [obj]:
-            if isinstance(item, ScorerType) and _TYPES.get(item.type_id) is not item:
-                register(item, replace=True)
-
-
 def reload_plugins() -> None:
     """Re-scan entry points (for tests and long-lived processes that install plugins)."""
-    global _loaded
-    _loaded = False
-    _ensure_loaded()
+    SCORER_TYPES.reload_plugins()
 
 
 def get_scorer_type(type_id: str) -> ScorerType[Any]:
     """Look a type up by id or alias; unknown ids get a "did you mean"."""
-    _ensure_loaded()
-    found = _TYPES.get(type_id) or _TYPES.get(_ALIASES.get(type_id, ""))
-    if found is not None:
-        return found
-    candidates = [*_TYPES, *_ALIASES]
-    close = difflib.get_close_matches(type_id, candidates, n=3, cutoff=0.5)
-    hint = f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
-    raise UnknownScorerError(f"unknown scorer type {type_id!r}{hint} (see `assay scorers list`)")
+    return SCORER_TYPES.get(type_id)
 
 
 def list_scorers() -> list[ScorerTypeInfo]:
     """Every registered scorer type, with its params as JSON Schema, sorted by id."""
-    _ensure_loaded()
-    return [_TYPES[key].info() for key in sorted(_TYPES)]
+    return [scorer_type.info() for _, scorer_type in SCORER_TYPES.items()]
 
 
 def validate_params(scorer_type: ScorerType[P], params: Mapping[str, Any]) -> P:
@@ -325,4 +327,6 @@ def create_scorer(spec: str | ScorerConfig | Mapping[str, Any], /, **params: Any
         higher_is_better=scorer_type.higher_is_better,
         score_range=scorer_type.range_for(validated),
         weight=config.weight,
+        threshold=config.threshold,
+        aggregations=scorer_type.aggregations,
     )

@@ -20,16 +20,23 @@ import time
 import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from numbers import Real
 from typing import Any
 
 from assay.fingerprint import code_fingerprint, digest, value_identity
 from assay.models.base import Model
 from assay.scoring.context import NotScorable, ScorerCall, StepContext
 from assay.scoring.judge import JudgeStepError, execute_judge_step
+from assay.scoring.score_value import CheckedScore, check_score
 from assay.scoring.steps import FunctionStep, JudgeConfig, JudgeStep, Step, StepFunction, as_step
 from assay.scoring.sync import run_sync
-from assay.types import STEP_ORDER, JudgeCall, ScoreError, ScoreResult, StepName
+from assay.types import (
+    STEP_ORDER,
+    JudgeCall,
+    ScoreError,
+    ScoreResult,
+    StepName,
+    normalize_score,
+)
 
 
 class ScorerDefinitionError(ValueError):
@@ -57,6 +64,12 @@ class Scorer:
     higher_is_better: bool = True
     score_range: tuple[float, float] = (0.0, 1.0)
     weight: float = 1.0
+    threshold: float | None = None
+    """Pass threshold on this scorer's own scale (``>=`` when higher is better, ``<=``
+    otherwise); overrides the run-wide threshold level for this scorer."""
+    aggregations: tuple[str, ...] = ("mean",)
+    """How a run aggregates this scorer: names in ``assay.summary.aggregations`` (``mean``,
+    ``median``, ``pass@k``, registered corpus functions)."""
     prepare_call: CallPreparer | None = None
     applies_to: Callable[[ScorerCall], bool] | None = None
     """When set and false for a run, the result is ``not_scorable`` and no step runs (see
@@ -65,11 +78,25 @@ class Scorer:
     def __post_init__(self) -> None:
         if not self.id or not isinstance(self.id, str):
             raise ScorerDefinitionError("a scorer needs a non-empty string id")
+        if isinstance(self.aggregations, str) or not all(
+            isinstance(name, str) and name for name in self.aggregations
+        ):
+            raise ScorerDefinitionError(
+                f"scorer {self.id!r}: aggregations must be names, got {self.aggregations!r}"
+            )
+        object.__setattr__(self, "aggregations", tuple(self.aggregations))
+        if self.threshold is not None and not math.isfinite(self.threshold):
+            raise ScorerDefinitionError(f"scorer {self.id!r}: threshold must be a finite number")
 
     # ------------------------------------------------------------------ builder
     @property
     def label(self) -> str:
         return self.name or self.id
+
+    def normalize(self, score: float) -> float:
+        """``score`` on 0..1, 1 at the best end of ``score_range`` (flipped when lower is
+        better); see ``assay.types.normalize_score``."""
+        return normalize_score(score, self.score_range, higher_is_better=self.higher_is_better)
 
     def _with_step(self, name: StepName, step: Step | StepFunction) -> Scorer:
         if any(existing == name for existing, _ in self.steps):
@@ -208,6 +235,7 @@ class Scorer:
         calls: list[JudgeCall] = []
         completed: list[StepName] = []
         score: float | None = None
+        checked: CheckedScore | None = None
         current: StepName = "preprocess"
         try:
             if self.applies_to is not None and not self.applies_to(run):
@@ -241,8 +269,8 @@ class Scorer:
                     calls.append(outcome.call)
                     value = outcome.result
                 if name == "score":
-                    score = _as_score(value)
-                    value = score
+                    checked = check_score(value)  # a number, or a Score with values/corpus
+                    score = value = checked.value
                 results[name] = value
                 completed.append(name)
         except JudgeStepError as exc:
@@ -263,6 +291,8 @@ class Scorer:
             prompts,
             calls,
             started,
+            values=checked.values if checked is not None else None,
+            corpus=checked.corpus if checked is not None else None,
         )
 
     def _failed(
@@ -297,6 +327,8 @@ class Scorer:
         *,
         error: ScoreError | None = None,
         not_scorable_step: StepName | None = None,
+        values: dict[str, float] | None = None,
+        corpus: Any = None,
     ) -> ScoreResult:
         return ScoreResult(
             scorer_id=self.id,
@@ -304,6 +336,8 @@ class Scorer:
             call_id=run.call_id,
             status=status,
             score=score,
+            values=values or {},
+            corpus=corpus,
             reason=reason,
             steps=dict(results),
             prompts=prompts,
@@ -312,13 +346,3 @@ class Scorer:
             not_scorable_step=not_scorable_step,
             duration_ms=(time.perf_counter() - started) * 1000,
         )
-
-
-def _as_score(value: Any) -> float:
-    """A score step must produce a finite real number (bools are rejected)."""
-    if isinstance(value, bool) or not isinstance(value, Real):
-        raise TypeError(f"the score step returned {value!r}; expected a finite number")
-    number = float(value)
-    if not math.isfinite(number):
-        raise ValueError(f"the score step returned {number}; expected a finite number")
-    return number

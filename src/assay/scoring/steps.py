@@ -27,17 +27,60 @@ AnswerCheck = Callable[[StepContext, BaseModel], None]
 of the preprocess step); raises ``ValueError(message)`` when they do not fit."""
 
 
-@dataclass(frozen=True, slots=True)
+ModelResolver = Callable[[str], Model]
+"""Turns a model string (``provider/model``) into a ``Model``, without I/O."""
+
+_model_resolver: ModelResolver | None = None
+
+
+def set_model_resolver(resolver: ModelResolver | None) -> ModelResolver | None:
+    """Install how ``JudgeConfig`` turns a model string into a ``Model``; returns the
+    previous resolver.
+
+    The scoring room knows only the ``Model`` protocol, never a provider. ``import assay``
+    installs ``assay.models.resolve.LazyModel``, which resolves the string on the first
+    call, so a config naming an unknown provider fails when a judge step runs (an error
+    result), not when the scorer is built.
+    """
+    global _model_resolver
+    previous, _model_resolver = _model_resolver, resolver
+    return previous
+
+
+def judge_model(model: str | Model | None) -> Model | None:
+    """``model`` as a ``Model``: a string goes through the installed resolver."""
+    if not isinstance(model, str):
+        return model
+    if _model_resolver is None:
+        raise TypeError(
+            f"judge model {model!r}: no model resolver is installed; import assay, or pass a Model"
+        )
+    return _model_resolver(model)
+
+
+@dataclass(frozen=True, slots=True, init=False)
 class JudgeConfig:
     """Which model judges and with what system instructions.
 
     Set on the scorer as its default; a judge step may carry its own ``JudgeConfig`` whose
-    set fields override the scorer's field by field.
+    set fields override the scorer's field by field. ``model`` may be given as a model
+    string (``"openai/gpt-4o-mini"``); it is stored as a ``Model`` (see
+    ``set_model_resolver``), so a judge step only ever talks to the ``Model`` protocol.
     """
 
-    model: str | Model | None = None
-    instructions: str | None = None
-    settings: ModelSettings | None = None
+    model: Model | None
+    instructions: str | None
+    settings: ModelSettings | None
+
+    def __init__(
+        self,
+        model: str | Model | None = None,
+        instructions: str | None = None,
+        settings: ModelSettings | None = None,
+    ) -> None:
+        object.__setattr__(self, "model", judge_model(model))
+        object.__setattr__(self, "instructions", instructions)
+        object.__setattr__(self, "settings", settings)
 
     def overridden_by(self, other: JudgeConfig | None) -> JudgeConfig:
         if other is None:
@@ -55,11 +98,10 @@ class JudgeConfig:
 
     @property
     def model_label(self) -> str | None:
-        """A stable name of the model for fingerprints and records."""
+        """A stable name of the model for fingerprints and records: ``provider/model_id``
+        (for a model given as a string: that string)."""
         if self.model is None:
             return None
-        if isinstance(self.model, str):
-            return self.model
         provider = self.model.provider
         return f"{provider}/{self.model.model_id}" if provider else self.model.model_id
 

@@ -3,6 +3,11 @@
 Kept apart from the repository because it is the hot path of ``write_results``: rows are
 built from attributes directly (no ``model_dump`` of whole results), and ids are generated
 here so the three inserts of a batch need no round trip between them.
+
+The target's usage, cost and samples of an item result live in the ``warnings`` JSON column
+(no schema change): a result without them stores its warnings list as before; a result with
+them stores ``{"warnings": [...], "usage": {...}, "cost_usd": x, "samples": [...]}``. Both
+shapes are read back.
 """
 
 from __future__ import annotations
@@ -46,7 +51,7 @@ def result_rows(run_id: str, results: Sequence[ItemResult]) -> tuple[Rows, Rows,
                 "expected_output": result.expected_output,
                 "error": None if error is None else error.model_dump(mode="json"),
                 "latency_ms": result.latency_ms,
-                "warnings": list(result.warnings) or None,
+                "warnings": _warnings_cell(result),
                 "started_at": result.started_at,
                 "completed_at": result.completed_at,
             }
@@ -59,15 +64,45 @@ def result_rows(run_id: str, results: Sequence[ItemResult]) -> tuple[Rows, Rows,
     return items, scores, calls
 
 
+def _warnings_cell(result: ItemResult) -> Any:
+    """The ``warnings`` column: the list, or an object when the target reported usage."""
+    usage, cost, samples = result.usage, result.cost_usd, result.samples
+    if usage is None and cost is None and samples is None:
+        return list(result.warnings) or None
+    cell: dict[str, Any] = {"warnings": list(result.warnings)}
+    if usage is not None:
+        cell["usage"] = usage.model_dump(mode="json", exclude_none=True)
+    if cost is not None:
+        cell["cost_usd"] = cost
+    if samples is not None:
+        cell["samples"] = samples
+    return cell
+
+
+def _from_warnings_cell(cell: Any) -> dict[str, Any]:
+    """``ItemResult`` fields of a ``warnings`` cell (either shape)."""
+    if not isinstance(cell, dict):
+        return {"warnings": cell or []}
+    usage = cell.get("usage")
+    return {
+        "warnings": cell.get("warnings") or [],
+        "usage": None if usage is None else Usage.model_validate(usage),
+        "cost_usd": cell.get("cost_usd"),
+        "samples": cell.get("samples"),
+    }
+
+
 def _score_row(score_id: str, result_id: str, scorer_id: str, score: ScoreResult) -> dict[str, Any]:
     return {
         "id": score_id,
         "result_id": result_id,
         "scorer_id": scorer_id,
         "scorer_name": score.scorer_name,
-        "scorer_run_id": score.call_id,
+        "call_id": score.call_id,
         "status": score.status,
         "score": score.score,
+        "values_": score.values or None,
+        "corpus": score.corpus,
         "reason": score.reason,
         "steps": score.steps or None,
         "prompts": score.prompts or None,
@@ -114,9 +149,11 @@ def build_results(
         scores[row.result_id][row.scorer_id] = ScoreResult(
             scorer_id=row.scorer_id,
             scorer_name=row.scorer_name,
-            call_id=row.scorer_run_id,
+            call_id=row.call_id,
             status=row.status,
             score=row.score,
+            values=row.values_ or {},
+            corpus=row.corpus,
             reason=row.reason,
             steps=row.steps or {},
             prompts=row.prompts or {},
@@ -136,9 +173,9 @@ def build_results(
             error=None if row.error is None else TargetError.model_validate(row.error),
             latency_ms=row.latency_ms,
             scores=scores.get(row.id, {}),
-            warnings=row.warnings or [],
             started_at=row.started_at,
             completed_at=row.completed_at,
+            **_from_warnings_cell(row.warnings),
         )
         for row in item_rows
     ]

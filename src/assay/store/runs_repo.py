@@ -9,6 +9,9 @@ copy of a result is refused rather than silently scored twice.
 from __future__ import annotations
 
 import builtins
+import os
+import secrets
+import socket
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
@@ -26,6 +29,7 @@ from assay.store.errors import (
     DuplicateItemError,
     DuplicateResultError,
     RunExistsError,
+    RunLeasedError,
     RunNotFoundError,
 )
 from assay.store.results_codec import build_results, result_rows
@@ -64,15 +68,63 @@ def _record(row: Row[Any]) -> RunRecord:
         created_at=m["created_at"],
     )
     summary = m["summary"]
+    status = m["status"]
+    if status == "running" and not lease_is_live(m["lease_owner"], m["lease_expires_at"]):
+        status = "interrupted"  # killed: no process holds the run any more
     return RunRecord(
         info=info,
-        status=m["status"],
+        status=status,
         completed_results=m["completed_results"],
         failed_results=m["failed_results"],
         started_at=m["started_at"],
         completed_at=m["completed_at"],
         summary=None if summary is None else RunSummary.model_validate(summary),
     )
+
+
+LEASE_S = 60.0
+"""How long a run's lease lasts without renewal; the executing process renews it every
+``LEASE_S / 4`` seconds, so a killed process's run shows as interrupted within a minute (at
+once on the same host, where a dead pid is recognised)."""
+
+
+def new_lease_owner() -> str:
+    """``host:pid:token`` naming this process (and this execution) as a run's lease owner."""
+    return f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(4)}"
+
+
+def _owner_is_gone(owner: str) -> bool:
+    """True when ``owner`` is a process of this host that no longer exists."""
+    host, _, rest = owner.partition(":")
+    pid_text = rest.partition(":")[0]
+    if host != socket.gethostname() or not pid_text.isdigit():
+        return False
+    pid = int(pid_text)
+    if pid == os.getpid():
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:  # alive, someone else's
+        return False
+    return _is_zombie(pid)
+
+
+def _is_zombie(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as fh:
+            return fh.read().rsplit(")", 1)[-1].split()[0] == "Z"
+    except OSError:
+        return False
+
+
+def lease_is_live(owner: str | None, expires_at: float | None) -> bool:
+    """Whether a run is held by a live process: an unexpired lease whose owner is not a dead
+    process of this host."""
+    if owner is None or expires_at is None or expires_at < now():
+        return False
+    return not _owner_is_gone(owner)
 
 
 def _escape_like(text: str) -> str:
@@ -186,7 +238,56 @@ class RunRepository:
             status=status,
             summary=None if summary is None else summary.model_dump(mode="json"),
             completed_at=now(),
+            lease_owner=None,
+            lease_expires_at=None,
         )
+
+    # ------------------------------------------------------------------ leases
+    def acquire_lease(self, run_id: str, owner: str, *, lease_s: float = LEASE_S) -> None:
+        """Take the run for ``owner`` (atomically) or raise ``RunLeasedError`` naming the
+        process that holds it. A lease that expired, or whose owner is a dead process of
+        this host (``kill -9``), is taken over."""
+        with self._db.write() as conn:
+            row = conn.execute(
+                sa.select(runs.c.id, runs.c.lease_owner, runs.c.lease_expires_at).where(
+                    runs.c.id == run_id
+                )
+            ).first()
+            if row is None:
+                raise RunNotFoundError(run_id)
+            held_by, expires = row.lease_owner, row.lease_expires_at
+            if held_by not in (None, owner) and lease_is_live(held_by, expires):
+                raise RunLeasedError(run_id, held_by, expires)
+            current = (
+                runs.c.lease_owner.is_(None) if held_by is None else runs.c.lease_owner == held_by
+            )
+            taken = conn.execute(
+                runs.update()
+                .where(runs.c.id == run_id, current)
+                .values(lease_owner=owner, lease_expires_at=now() + lease_s)
+            ).rowcount
+            if taken != 1:  # another process took it between our read and write
+                raise RunLeasedError(run_id, "another process", None)
+
+    def renew_lease(self, run_id: str, owner: str, *, lease_s: float = LEASE_S) -> bool:
+        """Extend ``owner``'s lease; ``False`` when it no longer holds the run."""
+        with self._db.write() as conn:
+            return bool(
+                conn.execute(
+                    runs.update()
+                    .where(runs.c.id == run_id, runs.c.lease_owner == owner)
+                    .values(lease_expires_at=now() + lease_s)
+                ).rowcount
+            )
+
+    def release_lease(self, run_id: str, owner: str) -> None:
+        """Give the run up (a no-op when ``owner`` does not hold it)."""
+        with self._db.write() as conn:
+            conn.execute(
+                runs.update()
+                .where(runs.c.id == run_id, runs.c.lease_owner == owner)
+                .values(lease_owner=None, lease_expires_at=None)
+            )
 
     def delete(self, run_id: str) -> None:
         """Delete a run (exact id) with its items, results, scores and judge calls."""
@@ -248,6 +349,14 @@ class RunRepository:
         with self._db.read() as conn:
             self._require(conn, run_id)
         return self._stream_score_rows(run_id)
+
+    def corpus_rows(self, run_id: str, scorer_id: str) -> Iterator[tuple[int, int, Any]]:
+        """(position, repeat, payload) of every corpus payload ``scorer_id`` stored in the
+        run, in (position, repeat) order, streamed: the input of a corpus aggregation
+        (``assay.summary.stats.corpus_value``) recomputed from the store."""
+        with self._db.read() as conn:
+            self._require(conn, run_id)
+        return self._stream_corpus_rows(run_id, scorer_id)
 
     def inline_items(self, run_id: str) -> Iterator[Item]:
         """The run's own items (empty for a dataset run) in their original order."""
@@ -383,6 +492,7 @@ class RunRepository:
                     scores.c.scorer_id,
                     scores.c.status,
                     scores.c.score,
+                    scores.c.values_,
                 )
                 .select_from(item_results.join(scores, scores.c.result_id == t.id))
                 .where(t.run_id == run_id)
@@ -395,12 +505,45 @@ class RunRepository:
                 rows = conn.execute(query).all()
             for row in rows:
                 yield ScoreRow(
-                    row.item_id, row.position, row.repeat, row.scorer_id, row.status, row.score
+                    row.item_id,
+                    row.position,
+                    row.repeat,
+                    row.scorer_id,
+                    row.status,
+                    row.score,
+                    row.values_ or None,
                 )
             if len(rows) < size:
                 return
             last = rows[-1]
             after = (last.position, last.repeat, last.item_id, last.scorer_id)
+
+    def _stream_corpus_rows(self, run_id: str, scorer_id: str) -> Iterator[tuple[int, int, Any]]:
+        t = item_results.c
+        order = (t.position, t.repeat, t.item_id)
+        after: tuple[int, int, str] | None = None
+        while True:
+            query = (
+                sa.select(t.position, t.repeat, t.item_id, scores.c.corpus)
+                .select_from(item_results.join(scores, scores.c.result_id == t.id))
+                .where(
+                    t.run_id == run_id,
+                    scores.c.scorer_id == scorer_id,
+                    scores.c.corpus.is_not(None),
+                )
+                .order_by(*order)
+                .limit(self.CHUNK)
+            )
+            if after is not None:
+                query = query.where(sa.tuple_(*order) > sa.tuple_(*after))
+            with self._db.read() as conn:
+                rows = conn.execute(query).all()
+            for row in rows:
+                yield row.position, row.repeat, row.corpus
+            if len(rows) < self.CHUNK:
+                return
+            last = rows[-1]
+            after = (last.position, last.repeat, last.item_id)
 
     def _stream_inline_items(self, run_id: str) -> Iterator[Item]:
         t = run_items.c

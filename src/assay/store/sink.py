@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING
 from assay.runner.sink import ResultSink
 from assay.store.engine import Store
 from assay.store.errors import StoreWriteError
+from assay.store.runs_repo import LEASE_S, new_lease_owner
 from assay.types import ItemResult, RunInfo, RunStatus, RunSummary
 
 log = logging.getLogger(__name__)
@@ -71,6 +72,9 @@ class StoreSink:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self._error: BaseException | None = None
+        self._lease_owner = new_lease_owner()
+        self._lease_stop = threading.Event()
+        self._heartbeat: threading.Thread | None = None
 
     # ------------------------------------------------------------------ ResultSink
     async def start(self, info: RunInfo, *, resumed: bool) -> None:
@@ -103,6 +107,7 @@ class StoreSink:
         """Commit everything queued, then record the final status and summary."""
         await self._wait_committed()
         self._stop_thread()
+        self._stop_heartbeat()
         if self._error is not None:
             try:  # the unsaved items must be redone: leave the run resumable
                 await asyncio.to_thread(self.store.runs.finish, run_id, "interrupted", summary)
@@ -126,10 +131,38 @@ class StoreSink:
         await asyncio.wrap_future(done)
 
     def _start_run(self, info: RunInfo, resumed: bool) -> None:
+        """Create the run if needed, take its lease (``RunLeasedError`` when another live
+        process holds it: two resumes of one run never score the same items twice), mark it
+        running, and keep the lease renewed until ``finish``."""
         runs = self.store.runs
         if not resumed and not runs.exists(info.id):
             runs.create(info)
+        runs.acquire_lease(info.id, self._lease_owner)
         runs.mark_started(info.id)
+        self._lease_stop.clear()
+        self._heartbeat = threading.Thread(
+            target=self._renew_lease,
+            args=(info.id,),
+            name=f"assay-lease-{info.id[:8]}",
+            daemon=True,
+        )
+        self._heartbeat.start()
+
+    def _renew_lease(self, run_id: str) -> None:
+        """The heartbeat thread: renew the lease every quarter of its length."""
+        while not self._lease_stop.wait(LEASE_S / 4):
+            try:
+                if not self.store.runs.renew_lease(run_id, self._lease_owner):
+                    log.warning("run %s: lost its lease to another process", run_id)
+                    return
+            except Exception as exc:  # a transient database error: try again next beat
+                log.warning("run %s: could not renew its lease: %s", run_id, exc)
+
+    def _stop_heartbeat(self) -> None:
+        self._lease_stop.set()
+        if self._heartbeat is not None:
+            self._heartbeat.join()
+            self._heartbeat = None
 
     def _raise_if_failed(self) -> None:
         if self._error is not None:

@@ -13,6 +13,11 @@ Layout and why:
   batch of results is three ``executemany`` inserts with no round trip for generated keys.
 * Timestamps are unix seconds (``Double``), like ``RunInfo.created_at``.
 * JSON columns are ``JSONB`` on PostgreSQL and JSON text on SQLite; ``None`` is SQL ``NULL``.
+* A score's named values (``ScoreResult.values``) are a JSON object in ``scores.values``
+  (Python key ``values_``: ``Table.c.values`` is a method), not rows of a side table: a score
+  stays one row, ``score_rows`` reads them in its one query without a join, and a scorer
+  without values costs a ``NULL``. The corpus payload is ``scores.corpus`` (JSON), read
+  only by the full results and by ``corpus_rows``.
 """
 
 from __future__ import annotations
@@ -163,6 +168,8 @@ runs = sa.Table(
     sa.Column("completed_results", sa.Integer(), nullable=False),
     sa.Column("failed_results", sa.Integer(), nullable=False),
     sa.Column("summary", JSONType, nullable=True),
+    sa.Column("lease_owner", sa.String(255), nullable=True),
+    sa.Column("lease_expires_at", Timestamp, nullable=True),
     sa.Column("created_at", Timestamp, nullable=False),
     sa.Column("started_at", Timestamp, nullable=True),
     sa.Column("completed_at", Timestamp, nullable=True),
@@ -222,9 +229,11 @@ scores = sa.Table(
     ),
     sa.Column("scorer_id", sa.String(255), nullable=False),
     sa.Column("scorer_name", sa.String(255), nullable=False),
-    sa.Column("scorer_run_id", sa.String(64), nullable=False),
+    sa.Column("call_id", sa.String(64), nullable=False),
     sa.Column("status", sa.String(16), nullable=False),
     sa.Column("score", sa.Double(), nullable=True),
+    sa.Column("values", JSONType, nullable=True, key="values_"),
+    sa.Column("corpus", JSONType, nullable=True),
     sa.Column("reason", NulSafeText(), nullable=True),
     sa.Column("steps", JSONType, nullable=True),
     sa.Column("prompts", JSONType, nullable=True),

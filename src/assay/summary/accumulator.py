@@ -3,7 +3,9 @@
 The runner hands every finished ``ItemResult`` to ``SummaryAccumulator.add`` and asks for
 the ``RunSummary`` at the end. Only numbers and item ids are kept, in flat buffers (about
 30 bytes plus the id's length per result), so a persisted 100k-item run does not grow the
-runner's memory with the results it already wrote to the store.
+runner's memory with the results it already wrote to the store. Named values get their own
+columns (one per scorer and value key); corpus payloads are kept only for scorers of the
+``specs`` given to the constructor that declare a corpus aggregation.
 """
 
 from __future__ import annotations
@@ -14,8 +16,9 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
+from assay.summary.aggregations import has_corpus_aggregation
 from assay.summary.columns import ScoreColumnsBuilder
-from assay.summary.stats import summarize_run
+from assay.summary.stats import CorpusRow, summarize_run
 from assay.types import ItemResult, RunSummary, ScorerSpec, Usage
 
 
@@ -62,8 +65,12 @@ class ItemIdTable:
 class SummaryAccumulator:
     """Feeds ``ItemResult``s into score columns and counters; ``summary()`` at the end."""
 
-    def __init__(self) -> None:
+    def __init__(self, specs: Sequence[ScorerSpec] = ()) -> None:
         self.builder = ScoreColumnsBuilder()
+        self._corpus_ids = {s.id for s in specs if has_corpus_aggregation(s.aggregations)}
+        """Scorers whose corpus payloads are kept (only those declaring a corpus aggregation:
+        everything else stays memory-flat, the payloads are in the store)."""
+        self.corpus: dict[str, list[CorpusRow]] = {}
         self.ids = ItemIdTable()
         self._latencies = array("d")
         self.results = 0
@@ -71,10 +78,13 @@ class SummaryAccumulator:
         self.judge_calls = 0
         self.usage = Usage()
         self.cost_usd: float | None = None
+        self.target_usage = Usage()
+        self.target_cost_usd: float | None = None
         self._max_repeat = -1
 
     def add(self, result: ItemResult) -> None:
-        """Record one finished item result (scores, latency, target error, judge usage)."""
+        """Record one finished item result (scores, latency, target error, target and judge
+        usage)."""
         self.results += 1
         self._max_repeat = max(self._max_repeat, result.repeat)
         self.ids.add(result.position, result.item_id)
@@ -82,8 +92,17 @@ class SummaryAccumulator:
             self.item_errors += 1
         if result.latency_ms is not None and math.isfinite(result.latency_ms):
             self._latencies.append(result.latency_ms)
+        if result.usage is not None:
+            self.target_usage = self.target_usage + result.usage
+        if result.cost_usd is not None:
+            self.target_cost_usd = (self.target_cost_usd or 0.0) + result.cost_usd
         for scorer_id, score in result.scores.items():
             self.builder.add(scorer_id, result.position, result.repeat, score.status, score.score)
+            if score.values:
+                self.builder.add_values(scorer_id, result.position, result.repeat, score.values)
+            if score.corpus is not None and scorer_id in self._corpus_ids:
+                rows = self.corpus.setdefault(scorer_id, [])
+                rows.append((result.position, result.repeat, score.corpus))
             for call in score.judge_calls:
                 self.judge_calls += 1
                 self.usage = self.usage + call.usage
@@ -122,7 +141,10 @@ class SummaryAccumulator:
             judge_calls=self.judge_calls,
             usage=self.usage,
             cost_usd=self.cost_usd,
+            target_usage=self.target_usage,
+            target_cost_usd=self.target_cost_usd,
             item_id_for=item_id_for or self.ids.lookup(),
             n_boot=n_boot,
             seed=seed,
+            corpus=self.corpus,
         )

@@ -6,13 +6,16 @@ numbers per score, so the builder appends them to ``array.array`` buffers (21 by
 score) and hands out numpy arrays on demand. Everything in ``assay.analysis`` works from
 these columns, which is also what keeps it independent of the store and the runner: any
 source of ``(scorer, position, repeat, status, score)`` can feed it.
+
+A scorer's named values (``ScoreResult.values``: rouge1/rouge2/...) get the same compact
+columns, one per (scorer, value key), holding only the ready results that reported the key.
 """
 
 from __future__ import annotations
 
 import math
 from array import array
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Final
 
@@ -83,6 +86,8 @@ class ScoreColumnsBuilder:
 
     def __init__(self) -> None:
         self._buffers: dict[str, _Buffers] = {}
+        self._values: dict[str, dict[str, _Buffers]] = {}
+        """scorer id -> value key -> buffers: one column per (scorer, value key)."""
 
     def add(
         self,
@@ -111,6 +116,37 @@ class ScoreColumnsBuilder:
         buf.value.append(value)
         buf.status.append(code)
 
+    def add_values(
+        self, scorer_id: str, position: int, repeat: int, values: Mapping[str, float]
+    ) -> None:
+        """Append a ready result's named values, each to its own (scorer, key) column. Only
+        numbers are recorded (a result without a key simply has no entry in its column), so
+        value columns are all ``ready``; non-finite numbers are skipped."""
+        if not values:
+            return
+        columns = self._values.get(scorer_id)
+        if columns is None:
+            columns = self._values[scorer_id] = {}
+        for key, number in values.items():
+            if number is None or not math.isfinite(number):
+                continue
+            buf = columns.get(key)
+            if buf is None:
+                buf = columns[key] = _Buffers()
+            buf.position.append(position)
+            buf.repeat.append(repeat)
+            buf.value.append(float(number))
+            buf.status.append(READY)
+
+    def value_keys(self, scorer_id: str) -> list[str]:
+        """The value keys ``scorer_id`` reported, in first-seen order."""
+        return list(self._values.get(scorer_id, {}))
+
+    def value_columns(self, scorer_id: str, key: str) -> ScoreColumns:
+        """One (scorer, value key) column (empty when never reported)."""
+        buf = self._values.get(scorer_id, {}).get(key)
+        return ScoreColumns.empty() if buf is None else _to_columns(buf)
+
     def scorer_ids(self) -> list[str]:
         """Scorers seen so far, in first-seen order."""
         return list(self._buffers)
@@ -134,12 +170,7 @@ class ScoreColumnsBuilder:
         buf = self._buffers.get(scorer_id)
         if buf is None:
             return ScoreColumns.empty()
-        return ScoreColumns(
-            position=np.frombuffer(buf.position, dtype=np.int64).copy(),
-            repeat=np.frombuffer(buf.repeat, dtype=np.intc).astype(np.int32),
-            value=np.frombuffer(buf.value, dtype=np.float64).copy(),
-            status=np.frombuffer(buf.status, dtype=np.int8).copy(),
-        )
+        return _to_columns(buf)
 
     @classmethod
     def from_rows(cls, rows: Iterable[ScoreRow]) -> ScoreColumnsBuilder:
@@ -147,4 +178,15 @@ class ScoreColumnsBuilder:
         builder = cls()
         for row in rows:
             builder.add(row.scorer_id, row.position, row.repeat, row.status, row.score)
+            if row.values:
+                builder.add_values(row.scorer_id, row.position, row.repeat, row.values)
         return builder
+
+
+def _to_columns(buf: _Buffers) -> ScoreColumns:
+    return ScoreColumns(
+        position=np.frombuffer(buf.position, dtype=np.int64).copy(),
+        repeat=np.frombuffer(buf.repeat, dtype=np.intc).astype(np.int32),
+        value=np.frombuffer(buf.value, dtype=np.float64).copy(),
+        status=np.frombuffer(buf.status, dtype=np.int8).copy(),
+    )

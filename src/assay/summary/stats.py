@@ -8,17 +8,39 @@ Everything is vectorised numpy so a 100,000-item run summarises in milliseconds.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import logging
+from collections import defaultdict
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
+from assay.summary.aggregations import (
+    Aggregation,
+    UnknownAggregationError,
+    get_aggregation,
+    run_aggregation,
+)
 from assay.summary.columns import ERROR, NOT_SCORABLE, ScoreColumns, ScoreColumnsBuilder
-from assay.types import RunSummary, ScorerSpec, ScorerSummary, Usage
+from assay.types import (
+    RunSummary,
+    ScorerSpec,
+    ScorerSummary,
+    Usage,
+    ValueSummary,
+    range_is_bounded,
+    threshold_on_scale,
+)
+
+log = logging.getLogger(__name__)
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
+
+CorpusRow = tuple[int, int, Any]
+"""(position, repeat, corpus payload) of one ready result."""
 
 BOOTSTRAP_MAX_CELLS = 1 << 21
 """Resampled values held at once (~16 MB of indices): bounds bootstrap memory for large n."""
@@ -91,19 +113,41 @@ def bootstrap_mean_ci(
     Deterministic for a given ``seed``. Resamples are drawn in chunks of at most
     ``BOOTSTRAP_MAX_CELLS`` values so 100k items x 2000 resamples never materialise at once.
     """
-    n = int(values.shape[0])
-    if n < 2 or n_boot < 1:
-        return None
-    rng = np.random.default_rng(seed)
-    means = np.empty(n_boot, dtype=np.float64)
-    rows = max(1, BOOTSTRAP_MAX_CELLS // n)
-    for start in range(0, n_boot, rows):
-        stop = min(n_boot, start + rows)
-        idx = rng.integers(0, n, size=(stop - start, n))
-        means[start:stop] = values[idx].mean(axis=1)
+    return bootstrap_mean_cis([values], n_boot=n_boot, seed=seed, confidence=confidence)[0]
+
+
+def bootstrap_mean_cis(
+    arrays: Sequence[FloatArray],
+    *,
+    n_boot: int = 2000,
+    seed: int = 0,
+    confidence: float = 0.95,
+) -> list[tuple[float, float] | None]:
+    """``bootstrap_mean_ci`` of several arrays, each CI exactly what it gives alone.
+
+    The resample indices depend only on ``seed`` and the length, so arrays of the same
+    length (a scorer's score and its named values, over the same items) share one draw per
+    chunk: each extra array costs the gather, not a new draw.
+    """
+    out: list[tuple[float, float] | None] = [None] * len(arrays)
+    by_length: dict[int, list[int]] = {}
+    for k, values in enumerate(arrays):
+        if int(values.shape[0]) >= 2 and n_boot >= 1:
+            by_length.setdefault(int(values.shape[0]), []).append(k)
     alpha = (1.0 - confidence) / 2.0
-    low, high = np.percentile(means, [100.0 * alpha, 100.0 * (1.0 - alpha)])
-    return float(low), float(high)
+    for n, members in by_length.items():
+        rng = np.random.default_rng(seed)
+        means = np.empty((len(members), n_boot), dtype=np.float64)
+        rows = max(1, BOOTSTRAP_MAX_CELLS // n)
+        for start in range(0, n_boot, rows):
+            stop = min(n_boot, start + rows)
+            idx = rng.integers(0, n, size=(stop - start, n))
+            for j, k in enumerate(members):
+                means[j, start:stop] = arrays[k][idx].mean(axis=1)
+        for j, k in enumerate(members):
+            low, high = np.percentile(means[j], [100.0 * alpha, 100.0 * (1.0 - alpha)])
+            out[k] = (float(low), float(high))
+    return out
 
 
 def stderr_of_mean(values: FloatArray) -> float | None:
@@ -122,17 +166,23 @@ def summarize_scorer(
     item_id_for: Callable[[int], str],
     n_boot: int = 2000,
     seed: int = 0,
+    value_columns: Mapping[str, ScoreColumns] | None = None,
+    corpus: Sequence[CorpusRow] | None = None,
 ) -> ScorerSummary:
     """One scorer's summary over per-item means (see the module docstring).
 
+    ``threshold`` is on the scorer's own scale (``effective_threshold`` resolves the run's).
     ``item_id_for`` maps a position to its item id; it is only called for flipped items,
     so callers need not materialise every id. ``mean_spread`` covers items with at least
     two ready repeats (an item with one number has no spread to measure).
+    ``value_columns`` (value key -> column) are summarised into ``values``; ``corpus`` holds
+    the (position, repeat, payload) rows a corpus aggregation needs.
     """
     stats = item_stats(cols, threshold=threshold, higher_is_better=spec.higher_is_better)
     means = stats.mean
     count = len(stats)
-    ci = bootstrap_mean_ci(means, n_boot=n_boot, seed=seed)
+    value_means = {key: item_stats(vcols).mean for key, vcols in (value_columns or {}).items()}
+    ci, *value_cis = bootstrap_mean_cis([means, *value_means.values()], n_boot=n_boot, seed=seed)
     pass_rate: float | None = None
     flipped: list[str] = []
     if threshold is not None and count:
@@ -159,7 +209,134 @@ def summarize_scorer(
         pass_rate=pass_rate,
         flipped_items=flipped,
         mean_spread=float(stats.spread[multi].mean()) if multi.any() else None,
+        values={
+            key: _value_summary(vmeans, vci)
+            for (key, vmeans), vci in zip(value_means.items(), value_cis, strict=True)
+        },
+        aggregates=scorer_aggregates(spec, cols, means, threshold=threshold, corpus=corpus),
+        weight=spec.weight,
+        normalized_mean=(
+            spec.normalize(float(means.mean()))
+            if count and range_is_bounded(spec.score_range)
+            else None
+        ),
     )
+
+
+def summarize_value(cols: ScoreColumns, *, n_boot: int = 2000, seed: int = 0) -> ValueSummary:
+    """Statistics of one named value's column, over per-item means like the score's."""
+    means = item_stats(cols).mean
+    return _value_summary(means, bootstrap_mean_ci(means, n_boot=n_boot, seed=seed))
+
+
+def _value_summary(means: FloatArray, ci: tuple[float, float] | None) -> ValueSummary:
+    count = int(means.shape[0])
+    if not count:
+        return ValueSummary()
+    return ValueSummary(
+        count=count,
+        mean=float(means.mean()),
+        stderr=stderr_of_mean(means),
+        ci_low=ci[0] if ci else None,
+        ci_high=ci[1] if ci else None,
+        min=float(means.min()),
+        max=float(means.max()),
+    )
+
+
+def effective_threshold(spec: ScorerSpec, run_threshold: float | None) -> float | None:
+    """A scorer's pass threshold on its own scale.
+
+    The rule: the scorer's own ``threshold`` (config ``threshold``, on its own scale) wins.
+    Otherwise the run-wide threshold is a *level* on the normalized 0..1 scale (0 = worst,
+    1 = best end of the range) and is mapped onto the scorer's range, flipped when lower is
+    better: run threshold 0.7 means ``>= 7`` on a 0..10 scorer and ``<= 0.3`` on a 0..1
+    lower-is-better one. A scorer with an unbounded range gets no run-wide threshold.
+    """
+    if spec.threshold is not None:
+        return spec.threshold
+    if run_threshold is None or not range_is_bounded(spec.score_range):
+        return None
+    return threshold_on_scale(
+        run_threshold, spec.score_range, higher_is_better=spec.higher_is_better
+    )
+
+
+def scorer_aggregates(
+    spec: ScorerSpec,
+    cols: ScoreColumns,
+    means: FloatArray,
+    *,
+    threshold: float | None,
+    corpus: Sequence[CorpusRow] | None = None,
+) -> dict[str, float | None]:
+    """Every aggregation ``spec`` declares, by name (see ``assay.summary.aggregations``).
+
+    ``pass@k`` counts a repeat as correct when it passes ``threshold``, or, without one,
+    when it reaches the best end of the range (1.0 on a 0..1 higher-is-better scorer).
+    """
+    out: dict[str, float | None] = {}
+    for name in spec.aggregations:
+        try:
+            aggregation = get_aggregation(name)
+        except UnknownAggregationError as exc:
+            log.warning("scorer %r: %s", spec.id, exc)
+            out[name] = None
+            continue
+        if aggregation.kind == "items":
+            out[name] = run_aggregation(aggregation, means) if means.shape[0] else None
+        elif aggregation.kind == "repeats":
+            correct_at = threshold
+            if correct_at is None and range_is_bounded(spec.score_range):
+                low, high = spec.score_range
+                correct_at = high if spec.higher_is_better else low
+            if correct_at is None:
+                out[name] = None
+                continue
+            stats = item_stats(cols, threshold=correct_at, higher_is_better=spec.higher_is_better)
+            out[name] = run_aggregation(aggregation, stats.n, stats.passes) if len(stats) else None
+        else:
+            out[name] = corpus_value(aggregation, corpus or ())
+    return out
+
+
+def corpus_value(aggregation: Aggregation, rows: Sequence[CorpusRow]) -> float | None:
+    """A corpus aggregation over (position, repeat, payload) rows: the function gets each
+    repeat's payloads in item order, and the repeats' values are averaged."""
+    by_repeat: dict[int, list[tuple[int, Any]]] = defaultdict(list)
+    for position, repeat, payload in rows:
+        by_repeat[repeat].append((position, payload))
+    values = []
+    for repeat in sorted(by_repeat):
+        ordered = [payload for _, payload in sorted(by_repeat[repeat], key=lambda r: r[0])]
+        value = run_aggregation(aggregation, ordered)
+        if value is None:
+            return None
+        values.append(value)
+    return float(np.mean(values)) if values else None
+
+
+def weighted_score(
+    specs: Sequence[ScorerSpec], scorers: Mapping[str, ScorerSummary]
+) -> tuple[float | None, list[str]]:
+    """``Σ wᵢ·normalized_meanᵢ / Σ wᵢ`` over the scorers with a normalized mean and a
+    positive weight, and their ids.
+
+    The weighted mean of per-scorer normalized means, not a mean of per-item weighted sums:
+    each scorer's mean already leaves its errors and not-scorable results out (they count as
+    missing, never as 0 or 1) without changing the other scorers' weights item by item, and
+    the number is exactly the weighted average of what the summary table shows.
+    """
+    total = weights = 0.0
+    used: list[str] = []
+    for spec in specs:
+        summary = scorers.get(spec.id)
+        if summary is None or summary.normalized_mean is None or spec.weight <= 0:
+            continue
+        total += spec.weight * summary.normalized_mean
+        weights += spec.weight
+        used.append(spec.id)
+    return (total / weights if weights > 0 else None), used
 
 
 def latency_stats(
@@ -191,10 +368,14 @@ def summarize_run(
     item_id_for: Callable[[int], str],
     n_boot: int = 2000,
     seed: int = 0,
+    corpus: Mapping[str, Sequence[CorpusRow]] | None = None,
+    target_usage: Usage | None = None,
+    target_cost_usd: float | None = None,
 ) -> RunSummary:
     """The whole run's summary. Scorers come in ``specs`` order; a scorer that reported
     scores without a spec (a custom scorer added late) is summarised under its id rather
-    than dropped."""
+    than dropped. ``threshold`` is the run-wide level (see ``effective_threshold``);
+    ``corpus`` maps scorer ids to the payload rows of their corpus aggregations."""
     all_specs = list(specs)
     known = {s.id for s in all_specs}
     all_specs += [ScorerSpec(id=sid, name=sid) for sid in builder.scorer_ids() if sid not in known]
@@ -202,13 +383,18 @@ def summarize_run(
         spec.id: summarize_scorer(
             spec,
             builder.columns(spec.id),
-            threshold=threshold,
+            threshold=effective_threshold(spec, threshold),
             item_id_for=item_id_for,
             n_boot=n_boot,
             seed=seed,
+            value_columns={
+                key: builder.value_columns(spec.id, key) for key in builder.value_keys(spec.id)
+            },
+            corpus=(corpus or {}).get(spec.id),
         )
         for spec in all_specs
     }
+    weighted, weighted_ids = weighted_score(all_specs, scorers)
     lat_mean, lat_p50, lat_p95 = latency_stats(latencies_ms)
     return RunSummary(
         items=items,
@@ -216,6 +402,8 @@ def summarize_run(
         item_errors=item_errors,
         repeats=repeats,
         scorers=scorers,
+        weighted_score=weighted,
+        weighted_scorers=weighted_ids,
         latency_ms_mean=lat_mean,
         latency_ms_p50=lat_p50,
         latency_ms_p95=lat_p95,
@@ -223,4 +411,6 @@ def summarize_run(
         judge_calls=judge_calls,
         usage=usage,
         cost_usd=cost_usd,
+        target_usage=target_usage or Usage(),
+        target_cost_usd=target_cost_usd,
     )

@@ -4,7 +4,7 @@ workflows, scorers (judge calibration), or the item's own stored output."""
 from __future__ import annotations
 
 from assay.targets.agent import AgentTarget, WorkflowTarget
-from assay.targets.base import Target, TargetOutput
+from assay.targets.base import OutputKeyError, Target, TargetOutput, target_output
 from assay.targets.callable import CallableTarget
 from assay.targets.model_prompt import ModelPromptTarget
 from assay.targets.resolve import TargetResolutionError, resolve_target, target_from_spec
@@ -15,6 +15,7 @@ __all__ = [
     "AgentTarget",
     "CallableTarget",
     "ModelPromptTarget",
+    "OutputKeyError",
     "ScorerTarget",
     "StoredOutputTarget",
     "Target",
@@ -23,4 +24,5 @@ __all__ = [
     "WorkflowTarget",
     "resolve_target",
     "target_from_spec",
+    "target_output",
 ]

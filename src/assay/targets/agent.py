@@ -9,7 +9,13 @@ from __future__ import annotations
 import inspect
 from typing import Any, Protocol, runtime_checkable
 
-from assay.targets.base import TargetOutput, describe, jsonable
+from assay.targets.base import (
+    OutputKey,
+    TargetOutput,
+    describe,
+    output_key_config,
+    target_output,
+)
 from assay.types import Item, TargetSpec
 
 
@@ -27,11 +33,19 @@ class _MethodTarget:
     kind: Any = "agent"
     method = "generate"
 
-    def __init__(self, obj: Any, *, ref: str | None = None) -> None:
+    def __init__(
+        self, obj: Any, *, ref: str | None = None, output_key: OutputKey | None = None
+    ) -> None:
         if not callable(getattr(obj, self.method, None)):
             raise TypeError(f"{self.kind} target {obj!r} has no {self.method}() method")
         self.obj = obj
-        self._spec = TargetSpec(kind=self.kind, label=ref or describe(obj), ref=ref)
+        self.output_key = output_key
+        self._spec = TargetSpec(
+            kind=self.kind,
+            label=ref or describe(obj),
+            ref=ref,
+            config=output_key_config(output_key),
+        )
 
     @property
     def spec(self) -> TargetSpec:
@@ -41,7 +55,7 @@ class _MethodTarget:
         value = getattr(self.obj, self.method)(item.input)
         if inspect.isawaitable(value):
             value = await value
-        return TargetOutput(jsonable(value))
+        return target_output(value, output_key=self.output_key)
 
 
 class AgentTarget(_MethodTarget):

@@ -3,30 +3,55 @@
 The function receives the item's ``input`` as its first argument. It may also declare any of
 ``expected_output``, ``context``, ``metadata`` or ``item`` as parameters and receives those by
 keyword: a plain ``def answer(question)`` works, and a function that needs more asks for it.
-Sync functions run in a worker thread so a blocking call cannot stall the other items.
+Sync functions run in a worker thread (a daemon thread of ``assay.targets.threads``, so one
+that hangs past the run's timeout is abandoned without blocking anything) so a blocking call
+cannot stall the other items.
+
+The function may return the output, or a ``TargetOutput`` (or a dict with ``output`` and
+``usage``/``cost_usd``/``samples``) to report what it spent; ``output_key`` picks the output
+out of an object it returns (see ``assay.targets.base``).
 """
 
 from __future__ import annotations
 
-import asyncio
 import inspect
 from collections.abc import Callable
 from typing import Any
 
-from assay.targets.base import TargetOutput, describe, jsonable
+from assay.targets.base import (
+    OutputKey,
+    TargetOutput,
+    describe,
+    output_key_config,
+    target_output,
+)
+from assay.targets.threads import TARGET_THREADS
 from assay.types import Item, TargetSpec
 
 _KEYWORDS = ("expected_output", "context", "metadata", "item")
 
 
 class CallableTarget:
-    """Wraps ``fn``; ``ref`` is its import path when it came from one (needed for resume)."""
+    """Wraps ``fn``; ``ref`` is its import path when it came from one (needed for resume);
+    ``output_key`` finds the output in what ``fn`` returns (a dotted path or a function)."""
 
-    def __init__(self, fn: Callable[..., Any], *, ref: str | None = None) -> None:
+    def __init__(
+        self,
+        fn: Callable[..., Any],
+        *,
+        ref: str | None = None,
+        output_key: OutputKey | None = None,
+    ) -> None:
         if not callable(fn):
             raise TypeError(f"target {fn!r} is not callable")
         self.fn = fn
-        self._spec = TargetSpec(kind="callable", label=ref or describe(fn), ref=ref)
+        self.output_key = output_key
+        self._spec = TargetSpec(
+            kind="callable",
+            label=ref or describe(fn),
+            ref=ref,
+            config=output_key_config(output_key),
+        )
         self._is_async = inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(
             getattr(fn, "__call__", None)  # noqa: B004 - async callable objects
         )
@@ -46,10 +71,10 @@ class CallableTarget:
         if self._is_async:
             value = await self.fn(*args, **kwargs)
         else:
-            value = await asyncio.to_thread(self.fn, *args, **kwargs)
+            value = await TARGET_THREADS.run(self.fn, *args, **kwargs)
             if inspect.isawaitable(value):
                 value = await value
-        return TargetOutput(jsonable(value))
+        return target_output(value, output_key=self.output_key)
 
 
 def _inspect_parameters(fn: Callable[..., Any]) -> tuple[tuple[str, ...], bool]:

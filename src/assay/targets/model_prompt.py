@@ -4,6 +4,10 @@ The template sees ``input``, ``expected_output``, ``context``, ``metadata`` and 
 when ``input`` is a dict, its keys directly (``{{ question }}``). Undefined names are errors
 (``StrictUndefined``): a typo in a template fails the item loudly instead of sending a prompt
 with a hole in it.
+
+The item's output is the response text; its usage (tokens) and ``cost_usd`` come from the
+response, so run summaries count what the target spent next to what the judges spent. With
+``settings.n`` > 1 every sample is kept (``ItemResult.samples``) and the first is scored.
 """
 
 from __future__ import annotations
@@ -86,4 +90,10 @@ class ModelPromptTarget:
         warnings = (
             ("smoke-test model: output is plumbing, not quality",) if response.smoke_test else ()
         )
-        return TargetOutput(response.text, warnings)
+        return TargetOutput(
+            response.text,
+            warnings,
+            usage=response.usage,
+            cost_usd=response.cost_usd,
+            samples=list(response.samples) if len(response.samples) > 1 else None,
+        )

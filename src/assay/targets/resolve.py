@@ -9,6 +9,10 @@ Accepted forms:
 - ``{"type": "model", "model": "openai/gpt-4o-mini", "prompt": "...", "system": ...}``;
 - ``{"type": "scorer", "scorer": "faithfulness" | {"type": ..., "params": ...}}``;
 - ``{"type": "callable" | "agent" | "workflow", "ref": "pkg.module:attr"}``.
+
+A callable, agent or workflow config may add ``output_key``: a dotted path (``"answer"``,
+``"choices.0.text"``) to the output inside the object it returns, or (from Python) a function
+of that object; ``output_fn: "pkg.module:attr"`` names such a function by import path.
 """
 
 from __future__ import annotations
@@ -17,13 +21,13 @@ import importlib
 import os
 import sys
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, cast
 
 from assay.models.base import ModelSettings
 from assay.scoring.registry import create_scorer
 from assay.scoring.scorer import Scorer
 from assay.targets.agent import AgentTarget, WorkflowTarget
-from assay.targets.base import Target
+from assay.targets.base import OutputKey, Target
 from assay.targets.callable import CallableTarget
 from assay.targets.model_prompt import ModelPromptTarget
 from assay.targets.scorer import ScorerTarget
@@ -101,13 +105,39 @@ def _from_mapping(config: Mapping[str, Any]) -> Target:
         if not isinstance(ref, str):
             raise TargetResolutionError(f"{kind} target: missing field 'ref' (pkg.module:attr)")
         obj = import_object(ref)
+        output_key = _output_key(config, kind)
         wrapped = {"agent": AgentTarget, "workflow": WorkflowTarget}.get(kind)
-        return wrapped(obj, ref=ref) if wrapped else CallableTarget(obj, ref=ref)
+        if wrapped:
+            return wrapped(obj, ref=ref, output_key=output_key)
+        return CallableTarget(obj, ref=ref, output_key=output_key)
     if kind == "stored-output":
         return StoredOutputTarget()
     raise TargetResolutionError(
         f"target config: unknown type {kind!r} (expected model, scorer, callable, agent, workflow)"
     )
+
+
+def _output_key(config: Mapping[str, Any], kind: str) -> OutputKey | None:
+    """The ``output_key`` (a dotted path or a function) or ``output_fn`` (an import path)."""
+    key = config.get("output_key")
+    fn_ref = config.get("output_fn")
+    if key is not None and fn_ref is not None:
+        raise TargetResolutionError(f"{kind} target: give 'output_key' or 'output_fn', not both")
+    if fn_ref is not None:
+        if not isinstance(fn_ref, str):
+            raise TargetResolutionError(f"{kind} target: 'output_fn' must be 'pkg.module:attr'")
+        fn = import_object(fn_ref)
+        if not callable(fn):
+            raise TargetResolutionError(f"{kind} target: output_fn {fn_ref!r} is not callable")
+        return cast(OutputKey, fn)
+    if key is None or callable(key):
+        return cast(OutputKey | None, key)
+    if not isinstance(key, str) or not key or any(not part for part in key.split(".")):
+        raise TargetResolutionError(
+            f"{kind} target: 'output_key' must be a dotted path such as 'answer' or "
+            f"'result.text', got {key!r}"
+        )
+    return key
 
 
 def _scorer(config: Any) -> Scorer:
@@ -149,4 +179,9 @@ def target_from_spec(spec: TargetSpec) -> Target:
         )
     if spec.kind == "scorer":
         return _wrap(import_object(spec.ref), spec.ref)
-    return _from_mapping({"type": spec.kind, "ref": spec.ref})
+    if "<" in str(spec.config.get("output_fn", "")):
+        raise TargetResolutionError(
+            f"this run's target ({spec.label}) picked its output with a Python function; "
+            "pass the target again to resume"
+        )
+    return _from_mapping({**spec.config, "type": spec.kind, "ref": spec.ref})

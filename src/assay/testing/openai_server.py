@@ -8,7 +8,7 @@ socket rather than a patched client.
 The server is stdlib only: an asyncio HTTP/1.1 server (keep-alive, Content-Length and
 chunked request bodies) on its own event loop in a daemon thread, so it serves any number of
 concurrent requests with simulated latency while the code under test runs its own loop. It
-serves ``POST /v1/chat/completions`` and ``GET /v1/models``.
+serves ``POST /v1/chat/completions``, ``POST /v1/completions`` and ``GET /v1/models``.
 
 Behaviour, all adjustable while it runs:
 
@@ -23,10 +23,25 @@ Behaviour, all adjustable while it runs:
   retry_after``), ``max_concurrency`` (requests beyond it get 429 at once, like an
   overloaded endpoint), ``reject_response_format`` (400 for any ``response_format``),
   ``reject_strict`` (400 for ``json_schema`` with ``strict: true``);
+- samples: chat requests with ``n`` get ``n`` choices (a ``MockReply.samples`` list gives
+  their texts, else the reply is repeated); ``n_support="ignore"`` answers one choice
+  whatever ``n`` says, ``n_support="reject"`` refuses ``n`` > 1 with HTTP 400 (param ``n``);
 - records: ``requests`` (every request: method, path, headers, JSON body, time),
   ``in_flight``/``max_in_flight``, and counts by status.
 
 Usage: ``prompt_tokens``/``completion_tokens`` are whitespace word counts.
+
+``POST /v1/completions`` (the legacy text endpoint, lm-eval's ``local-completions``) answers
+deterministically, so loglikelihoods can be checked by hand. Its tokenizer splits text into
+runs of whitespace followed by non-whitespace (``mock_tokens``: ``"The capital is"`` ->
+``["The", " capital", " is"]``); a token's logprob is -0.25 per character (``" Paris"``:
+-1.5); the top token at each position is the token in lower case, so a token is greedy
+exactly when it has no capital letters. ``echo=True`` returns the prompt's tokens with
+``logprobs`` (``tokens``, ``token_logprobs`` with ``None`` for the first, ``top_logprobs``,
+``text_offset``) followed by ``max_tokens`` worth of generated text (default ``" ok"``, or a
+queued reply; none for ``max_tokens=0``). ``prompt`` may be a list (one choice per prompt).
+``completions=False`` makes the route 404 and ``completion_logprobs=False`` answers without
+``logprobs`` (an endpoint that cannot score).
 
 For throughput benchmarks run it in another process, so it does not share the GIL with the
 client under test: ``MockServerProcess(latency_s=0.1, rate_limit_rate=0.1)`` (or
@@ -47,6 +62,7 @@ import ipaddress
 import itertools
 import json
 import random
+import re
 import subprocess
 import sys
 import threading
@@ -55,7 +71,7 @@ import urllib.request
 from collections import Counter, deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 JSON = dict[str, Any]
 
@@ -71,6 +87,9 @@ class MockReply:
     delay_s: float | None = None
     finish_reason: str = "stop"
     usage: dict[str, int] | None = None
+    samples: list[str] | None = None
+    """Texts of the choices when a chat request asks for ``n`` > 1 (default: ``content``
+    repeated)."""
 
 
 @dataclass(frozen=True)
@@ -154,6 +173,25 @@ def _words(text: str) -> int:
     return len(text.split())
 
 
+_TOKEN = re.compile(r"\s*\S+|\s+")
+MOCK_LOGPROB_PER_CHAR = -0.25
+
+
+def mock_tokens(text: str) -> list[str]:
+    """The mock completions tokenizer: whitespace runs stay with the word after them."""
+    return _TOKEN.findall(text)
+
+
+def mock_logprob(token: str) -> float:
+    """The mock model's logprob of ``token`` at any position: -0.25 per character."""
+    return MOCK_LOGPROB_PER_CHAR * len(token)
+
+
+def mock_top_token(token: str) -> str:
+    """The mock model's greedy token where ``token`` stands: ``token`` in lower case."""
+    return token.lower()
+
+
 class MockOpenAIServer:
     """See the module docstring. Start with ``start()`` or ``with``; ``base_url`` ends in /v1."""
 
@@ -171,6 +209,9 @@ class MockOpenAIServer:
         reject_strict: bool = False,
         record_requests: bool = True,
         seed: int = 0,
+        completions: bool = True,
+        completion_logprobs: bool = True,
+        n_support: Literal["yes", "ignore", "reject"] = "yes",
     ) -> None:
         if not _is_loopback(host):
             raise ValueError(f"the mock server binds loopback addresses only, not {host!r}")
@@ -184,6 +225,9 @@ class MockOpenAIServer:
         self.reject_response_format = reject_response_format
         self.reject_strict = reject_strict
         self.record_requests = record_requests
+        self.completions = completions
+        self.completion_logprobs = completion_logprobs
+        self.n_support = n_support
         self._rng = random.Random(seed)
         self._script: deque[MockReply] = deque()
         self._requests: list[RecordedRequest] = []
@@ -270,6 +314,15 @@ class MockOpenAIServer:
     @property
     def chat_requests(self) -> list[RecordedRequest]:
         return [r for r in self.requests if r.path.endswith("/chat/completions")]
+
+    @property
+    def completion_requests(self) -> list[RecordedRequest]:
+        """Requests to the legacy ``/completions`` route."""
+        return [
+            r
+            for r in self.requests
+            if r.path.endswith("/completions") and not r.path.endswith("/chat/completions")
+        ]
 
     def stats(self) -> JSON:
         """Counters (also served at ``GET /mock/stats`` for a server in another process)."""
@@ -359,14 +412,17 @@ class MockOpenAIServer:
                 self._requests.append(RecordedRequest(method, path, headers, body, time.time()))
         if method == "GET" and path.rstrip("/").endswith("/models"):
             return self._count(200, {}, {"object": "list", "data": [{"id": "mock"}]})
-        if method != "POST" or not path.rstrip("/").endswith("/chat/completions"):
+        route = path.rstrip("/")
+        chat = route.endswith("/chat/completions")
+        text = not chat and route.endswith("/completions") and self.completions
+        if method != "POST" or not (chat or text):
             return self._count(404, {}, _error(f"no route {method} {path}", "not_found"))
         if body is None:
             return self._count(400, {}, _error("a JSON body is required"))
         self.in_flight += 1
         self.max_in_flight = max(self.max_in_flight, self.in_flight)
         try:
-            return await self._chat(body)
+            return await (self._chat(body) if chat else self._text_completion(body))
         finally:
             self.in_flight -= 1
 
@@ -397,6 +453,8 @@ class MockOpenAIServer:
                     param="response_format",
                 ),
             )
+        if self.n_support == "reject" and int(body.get("n") or 1) > 1:
+            return self._count(400, {}, _error("only n=1 is supported", param="n"))
         if (
             self.reject_strict
             and isinstance(fmt, dict)
@@ -432,10 +490,12 @@ class MockOpenAIServer:
             schema = _schema_of(body)
             content = example_from_schema(schema) if schema is not None else "ok"
         text = content if isinstance(content, str) else json.dumps(content)
+        n = int(body.get("n") or 1) if self.n_support == "yes" else 1
+        texts = list(reply.samples[:n]) if reply.samples else [text] * n
         prompt = " ".join(str(m.get("content", "")) for m in body.get("messages", []))
         usage = reply.usage or {
             "prompt_tokens": _words(prompt),
-            "completion_tokens": _words(text),
+            "completion_tokens": sum(_words(t) for t in texts),
         }
         usage.setdefault("total_tokens", usage["prompt_tokens"] + usage["completion_tokens"])
         return {
@@ -445,14 +505,87 @@ class MockOpenAIServer:
             "model": str(body.get("model", "mock")),
             "choices": [
                 {
-                    "index": 0,
-                    "message": {"role": "assistant", "content": text},
+                    "index": index,
+                    "message": {"role": "assistant", "content": sample},
                     "finish_reason": reply.finish_reason,
                     "logprobs": None,
                 }
+                for index, sample in enumerate(texts)
             ],
             "usage": usage,
         }
+
+    async def _text_completion(self, body: JSON) -> tuple[int, dict[str, str], JSON]:
+        """The legacy ``/completions`` route (see the module docstring for its rules)."""
+        raw_prompt = body.get("prompt")
+        prompts = [raw_prompt] if isinstance(raw_prompt, str) else raw_prompt
+        if not isinstance(prompts, list) or not all(isinstance(p, str) for p in prompts):
+            return self._count(
+                400, {}, _error("prompt must be a string or a list of strings", param="prompt")
+            )
+        with self._lock:
+            reply = self._script.popleft() if self._script else MockReply()
+        delay = self.latency_s if reply.delay_s is None else reply.delay_s
+        if delay > 0:
+            await asyncio.sleep(delay)
+        if reply.status != 200:
+            message = reply.error or f"injected HTTP {reply.status}"
+            return self._count(reply.status, dict(reply.headers), _error(message))
+        max_tokens = body.get("max_tokens", 16)
+        content = reply.content if reply.content is not None else " ok"
+        generated = "" if max_tokens == 0 else str(content)
+        echo = bool(body.get("echo"))
+        wants_logprobs = body.get("logprobs") is not None and self.completion_logprobs
+        choices: list[JSON] = []
+        prompt_tokens = completion_tokens = 0
+        for index, prompt in enumerate(prompts):
+            text = (prompt if echo else "") + generated
+            prompt_tokens += len(mock_tokens(prompt))
+            completion_tokens += len(mock_tokens(generated))
+            choices.append(
+                {
+                    "index": index,
+                    "text": text,
+                    "logprobs": _mock_logprobs(text) if wants_logprobs else None,
+                    "finish_reason": "length",
+                }
+            )
+        usage = reply.usage or {
+            "prompt_tokens": prompt_tokens,
+            "completion_tokens": completion_tokens,
+        }
+        usage.setdefault("total_tokens", usage["prompt_tokens"] + usage["completion_tokens"])
+        return self._count(
+            200,
+            dict(reply.headers),
+            {
+                "id": f"cmpl-mock-{next(self._ids)}",
+                "object": "text_completion",
+                "created": int(time.time()),
+                "model": str(body.get("model", "mock")),
+                "choices": choices,
+                "usage": usage,
+            },
+        )
+
+
+def _mock_logprobs(text: str) -> JSON:
+    """Legacy ``logprobs`` of ``text`` under the mock model (first token: no logprob)."""
+    tokens = mock_tokens(text)
+    offsets: list[int] = []
+    position = 0
+    for token in tokens:
+        offsets.append(position)
+        position += len(token)
+    return {
+        "tokens": tokens,
+        "token_logprobs": [None if i == 0 else mock_logprob(t) for i, t in enumerate(tokens)],
+        "top_logprobs": [
+            None if i == 0 else {mock_top_token(t): mock_logprob(mock_top_token(t))}
+            for i, t in enumerate(tokens)
+        ],
+        "text_offset": offsets,
+    }
 
 
 def _error(message: str, kind: str = "invalid_request_error", param: str | None = None) -> JSON:

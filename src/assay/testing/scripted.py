@@ -3,21 +3,39 @@
 It answers from a script instead of a network: a list of replies consumed in order, or a
 function of the request. Every request is recorded so tests can assert what a judge step
 sent. It is the right tool for testing scorer logic; it is not a judge.
+
+It has the capabilities of the real models too: ``ModelSettings.n`` samples (one reply per
+sample), ``loglikelihood`` from ``loglikelihoods`` (a mapping of ``(context, continuation)``
+to ``(logprob, is_greedy)``, or a function of the pair) and ``loglikelihood_rolling`` from
+``rolling`` (a mapping of text to logprob, or a function). Pairs are looked up exactly as
+sent; a capability left unset raises ``UnsupportedCapabilityError``, like an endpoint
+without it.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from assay.models.base import ChatMessage, ModelError, ModelResponse, ModelSettings
+from assay.models.base import (
+    ChatMessage,
+    Loglikelihood,
+    ModelError,
+    ModelResponse,
+    ModelSettings,
+    unsupported,
+)
 from assay.types import Usage
 
 Reply = str | dict[str, Any] | list[Any] | BaseException
 Responder = Callable[[list[ChatMessage], dict[str, Any] | None], Reply]
+LoglikelihoodScript = (
+    Mapping[tuple[str, str], tuple[float, bool]] | Callable[[str, str], tuple[float, bool]]
+)
+RollingScript = Mapping[str, float] | Callable[[str], float]
 
 
 @dataclass(frozen=True)
@@ -43,6 +61,12 @@ class ScriptedModel:
     name: str = "scripted"
     delay_s: float = 0.0
     calls: list[ScriptedCall] = field(default_factory=list)
+    loglikelihoods: LoglikelihoodScript | None = None
+    rolling: RollingScript | None = None
+    scored: list[tuple[str, str]] = field(default_factory=list)
+    """Every (context, continuation) pair ``loglikelihood`` received."""
+    rolled: list[str] = field(default_factory=list)
+    """Every text ``loglikelihood_rolling`` received."""
     _cursor: int = 0
 
     @property
@@ -63,15 +87,67 @@ class ScriptedModel:
         self.calls.append(ScriptedCall(list(messages), schema, settings))
         if self.delay_s:
             await asyncio.sleep(self.delay_s)
-        reply = self._next_reply(messages, schema)
-        if isinstance(reply, BaseException):
-            raise reply
-        text = reply if isinstance(reply, str) else json.dumps(reply)
+        samples: list[str] = []
+        for _ in range(settings.samples if settings is not None else 1):
+            reply = self._next_reply(messages, schema)
+            if isinstance(reply, BaseException):
+                raise reply
+            samples.append(reply if isinstance(reply, str) else json.dumps(reply))
         prompt_words = sum(len(m.content.split()) for m in messages)
-        usage = Usage(input_tokens=prompt_words, output_tokens=len(text.split()))
+        usage = Usage(input_tokens=prompt_words, output_tokens=sum(len(t.split()) for t in samples))
         return ModelResponse(
-            text=text, usage=usage, model_id=self.name, provider="scripted", finish_reason="stop"
+            text=samples[0],
+            samples=samples,
+            usage=usage,
+            model_id=self.name,
+            provider="scripted",
+            finish_reason="stop",
         )
+
+    async def loglikelihood(
+        self,
+        requests: Sequence[tuple[str, str]],
+        *,
+        settings: ModelSettings | None = None,
+    ) -> list[Loglikelihood]:
+        script = self.loglikelihoods
+        if script is None:
+            raise unsupported(self, "loglikelihood", "no loglikelihoods were scripted")
+        if self.delay_s:
+            await asyncio.sleep(self.delay_s)
+        results: list[Loglikelihood] = []
+        for context, continuation in requests:
+            self.scored.append((context, continuation))
+            if callable(script):
+                logprob, greedy = script(context, continuation)
+            else:
+                try:
+                    logprob, greedy = script[(context, continuation)]
+                except KeyError:
+                    raise ModelError(
+                        f"scripted model {self.name!r} has no loglikelihood for "
+                        f"{(context, continuation)!r}"
+                    ) from None
+            results.append(Loglikelihood(float(logprob), bool(greedy)))
+        return results
+
+    async def loglikelihood_rolling(
+        self, text: str, *, settings: ModelSettings | None = None
+    ) -> float:
+        script = self.rolling
+        if script is None:
+            raise unsupported(self, "loglikelihood_rolling", "no rolling logprobs were scripted")
+        if self.delay_s:
+            await asyncio.sleep(self.delay_s)
+        self.rolled.append(text)
+        if callable(script):
+            return float(script(text))
+        try:
+            return float(script[text])
+        except KeyError:
+            raise ModelError(
+                f"scripted model {self.name!r} has no rolling loglikelihood for {text!r}"
+            ) from None
 
     def _next_reply(self, messages: list[ChatMessage], schema: dict[str, Any] | None) -> Reply:
         if self.responder is not None:

@@ -1,11 +1,11 @@
 """Shared pieces of the LLM-judge scorers: params, judge config, data delimiting, reasons.
 
 Every judge scorer's params extend ``JudgeScorerParams`` (``model``, ``temperature``). The
-model string is resolved when a judge step runs: the ``model`` param, else the environment
-variable ``ASSAY_JUDGE_MODEL``; its endpoint: the ``base_url`` param, else
-``ASSAY_JUDGE_BASE_URL`` when the model came from the environment, else the provider's
-default (see ``assay.models.providers``). Tests swap in a scripted model with
-``scorer.with_judge_model(model)``.
+model string becomes a ``LazyModel`` when the scorer is built and is resolved when a judge
+step runs: the ``model`` param, else the environment variable ``ASSAY_JUDGE_MODEL``; its
+endpoint: the ``base_url`` param, else ``ASSAY_JUDGE_BASE_URL`` when the model came from the
+environment, else the provider's default (see ``assay.models.providers``). Tests swap in a
+scripted model with ``scorer.with_judge_model(model)``.
 
 Judged text is always wrapped by ``data_block``: clearly delimited and marked as data, with
 any delimiter look-alikes inside it neutralised, so an output that says "ignore your
@@ -85,16 +85,17 @@ def judge_config(params: JudgeScorerParams, instructions: str) -> JudgeConfig:
     """The scorer-level judge: model from params or the environment, the instructions with
     the injection guard appended, deterministic settings.
 
-    A base URL (the ``base_url`` param, or ``ASSAY_JUDGE_BASE_URL`` when the model itself
-    comes from ``ASSAY_JUDGE_MODEL``) makes the model a ``LazyModel``: still resolved only
-    when a judge step runs, but at that endpoint."""
+    The model string becomes a ``LazyModel`` here, where the scorer is built: resolved only
+    when a judge step runs, at the base URL given (the ``base_url`` param, or
+    ``ASSAY_JUDGE_BASE_URL`` when the model itself comes from ``ASSAY_JUDGE_MODEL``), else at
+    the provider's."""
     model = params.model or os.environ.get(JUDGE_MODEL_ENV) or None
     base_url = params.base_url or (
         os.environ.get(JUDGE_BASE_URL_ENV) if params.model is None else None
     )
-    judge_model: str | Model | None = model
-    if model is not None and base_url:
-        judge_model = LazyModel(model, base_url=base_url)
+    judge_model: Model | None = None
+    if model is not None:
+        judge_model = LazyModel(model, base_url=base_url or None)
     return JudgeConfig(
         model=judge_model,
         instructions=f"{instructions.strip()}\n\n{INJECTION_GUARD}",
