@@ -96,8 +96,8 @@ async def runner_memory(rows: list[dict[str, Any]]) -> float:
 
 
 async def runner_stored(rows: list[dict[str, Any]], db: Path) -> float:
+    from assay.operations.stored_runs import run_stored_async
     from assay.store import open_store
-    from assay.stored_runs import run_stored_async
 
     with open_store(f"sqlite:///{db}") as store:
         start = time.perf_counter()
@@ -123,7 +123,7 @@ import asyncio, sys, tracemalloc
 sys.path.insert(0, {str(Path(__file__).parent)!r})
 from runner_overhead import target, CONCURRENCY, vm_hwm_mib
 from assay.store import open_store
-from assay.stored_runs import run_dataset_async
+from assay.operations.stored_runs import run_dataset_async
 from assay.types import Item
 
 def items():

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from assay.operations.stored_runs import ResumeError, resume_run, run_dataset, run_stored
 from assay.store import open_store
-from assay.stored_runs import ResumeError, resume_run, run_dataset, run_stored
 from assay.types import Item
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -54,7 +54,7 @@ def test_run_stored_keeps_inline_items_and_resume_of_completed_run_is_refused(
 CHILD = """
 import sys
 from assay.store import open_store
-from assay.stored_runs import run_dataset
+from assay.operations.stored_runs import run_dataset
 with open_store(sys.argv[1]) as store:
     print(run_dataset("big", sys.argv[2], ["exact-match"], store=store, concurrency=4,
                       progress=False).id)

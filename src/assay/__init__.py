@@ -17,6 +17,7 @@ from assay.models.resolve import LazyModel
 from assay.rounding import round2
 from assay.runner.api import run_evals, run_evals_async
 from assay.runner.hooks import RunHooks
+from assay.runner.options import RunOptions
 from assay.runner.result import RunResult
 from assay.scoring.context import NotScorable, ScorerCall, StepContext, not_scorable
 from assay.scoring.judge import JudgeStepError
@@ -66,9 +67,8 @@ if TYPE_CHECKING:  # what the lazy names below resolve to, for type checkers
     from assay.analysis.compare import compare_runs
     from assay.analysis.report_html import write_html_report
     from assay.datasets.load import load_items
-    from assay.datasets.transfer import import_file
-    from assay.store import open_store
-    from assay.stored_runs import (
+    from assay.operations.datasets import import_file
+    from assay.operations.stored_runs import (
         compare_stored,
         resume_run,
         resume_run_async,
@@ -77,19 +77,20 @@ if TYPE_CHECKING:  # what the lazy names below resolve to, for type checkers
         run_stored,
         run_stored_async,
     )
+    from assay.store import open_store
     from assay.summary.aggregations import corpus_aggregation, register_aggregation
 
 _LAZY = {
     "open_store": "assay.store",
-    "run_dataset": "assay.stored_runs",
-    "run_dataset_async": "assay.stored_runs",
-    "run_stored": "assay.stored_runs",
-    "run_stored_async": "assay.stored_runs",
-    "resume_run": "assay.stored_runs",
-    "resume_run_async": "assay.stored_runs",
+    "run_dataset": "assay.operations.stored_runs",
+    "run_dataset_async": "assay.operations.stored_runs",
+    "run_stored": "assay.operations.stored_runs",
+    "run_stored_async": "assay.operations.stored_runs",
+    "resume_run": "assay.operations.stored_runs",
+    "resume_run_async": "assay.operations.stored_runs",
     "compare_runs": "assay.analysis.compare",
-    "compare_stored": "assay.stored_runs",
-    "import_file": "assay.datasets.transfer",
+    "compare_stored": "assay.operations.stored_runs",
+    "import_file": "assay.operations.datasets",
     "load_items": "assay.datasets.load",
     "write_html_report": "assay.analysis.report_html",
     "register_aggregation": "assay.summary.aggregations",
@@ -125,6 +126,7 @@ __all__ = [
     "NotScorable",
     "RunHooks",
     "RunInfo",
+    "RunOptions",
     "RunRecord",
     "RunResult",
     "RunSummary",

@@ -51,6 +51,7 @@ from __future__ import annotations
 import difflib
 import importlib
 import logging
+import sys
 import threading
 from collections.abc import Callable, Iterable, Sequence
 from importlib.metadata import EntryPoint, entry_points
@@ -140,7 +141,7 @@ class Registry(Generic[T]):
         """
         with self._lock:
             self._load_builtins()
-            source = self._plugin_source or (BUILTIN if self._builtins_state == "loading" else CODE)
+            source = self._plugin_source or (BUILTIN if self._in_builtins() else CODE)
             self._add(entry, name, aliases, source=source, replace=replace)
             return entry
 
@@ -268,6 +269,16 @@ class Registry(Generic[T]):
                 )
 
     # ------------------------------------------------------------------ internals
+    def _in_builtins(self) -> bool:
+        """Whether a built-in module is being imported (by the registry, or directly)."""
+        if self._builtins_state == "loading":
+            return True
+        for name in self.builtins:
+            spec = getattr(sys.modules.get(name), "__spec__", None)
+            if getattr(spec, "_initializing", False):
+                return True
+        return False
+
     def _known(self, name: str) -> str:
         """The entry's name for ``name``; unknown names raise with a "did you mean"."""
         canonical = self.canonical(name)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from typing import Any, Literal, NamedTuple
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, model_validator
 
 ScoreStatus = Literal["ready", "not_scorable", "error"]
 """``ready``: a numeric score; ``not_scorable``: a step declined to score; ``error``: it failed."""
@@ -98,7 +98,8 @@ class ScoreResult(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     scorer_id: str
-    scorer_name: str
+    scorer_label: str = Field(validation_alias=AliasChoices("scorer_label", "scorer_name"))
+    """The scorer's display name (``scorer_name`` in records written before it was renamed)."""
     call_id: str
     """Identifies this one scorer call (a run is an evaluation; see ``RunInfo.id``)."""
     status: ScoreStatus
@@ -256,7 +257,8 @@ class ScorerSummary(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     scorer_id: str
-    scorer_name: str
+    scorer_label: str = Field(validation_alias=AliasChoices("scorer_label", "scorer_name"))
+    """The scorer's display name (``scorer_name`` in records written before it was renamed)."""
     higher_is_better: bool = True
     score_range: tuple[float, float] = (0.0, 1.0)
     count: int = 0
@@ -330,7 +332,8 @@ class ScorerSpec(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     id: str
-    name: str
+    label: str = Field(validation_alias=AliasChoices("label", "name"))
+    """Display name (``name`` in runs recorded before it was renamed)."""
     type: str | None = None
     """Registered type id; ``None`` for a custom ``Scorer`` built in Python."""
     params: dict[str, Any] = Field(default_factory=dict)

@@ -21,7 +21,7 @@ from assay.types import (
 
 
 def spec(scorer_id: str = "acc", *, higher_is_better: bool = True) -> ScorerSpec:
-    return ScorerSpec(id=scorer_id, name=f"{scorer_id} scorer", higher_is_better=higher_is_better)
+    return ScorerSpec(id=scorer_id, label=f"{scorer_id} scorer", higher_is_better=higher_is_better)
 
 
 def record(
@@ -69,7 +69,7 @@ def score(
     err = ScoreError(message="judge failed") if st == "error" else None
     return ScoreResult(
         scorer_id=scorer_id,
-        scorer_name=scorer_id,
+        scorer_label=scorer_id,
         call_id="r",
         status=st,  # type: ignore[arg-type]
         score=value,

@@ -27,7 +27,7 @@ def _scorer(
 ) -> ScorerSummary:
     return ScorerSummary(
         scorer_id=sid,
-        scorer_name=sid.title(),
+        scorer_label=sid.title(),
         higher_is_better=higher,
         count=9,
         mean=mean,

@@ -29,7 +29,7 @@ def _render(*renderables: object) -> str:
 def _rouge(value: float, rouge2: float) -> ScoreResult:
     return ScoreResult(
         scorer_id="rouge",
-        scorer_name="Rouge",
+        scorer_label="Rouge",
         call_id="c",
         status="ready",
         score=value,
@@ -39,10 +39,10 @@ def _rouge(value: float, rouge2: float) -> ScoreResult:
 
 
 SPECS = [
-    ScorerSpec(id="rouge", name="Rouge", aggregations=("mean", "median"), weight=1.0),
+    ScorerSpec(id="rouge", label="Rouge", aggregations=("mean", "median"), weight=1.0),
     ScorerSpec(
         id="err",
-        name="Errors",
+        label="Errors",
         higher_is_better=False,
         score_range=(0.0, 10.0),
         threshold=3.0,
@@ -54,7 +54,7 @@ SPECS = [
 def _results() -> list[ItemResult]:
     def err(value: float) -> ScoreResult:
         return ScoreResult(
-            scorer_id="err", scorer_name="Errors", call_id="c", status="ready", score=value
+            scorer_id="err", scorer_label="Errors", call_id="c", status="ready", score=value
         )
 
     return [

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from assay.operations.stored_runs import run_stored
 from assay.store import open_store
-from assay.stored_runs import run_stored
 
 from .test_store_commands import assay
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -164,3 +165,52 @@ def test_import_assay_does_not_import_the_sdk_or_providers() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True
     )
     assert done.stdout.split() == ["False", "False"]
+
+
+def test_a_provider_prefix_is_registered_once(server: MockOpenAIServer) -> None:
+    from assay.models.resolve import MODEL_PROVIDERS, register_model_provider
+    from assay.registry import DuplicateNameError
+
+    with pytest.raises(DuplicateNameError, match="'openai' is already registered by built-in"):
+        register_model_provider("openai", lambda name: resolve_model("openai/" + name))
+
+    def build(name: str) -> OpenAICompatibleModel:
+        return OpenAICompatibleModel(name, base_url=server.base_url, provider="mine")
+
+    register_model_provider("mine-test", build)
+    try:
+        model = resolve_model("mine-test/m1")
+        assert isinstance(model, OpenAICompatibleModel) and model.model_id == "m1"
+        assert "mine-test" in known_providers()
+    finally:
+        MODEL_PROVIDERS.unregister("mine-test")
+
+
+def test_provider_plugins_come_from_the_assay_models_entry_point_group(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    from assay.models.resolve import MODEL_PROVIDERS
+
+    (tmp_path / "assay_models_plugin.py").write_text(
+        "from assay.testing.scripted import ScriptedModel\n"
+        "def build(name):\n"
+        "    return ScriptedModel(['hi'], name=name)\n"
+    )
+    dist = tmp_path / "assay_models_plugin-0.1.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text(
+        "Metadata-Version: 2.1\nName: assay-models-plugin\nVersion: 0.1\n"
+    )
+    (dist / "entry_points.txt").write_text(
+        "[assay.models]\nscripted-test = assay_models_plugin:build\n"
+        "openai = assay_models_plugin:build\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    MODEL_PROVIDERS.reload_plugins()
+    try:
+        assert resolve_model("scripted-test/echo").model_id == "echo"
+        # a plugin never takes a built-in prefix
+        assert isinstance(resolve_model("openai/gpt-4o-mini"), CachedModel)
+        assert "name 'openai' is taken by 'openai' (built-in)" in caplog.text
+    finally:
+        MODEL_PROVIDERS.unregister("scripted-test")

@@ -18,10 +18,10 @@ from assay.analysis.report_terminal import summary_table
 from assay.models.base import ModelSettings
 from assay.models.openai_compat import OpenAICompatibleModel
 from assay.models.prices import PriceTable
-from assay.run_config import make_run_config, run_config
+from assay.operations.run_config import make_run_config, run_config
+from assay.operations.stored_runs import run_stored
 from assay.runner.api import run_evals
 from assay.store import open_store
-from assay.stored_runs import run_stored
 from assay.targets.model_prompt import ModelPromptTarget
 from assay.testing.openai_server import MockOpenAIServer
 from assay.testing.scripted import ScriptedModel
@@ -183,7 +183,7 @@ def test_target_cost_from_a_priced_endpoint() -> None:
     assert run.summary.target_usage == Usage(input_tokens=3, output_tokens=3)
     assert run.summary.target_cost_usd == pytest.approx(3 * (2.0 + 10.0) / 1_000_000)
     assert run.summary.cost_usd is None and run.summary.judge_calls == 0
-    caption = str(summary_table(run.record()).caption)  # what `assay run` prints
+    caption = str(summary_table(run.record).caption)  # what `assay run` prints
     assert "target tokens 6 (3 in / 3 out)" in caption and "target cost $" in caption
 
 

@@ -317,3 +317,29 @@ def test_a_broken_check_fails_the_step_without_a_repair_turn() -> None:
     (call,) = result.judge_calls
     assert call.status == "failed" and call.attempts == 1
     assert call.raw_output == '{"claims": ["a"]}'
+
+
+def test_a_model_string_becomes_a_model_where_the_config_is_built() -> None:
+    from assay.models.resolve import LazyModel
+
+    config = JudgeConfig(model="openai/gpt-4o-mini", instructions="x")
+    assert isinstance(config.model, LazyModel)  # resolved lazily: no key needed yet
+    assert config.model_label == "openai/gpt-4o-mini"  # the fingerprint's name is unchanged
+    assert JudgeConfig(model="bare").model_label == "bare"
+    assert config == JudgeConfig(model="openai/gpt-4o-mini", instructions="x")
+    scripted = ScriptedModel(["{}"], name="m")
+    judged = Scorer("s", judge=config).with_judge_model(scripted)
+    assert judged.judge is not None and judged.judge.model is scripted
+    assert Scorer("s").with_judge_model("openai/x").judge == JudgeConfig(model="openai/x")
+
+
+def test_without_a_resolver_a_model_string_is_a_clear_error() -> None:
+    from assay.scoring.steps import set_model_resolver
+
+    previous = set_model_resolver(None)
+    try:
+        with pytest.raises(TypeError, match="no model resolver is installed"):
+            JudgeConfig(model="openai/x")
+        assert JudgeConfig(model=None).model is None
+    finally:
+        set_model_resolver(previous)

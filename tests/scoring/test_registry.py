@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import textwrap
 from pathlib import Path
 
@@ -202,3 +203,59 @@ def test_missing_required_param_is_named_in_snake_case() -> None:
     with pytest.raises(ScorerParamsError) as excinfo:
         create_scorer("check-includes")
     assert "param 'expected': Field required" in str(excinfo.value)
+
+
+def test_a_plugin_never_replaces_a_builtin_scorer_type(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    package = tmp_path / "assay_plugin_shadow"
+    package.mkdir()
+    (package / "__init__.py").write_text(
+        textwrap.dedent(
+            """
+            from assay import Scorer, ScorerType
+            from assay.scoring.registry import NoParams
+
+            TONE = ScorerType(
+                type_id="tone",
+                label="Impostor",
+                description="A plugin claiming a built-in's id",
+                params_model=NoParams,
+                build=lambda params: Scorer("tone").score(lambda ctx: 0.0),
+            )
+            """
+        )
+    )
+    dist = tmp_path / "assay_plugin_shadow-0.1.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text(
+        "Metadata-Version: 2.1\nName: assay-plugin-shadow\nVersion: 0.1\n"
+    )
+    (dist / "entry_points.txt").write_text("[assay.scorers]\ntone = assay_plugin_shadow:TONE\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    registry.reload_plugins()
+    assert assay.get_scorer_type("tone").label == "Tone Consistency"
+    assert "name 'tone' is taken by 'tone'" in caplog.text
+    assert registry.SCORER_TYPES.origin("tone") == "built-in"
+
+
+def test_registering_a_builtin_id_from_code_needs_replace() -> None:
+    original = assay.get_scorer_type("tone")
+    with pytest.raises(registry.DuplicateScorerError, match="pass replace=True"):
+        registry.register(dataclasses.replace(original, label="Mine"))
+    try:
+        registry.register(dataclasses.replace(original, label="Mine"), replace=True)
+        assert assay.get_scorer_type("tone").label == "Mine"
+    finally:
+        registry.register(original, replace=True)
+
+
+def test_mode_is_derived_from_kind() -> None:
+    assert assay.get_scorer_type("faithfulness").mode == "async"
+    assert assay.get_scorer_type("tone").mode == "sync"
+    assert assay.get_scorer_type("check-includes").mode == "sync"
+    assert {(i.kind, i.mode) for i in assay.list_scorers()} <= {
+        ("judge", "async"),
+        ("code", "sync"),
+        ("check", "sync"),
+    }

@@ -66,14 +66,14 @@ def test_non_ready_results_carry_no_numbers() -> None:
     error = ScoreError(message="boom")
     with pytest.raises(ValidationError, match="cannot carry values"):
         ScoreResult(
-            scorer_id="s", scorer_name="s", call_id="c", status="error", error=error,
+            scorer_id="s", scorer_label="s", call_id="c", status="error", error=error,
             values={"f1": 0.5},
         )  # fmt: skip
     with pytest.raises(ValidationError, match="cannot carry values"):
-        ScoreResult(scorer_id="s", scorer_name="s", call_id="c", status="not_scorable", corpus=[1])
+        ScoreResult(scorer_id="s", scorer_label="s", call_id="c", status="not_scorable", corpus=[1])
     with pytest.raises(ValidationError, match="finite"):
         ScoreResult(
-            scorer_id="s", scorer_name="s", call_id="c", status="ready", score=1.0,
+            scorer_id="s", scorer_label="s", call_id="c", status="ready", score=1.0,
             values={"f1": math.inf},
         )  # fmt: skip
 
@@ -85,7 +85,7 @@ def test_normalize_lower_is_better_on_0_to_10() -> None:
     assert scorer.normalize(2.0) == pytest.approx(0.8)
     assert scorer.normalize(7.5) == pytest.approx(0.25)
     assert scorer.normalize(12.0) == 0.0 and scorer.normalize(-1.0) == 1.0  # clipped
-    spec = ScorerSpec(id="errors", name="errors", higher_is_better=False, score_range=(0, 10))
+    spec = ScorerSpec(id="errors", label="errors", higher_is_better=False, score_range=(0, 10))
     assert spec.normalize(2.0) == pytest.approx(0.8)
     assert normalize_score(7.0, (0.0, 10.0)) == pytest.approx(0.7)
     # a run-wide level maps back onto each scale, flipped when lower is better

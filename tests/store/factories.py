@@ -34,7 +34,7 @@ def judge_call(step: str = "score", **overrides: object) -> JudgeCall:
 def ready_score(scorer_id: str, score: float, *, calls: int = 0) -> ScoreResult:
     return ScoreResult(
         scorer_id=scorer_id,
-        scorer_name=scorer_id.title(),
+        scorer_label=scorer_id.title(),
         call_id=f"scorer-run-{scorer_id}-{score}",
         status="ready",
         score=score,
@@ -49,7 +49,7 @@ def ready_score(scorer_id: str, score: float, *, calls: int = 0) -> ScoreResult:
 def error_score(scorer_id: str) -> ScoreResult:
     return ScoreResult(
         scorer_id=scorer_id,
-        scorer_name=scorer_id.title(),
+        scorer_label=scorer_id.title(),
         call_id="scorer-run-error",
         status="error",
         error=ScoreError(
@@ -64,7 +64,7 @@ def error_score(scorer_id: str) -> ScoreResult:
 def not_scorable(scorer_id: str) -> ScoreResult:
     return ScoreResult(
         scorer_id=scorer_id,
-        scorer_name=scorer_id.title(),
+        scorer_label=scorer_id.title(),
         call_id="scorer-run-ns",
         status="not_scorable",
         reason="no context",

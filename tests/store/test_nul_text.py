@@ -6,10 +6,10 @@ import json
 from pathlib import Path
 
 import assay
-from assay.datasets.transfer import import_file
+from assay.operations.datasets import import_file
+from assay.operations.stored_runs import run_stored
 from assay.store import Store
 from assay.store.codec import NUL_ESCAPE
-from assay.stored_runs import run_stored
 
 NUL = "\x00"
 

@@ -35,8 +35,8 @@ def run_info(run_id: str, **overrides: object) -> RunInfo:
         "name": f"run {run_id}",
         "target": TargetSpec(kind="callable", label="app:answer", ref="app:answer"),
         "scorers": [
-            ScorerSpec(id="exact", name="Exact", type="check-equals", params={"x": 1}),
-            ScorerSpec(id="judge", name="Judge", higher_is_better=False, score_range=(0, 5)),
+            ScorerSpec(id="exact", label="Exact", type="check-equals", params={"x": 1}),
+            ScorerSpec(id="judge", label="Judge", higher_is_better=False, score_range=(0, 5)),
         ],
         "concurrency": 4,
         "repeats": 2,
@@ -63,7 +63,7 @@ def test_create_get_and_lifecycle(store: Store) -> None:
     started = store.runs.get("run-1")
     assert started.status == "running" and started.started_at is not None
     summary = RunSummary(
-        items=3, results=6, scorers={"exact": ScorerSummary(scorer_id="exact", scorer_name="E")}
+        items=3, results=6, scorers={"exact": ScorerSummary(scorer_id="exact", scorer_label="E")}
     )
     store.runs.finish("run-1", "completed", summary)
     done = store.runs.get("run-1")

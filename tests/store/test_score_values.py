@@ -24,8 +24,8 @@ def _info(run_id: str) -> RunInfo:
         id=run_id,
         target=TargetSpec(kind="callable", label="app:answer"),
         scorers=[
-            ScorerSpec(id="rouge", name="Rouge", aggregations=("mean", "median"), threshold=0.4),
-            ScorerSpec(id="judge", name="Judge"),
+            ScorerSpec(id="rouge", label="Rouge", aggregations=("mean", "median"), threshold=0.4),
+            ScorerSpec(id="judge", label="Judge"),
         ],
     )
 
@@ -33,7 +33,7 @@ def _info(run_id: str) -> RunInfo:
 def _rouge(position: int) -> ScoreResult:
     return ScoreResult(
         scorer_id="rouge",
-        scorer_name="Rouge",
+        scorer_label="Rouge",
         call_id=f"call-{position}",
         status="ready",
         score=0.5 + position / 100,
@@ -77,9 +77,9 @@ def test_values_and_corpus_round_trip(store: Store) -> None:
 
 
 def test_a_stored_run_summarises_values_and_compares_them(store: Store) -> None:
+    from assay.operations.stored_runs import compare_stored, run_stored
     from assay.scoring.score_value import Score
     from assay.scoring.scorer import Scorer
-    from assay.stored_runs import compare_stored, run_stored
 
     def scorer(shift: float) -> Scorer:
         return Scorer("rouge").score(

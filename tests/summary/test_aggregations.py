@@ -85,7 +85,7 @@ def test_corpus_aggregation_is_not_the_mean_of_per_item_values(
 
 def test_corpus_aggregation_with_repeats_averages_the_repeats(corpus_f1_registered: None) -> None:
     b = ScoreColumnsBuilder()
-    spec = ScorerSpec(id="f1", name="f1", aggregations=("test-corpus-f1",))
+    spec = ScorerSpec(id="f1", label="f1", aggregations=("test-corpus-f1",))
     for pos in range(2):
         for rep in range(2):
             b.add("f1", pos, rep, "ready", 0.5)
@@ -136,7 +136,7 @@ def test_pass_at_k_matches_the_hand_computed_estimator() -> None:
         for rep, v in enumerate(reps):
             b.add("acc", pos, rep, "ready", float(v))
     b.add("acc", 3, 0, "ready", 1.0)  # one repeat only: n < k, left out
-    spec = ScorerSpec(id="acc", name="acc", aggregations=("mean", "median", "pass@2"))
+    spec = ScorerSpec(id="acc", label="acc", aggregations=("mean", "median", "pass@2"))
     s = _summarize([spec], b).scorers["acc"]
     assert s.aggregates["pass@2"] == pytest.approx(expected)
     # without a threshold a repeat is correct at the best end of the range (1.0)
@@ -150,7 +150,7 @@ def test_pass_at_k_uses_the_threshold_in_the_scorers_direction() -> None:
         b.add("err", 0, rep, "ready", v)
     spec = ScorerSpec(
         id="err",
-        name="err",
+        label="err",
         higher_is_better=False,
         score_range=(0, 10),
         threshold=3.0,
@@ -164,7 +164,7 @@ def test_unknown_aggregations_fail_before_a_run_and_never_break_a_summary() -> N
         build_scorers([Scorer("x", aggregations=("meen",)).score(lambda c: 1)])
     b = ScoreColumnsBuilder()
     b.add("x", 0, 0, "ready", 1.0)
-    spec = ScorerSpec(id="x", name="x", aggregations=("mean", "gone"))
+    spec = ScorerSpec(id="x", label="x", aggregations=("mean", "gone"))
     assert _summarize([spec], b).scorers["x"].aggregates == {"mean": 1.0, "gone": None}
 
 
@@ -176,7 +176,7 @@ def test_a_failing_corpus_function_gives_none() -> None:
     try:
         b = ScoreColumnsBuilder()
         b.add("x", 0, 0, "ready", 1.0)
-        spec = ScorerSpec(id="x", name="x", aggregations=("test-broken",))
+        spec = ScorerSpec(id="x", label="x", aggregations=("test-broken",))
         summary = _summarize([spec], b, corpus={"x": [(0, 0, {"a": 1})]})
         assert summary.scorers["x"].aggregates == {"test-broken": None}
     finally:
@@ -190,7 +190,7 @@ def _result(position: int, score: ScoreResult) -> ItemResult:
 def _ready(scorer_id: str, corpus: Any) -> ScoreResult:
     return ScoreResult(
         scorer_id=scorer_id,
-        scorer_name=scorer_id,
+        scorer_label=scorer_id,
         call_id="c",
         status="ready",
         score=0.5,
@@ -203,8 +203,8 @@ def test_accumulator_keeps_corpus_payloads_only_for_declared_corpus_scorers(
     corpus_f1_registered: None,
 ) -> None:
     specs = [
-        ScorerSpec(id="kept", name="kept", aggregations=("mean", "test-corpus-f1")),
-        ScorerSpec(id="plain", name="plain"),
+        ScorerSpec(id="kept", label="kept", aggregations=("mean", "test-corpus-f1")),
+        ScorerSpec(id="plain", label="plain"),
     ]
     acc = SummaryAccumulator(specs)
     for pos in range(3):

@@ -40,8 +40,8 @@ def _summary(
 
 
 def test_a_scorers_own_threshold_overrides_the_run_threshold() -> None:
-    rating = ScorerSpec(id="rating", name="rating", score_range=(0, 10), threshold=7.0)
-    plain = ScorerSpec(id="plain", name="plain")
+    rating = ScorerSpec(id="rating", label="rating", score_range=(0, 10), threshold=7.0)
+    plain = ScorerSpec(id="plain", label="plain")
     s = _summary([rating, plain], {"rating": [6.0, 7.0, 9.0, 2.0], "plain": [0.2, 0.6]}, 0.5)
     assert s.scorers["rating"].threshold == 7.0
     assert s.scorers["rating"].pass_rate == pytest.approx(2 / 4)  # 7 and 9; not 6 (>= 5)
@@ -51,9 +51,9 @@ def test_a_scorers_own_threshold_overrides_the_run_threshold() -> None:
 
 def test_the_run_threshold_is_direction_aware_and_on_each_scale() -> None:
     # run threshold 0.7 = "70% of the way from the worst to the best end"
-    toxicity = ScorerSpec(id="tox", name="tox", higher_is_better=False)
-    errors = ScorerSpec(id="err", name="err", higher_is_better=False, score_range=(0, 10))
-    rating = ScorerSpec(id="rating", name="rating", score_range=(0, 10))
+    toxicity = ScorerSpec(id="tox", label="tox", higher_is_better=False)
+    errors = ScorerSpec(id="err", label="err", higher_is_better=False, score_range=(0, 10))
+    rating = ScorerSpec(id="rating", label="rating", score_range=(0, 10))
     s = _summary(
         [toxicity, errors, rating],
         {
@@ -69,14 +69,14 @@ def test_the_run_threshold_is_direction_aware_and_on_each_scale() -> None:
     assert s.scorers["err"].pass_rate == pytest.approx(2 / 4)
     assert s.scorers["rating"].threshold == pytest.approx(7.0)
     assert s.scorers["rating"].pass_rate == pytest.approx(3 / 4)
-    unbounded = ScorerSpec(id="ppl", name="ppl", score_range=(0, float("inf")))
+    unbounded = ScorerSpec(id="ppl", label="ppl", score_range=(0, float("inf")))
     assert effective_threshold(unbounded, 0.7) is None
 
 
 def test_weighted_score_with_weights_1_and_3() -> None:
-    accuracy = ScorerSpec(id="acc", name="acc", weight=1.0)
+    accuracy = ScorerSpec(id="acc", label="acc", weight=1.0)
     errors = ScorerSpec(
-        id="err", name="err", weight=3.0, higher_is_better=False, score_range=(0, 10)
+        id="err", label="err", weight=3.0, higher_is_better=False, score_range=(0, 10)
     )
     s = _summary(
         [accuracy, errors],
@@ -94,9 +94,9 @@ def test_weighted_score_with_weights_1_and_3() -> None:
 
 def test_weighted_score_leaves_out_scorers_without_numbers_or_weight() -> None:
     specs = [
-        ScorerSpec(id="acc", name="acc", weight=2.0),
-        ScorerSpec(id="never", name="never", weight=5.0),  # only errors
-        ScorerSpec(id="free", name="free", weight=0.0),
+        ScorerSpec(id="acc", label="acc", weight=2.0),
+        ScorerSpec(id="never", label="never", weight=5.0),  # only errors
+        ScorerSpec(id="free", label="free", weight=0.0),
     ]
     s = _summary(specs, {"acc": [0.5], "never": [None], "free": [0.0]}, None)
     assert s.weighted_score == pytest.approx(0.5) and s.weighted_scorers == ["acc"]

@@ -40,7 +40,7 @@ def test_mean_stderr_min_max_match_numpy() -> None:
     assert s.stderr == pytest.approx(values.std(ddof=1) / math.sqrt(57))
     assert (s.min, s.max) == (pytest.approx(values.min()), pytest.approx(values.max()))
     assert s.pass_rate is None and s.flipped_items == [] and s.mean_spread is None
-    assert s.scorer_name == "acc scorer" and s.errors == 0
+    assert s.scorer_label == "acc scorer" and s.errors == 0
 
 
 def test_hand_computed_small_case() -> None:
@@ -180,7 +180,7 @@ def test_summarize_run_latency_and_scorer_order() -> None:
     )
     assert list(s.scorers) == ["a", "b", "extra"]
     assert s.scorers["b"].mean == pytest.approx(2 / 3) and s.scorers["b"].pass_rate == 2 / 3
-    assert s.scorers["extra"].scorer_name == "extra"
+    assert s.scorers["extra"].scorer_label == "extra"
     finite = np.array([12.0, 3.0, 50.0, 7.0])
     assert s.latency_ms_mean == pytest.approx(finite.mean())
     assert s.latency_ms_p50 == pytest.approx(np.percentile(finite, 50))

@@ -30,14 +30,14 @@ def test_valid_score(value: object, expected: float | None, warned: bool) -> Non
 def test_error_result_raises_and_not_scorable_keeps_status() -> None:
     error = ScoreResult(
         scorer_id="s",
-        scorer_name="s",
+        scorer_label="s",
         call_id="r",
         status="error",
         error=ScoreError(message="judge said nonsense"),
     )
     with pytest.raises(ScorerTargetError, match="judge said nonsense"):
         scorer_output(error)
-    skipped = ScoreResult(scorer_id="s", scorer_name="s", call_id="r", status="not_scorable")
+    skipped = ScoreResult(scorer_id="s", scorer_label="s", call_id="r", status="not_scorable")
     assert scorer_output(skipped).output == {
         "score": None,
         "reason": None,

@@ -89,7 +89,7 @@ class ScorerComparison(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     scorer_id: str
-    scorer_name: str
+    scorer_label: str
     higher_is_better: bool = True
     n_a: int = 0
     n_b: int = 0
@@ -254,7 +254,7 @@ def _compare_scorer(
     order = np.asarray(run_a.positions, dtype=np.int64)
     return ScorerComparison(
         scorer_id=spec.id,
-        scorer_name=spec.name,
+        scorer_label=spec.label,
         higher_is_better=spec.higher_is_better,
         n_a=int(np.count_nonzero(~np.isnan(mean_a))),
         n_b=int(np.count_nonzero(~np.isnan(mean_b_own))),
@@ -342,7 +342,7 @@ def compare_runs(
     ids_a, ids_b = _scorer_ids(a, run_a), _scorer_ids(b, run_b)
     comparisons = []
     for sid in (s for s in ids_a if s in ids_b):
-        spec = specs_a.get(sid) or specs_b.get(sid) or ScorerSpec(id=sid, name=sid)
+        spec = specs_a.get(sid) or specs_b.get(sid) or ScorerSpec(id=sid, label=sid)
         other = specs_b.get(sid)
         if other is not None and other.higher_is_better != spec.higher_is_better:
             warnings.append(f"scorer {sid!r} changed direction between runs; using A's")

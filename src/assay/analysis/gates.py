@@ -93,7 +93,7 @@ def parse_thresholds(pairs: Iterable[str]) -> dict[str, float]:
 def _scorer(summary: RunSummary, name: str) -> ScorerSummary:
     if name in summary.scorers:
         return summary.scorers[name]
-    by_name = [s for s in summary.scorers.values() if s.scorer_name == name]
+    by_name = [s for s in summary.scorers.values() if s.scorer_label == name]
     if len(by_name) == 1:
         return by_name[0]
     close = difflib.get_close_matches(name, list(summary.scorers), n=2, cutoff=0.5)

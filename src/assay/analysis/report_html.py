@@ -147,7 +147,7 @@ def _collect(
 def _specs(record: RunRecord, seen: Sequence[str]) -> list[ScorerSpec]:
     specs = list(record.info.scorers)
     known = {s.id for s in specs}
-    return specs + [ScorerSpec(id=sid, name=sid) for sid in seen if sid not in known]
+    return specs + [ScorerSpec(id=sid, label=sid) for sid in seen if sid not in known]
 
 
 def _distribution(spec: ScorerSpec, cols: ScoreColumns, n: int) -> Plot | None:
@@ -269,7 +269,7 @@ def _summary_rows(summary: RunSummary) -> list[list[Cell]]:
     for s in summary.scorers.values():
         rows.append(
             [
-                Cell(s.scorer_id, s.scorer_name),
+                Cell(s.scorer_id, s.scorer_label),
                 Cell(
                     fmt.arrow(s.higher_is_better),
                     "higher is better" if s.higher_is_better else "lower is better",
@@ -294,7 +294,7 @@ def _summary_rows(summary: RunSummary) -> list[list[Cell]]:
         for key, v in s.values.items():  # the scorer's named values, under it
             rows.append(
                 [
-                    Cell(f"{s.scorer_id}.{key}", f"value {key!r} of {s.scorer_name}", "value"),
+                    Cell(f"{s.scorer_id}.{key}", f"value {key!r} of {s.scorer_label}", "value"),
                     Cell(""),
                     Cell(f"{v.count:,}"),
                     Cell(fmt.num(v.mean)),
@@ -311,7 +311,7 @@ def _summary_rows(summary: RunSummary) -> list[list[Cell]]:
 def _comparison_context(cmp: RunComparison) -> dict[str, Any]:
     rows = [
         [
-            Cell(s.scorer_id, s.scorer_name),
+            Cell(s.scorer_id, s.scorer_label),
             Cell(fmt.arrow(s.higher_is_better)),
             Cell(f"{s.n_paired:,}"),
             Cell(fmt.num(s.mean_a)),
@@ -328,7 +328,7 @@ def _comparison_context(cmp: RunComparison) -> dict[str, Any]:
         at = next(k for k, row in enumerate(rows) if row[0].text == s.scorer_id) + 1
         rows[at:at] = [
             [
-                Cell(f"{s.scorer_id}.{key}", f"value {key!r} of {s.scorer_name}", "value"),
+                Cell(f"{s.scorer_id}.{key}", f"value {key!r} of {s.scorer_label}", "value"),
                 Cell(""),
                 Cell(f"{v.n_paired:,}"),
                 Cell(fmt.num(v.mean_a)),

@@ -165,39 +165,6 @@ def _schema_type(prop: dict[str, Any]) -> str:
 
 
 # --------------------------------------------------------------------------- score
-def _read_value(raw: str | None, option: str) -> Any:
-    """``@path`` reads a file (JSON if it parses, else text); other values are taken as is,
-    except JSON lists/objects, so chat message lists can be passed inline."""
-    if raw is None:
-        return None
-    if raw.startswith("@"):
-        path = Path(raw[1:])
-        try:
-            raw = path.read_text(encoding="utf-8")
-        except OSError as exc:
-            raise CliError(f"{option}: cannot read {path}: {exc.strerror or exc}") from exc
-    stripped = raw.strip()
-    if stripped[:1] in ("[", "{"):
-        try:
-            return json.loads(stripped)
-        except json.JSONDecodeError:
-            return raw
-    return raw
-
-
-def _parse_params(pairs: list[str]) -> dict[str, Any]:
-    params: dict[str, Any] = {}
-    for pair in pairs:
-        key, sep, value = pair.partition("=")
-        if not sep or not key.strip():
-            raise CliError(f"--param {pair!r}: expected key=value")
-        try:
-            params[key.strip()] = json.loads(value)
-        except json.JSONDecodeError:
-            params[key.strip()] = value
-    return params
-
-
 @app.command("score")
 def score(
     type_id: Annotated[str, typer.Argument(help="Scorer type id (see `assay scorers list`).")],
@@ -219,13 +186,18 @@ def score(
     ] = False,
 ) -> None:
     """Score one output: a quick preview of a scorer."""
-    scorer = create_scorer(type_id, **_parse_params(param or []))
-    result = scorer.run_sync(
-        input=_read_value(input, "--input"),
-        output=_read_value(output, "--output"),
-        ground_truth=_read_value(ground_truth, "--ground-truth"),
-        context=list(context) if context else None,
-    )
+    from assay.operations.inputs import InputError, parse_params, read_value
+
+    try:
+        scorer = create_scorer(type_id, **parse_params(param or []))
+        values = {
+            "input": read_value(input, "--input"),
+            "output": read_value(output, "--output"),
+            "ground_truth": read_value(ground_truth, "--ground-truth"),
+        }
+    except InputError as exc:
+        raise CliError(str(exc)) from exc
+    result = scorer.run_sync(**values, context=list(context) if context else None)
     if as_json:
         print(result.model_dump_json(indent=2))
     else:
@@ -257,7 +229,7 @@ def demo(
 
     Offline by default: the judge is the embedded SmolLM2-135M smoke-test model unless
     ASSAY_JUDGE_MODEL names another."""
-    from assay.demo import SHORT_LABELS, default_demo_path, run_demo
+    from assay.operations.demo import SHORT_LABELS, default_demo_path, run_demo
 
     path = data or default_demo_path()
     try:

@@ -106,15 +106,6 @@ def open_cli_store() -> Store:
     return open_store(os.environ.get("ASSAY_DATABASE_URL") or None)
 
 
-def parse_pairs(pairs: list[str], option: str) -> list[str]:
-    """Check ``key=value`` pairs (for ``--map``) and return them unchanged."""
-    for pair in pairs:
-        key, sep, value = pair.partition("=")
-        if not sep or not key or not value:
-            raise CliError(f"{option} {pair!r}: expected key=value")
-    return pairs
-
-
 def when(ts: float | None) -> str:
     """A stored unix timestamp as local time, or a dash."""
     return "—" if ts is None else dt.datetime.fromtimestamp(ts).strftime("%Y-%m-%d %H:%M:%S")

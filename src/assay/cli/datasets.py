@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-import contextlib
 import json
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from pydantic import ValidationError
 from rich.table import Table
 from rich.text import Text
 
-from assay.cli.common import CliError, console, open_cli_store, parse_pairs, print_json, when
+from assay.cli.common import CliError, console, open_cli_store, print_json, when
 
 datasets_app = typer.Typer(help="Versioned datasets in the store.", no_args_is_help=False)
 
@@ -169,23 +167,24 @@ def datasets_import(
     ] = False,
 ) -> None:
     """Import every row as one new version; a bad row aborts the import, nothing is stored."""
-    from assay.datasets.transfer import import_file
+    from assay.operations.datasets import import_dataset
+    from assay.operations.inputs import InputError, check_pairs
     from assay.store import ItemExistsError
 
     if upsert and skip_existing:
         raise CliError("--upsert and --skip-existing exclude each other; choose one")
+    try:
+        pairs = check_pairs(mapping or [], "--map")
+    except InputError as exc:
+        raise CliError(str(exc)) from exc
     with open_cli_store() as store:
-        before = None  # the version before, to say what --upsert/--skip-existing changed
-        if upsert or skip_existing:
-            with contextlib.suppress(LookupError):
-                before = store.datasets.get(name).version
         try:
-            info, count = import_file(
+            done = import_dataset(
                 store,
                 file,
                 dataset=name,
                 fmt=fmt,
-                mapping=parse_pairs(mapping or [], "--map"),
+                mapping=pairs,
                 create=create,
                 split=split,
                 note=note,
@@ -200,15 +199,13 @@ def datasets_import(
             ) from exc
         except (ValueError, LookupError, OSError) as exc:
             raise CliError(str(exc)) from exc
-        message = f"imported {count:,} item(s) into {info.name} v{info.version}"
-        if upsert or skip_existing:
-            changed = info.version != before
-            last = store.datasets.versions(info.id)[-1] if changed else None
-            added, updated = (last.added, last.updated) if last else (0, 0)
-            message += (
-                f": {added:,} added, {updated:,} updated, {count - added - updated:,} left as "
-                f"they were{'' if changed else ' (no new version)'}"
-            )
+    info = done.dataset
+    message = f"imported {done.read:,} item(s) into {info.name} v{info.version}"
+    if upsert or skip_existing:
+        message += (
+            f": {done.added:,} added, {done.updated:,} updated, {done.unchanged:,} left as "
+            f"they were{'' if done.new_version else ' (no new version)'}"
+        )
     console.print(message, highlight=False)
 
 
@@ -222,7 +219,7 @@ def datasets_export(
     fmt: Annotated[str | None, typer.Option("--format", help="jsonl|csv|parquet|hf")] = None,
 ) -> None:
     """Write a dataset version's items to a file."""
-    from assay.datasets.transfer import export_file
+    from assay.operations.datasets import export_file
 
     with open_cli_store() as store:
         try:
@@ -246,25 +243,21 @@ def datasets_add(
     metadata: Annotated[str | None, typer.Option("--metadata", help="JSON object.")] = None,
 ) -> None:
     """Add one item (a new version)."""
-    from assay.types import Item
+    from assay.operations.datasets import add_item
+    from assay.operations.inputs import json_or_text
 
-    fields: dict[str, Any] = {
-        "input": _value(input),
-        "expected_output": _value(expected_output),
-        "output": _value(output),
-        "metadata": _value(metadata) or {},
-    }
     with open_cli_store() as store:
         info = _get(store, name)
-        fields["id"] = item_id or f"item-{store.datasets.count_items(info.id) + 1}"
         try:
-            item = Item.model_validate(fields)
-        except ValidationError as exc:
-            first = exc.errors()[0]
-            where = ".".join(str(p) for p in first["loc"]) or "item"
-            raise CliError(f"field {where!r}: {first['msg']}") from exc
-        try:
-            new_version = store.datasets.add_items(info.id, [item])
+            item, new_version = add_item(
+                store,
+                info.id,
+                input=json_or_text(input),
+                expected_output=json_or_text(expected_output),
+                output=json_or_text(output),
+                metadata=json_or_text(metadata) or {},
+                item_id=item_id,
+            )
         except ValueError as exc:
             raise CliError(str(exc)) from exc
     console.print(f"added {item.id} to {info.name} (v{new_version})", highlight=False)
@@ -289,14 +282,3 @@ def _get(store: Any, name: str) -> Any:
         return store.datasets.get(name)
     except LookupError as exc:
         raise CliError(str(exc).strip("'\"")) from exc
-
-
-def _value(raw: str | None) -> Any:
-    if raw is None:
-        return None
-    if raw[:1] in "[{":
-        try:
-            return json.loads(raw)
-        except json.JSONDecodeError:
-            return raw
-    return raw

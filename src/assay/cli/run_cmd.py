@@ -1,10 +1,10 @@
-"""``assay run``: a run from a YAML config and/or flags (flags win)."""
+"""``assay run``: a run from a YAML config and/or flags (flags win; see
+``assay.operations.run_config.run_config_from``)."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
@@ -88,7 +88,10 @@ def run(
     Exit codes: 0 passed; 1 a gate failed (every item failed, --fail-under, --max-errors);
     2 bad input; 130 interrupted (the run can be resumed)."""
     from assay.analysis.gates import GateError, MaxErrors, check_run, parse_thresholds
-    from assay.run_config import RunConfigError, load_run_config, make_run_config, run_config
+    from assay.analysis.report_terminal import summary_table
+    from assay.operations.inputs import InputError, json_or_text
+    from assay.operations.reports import write_run_reports
+    from assay.operations.run_config import RunConfigError, run_config, run_config_from
 
     try:
         if gate_on not in ("mean", "ci"):
@@ -98,28 +101,26 @@ def run(
     except GateError as exc:
         raise CliError(str(exc)) from exc
 
-    flags: dict[str, Any] = {
-        "data": data,
-        "dataset": dataset,
-        "version": version,
-        "target": _json_or_text(target),
-        "scorers": [_json_or_text(s) for s in scorer] if scorer else None,
-        "concurrency": concurrency,
-        "repeats": repeats,
-        "threshold": threshold,
-        "timeout": timeout,
-        "name": name,
-        "store": store,
-        "report": report,
-        "json": json_out,
-    }
-    given = {key: value for key, value in flags.items() if value is not None}
-    if config is not None and (data is None) != (dataset is None):
-        # a source flag replaces the file's source of the other kind
-        given["dataset" if data is not None else "data"] = None
     try:
-        cfg = load_run_config(config, **given) if config else make_run_config(given, source="flags")
-    except RunConfigError as exc:
+        cfg = run_config_from(
+            config,
+            data=data,
+            dataset=dataset,
+            version=version,
+            target=json_or_text(target, option="--target", strict=True),
+            scorers=[json_or_text(s, option="--scorer", strict=True) for s in scorer]
+            if scorer
+            else None,
+            concurrency=concurrency,
+            repeats=repeats,
+            threshold=threshold,
+            timeout=timeout,
+            name=name,
+            store=store,
+            report=report,
+            json=json_out,
+        )
+    except (RunConfigError, InputError) as exc:
         raise CliError(str(exc)) from exc
     started: list[RunInfo] = []
     hooks = RunHooks(on_run_start=started.append)
@@ -135,8 +136,15 @@ def run(
         raise typer.Exit(130) from None
     except (ValueError, TypeError, KeyError, LookupError) as exc:
         raise CliError(str(exc)) from exc
-    console.print(result)
-    _write_outputs(cfg.report, cfg.json_path, result, stored=cfg.store)
+    console.print(summary_table(result.record))
+    try:
+        written = write_run_reports(
+            result, report=cfg.report, json_path=cfg.json_path, stored=cfg.store
+        )
+    except (ValueError, OSError) as exc:
+        raise CliError(str(exc)) from exc
+    for path in written:
+        console.print(f"wrote {path}", highlight=False)
     if cfg.store:
         hint = f"run {result.id} stored · `assay runs show {result.id[:8]}`"
         console.print(hint, highlight=False)
@@ -153,38 +161,3 @@ def run(
         err_console.print(f"gate failed: {failure.reason}", markup=False, soft_wrap=True)
     if failures:
         raise typer.Exit(1)
-
-
-def _json_or_text(value: str | None) -> Any:
-    if value is None or not value.lstrip().startswith("{"):
-        return value
-    try:
-        return json.loads(value)
-    except json.JSONDecodeError as exc:
-        raise CliError(f"invalid JSON {value!r}: {exc.msg}") from exc
-
-
-def _write_outputs(report: str | None, json_path: str | None, result: Any, *, stored: bool) -> None:
-    if not report and not json_path:
-        return
-    from assay.analysis.report_html import write_html_report
-    from assay.analysis.report_json import write_run_json
-
-    if stored:
-        from assay.cli.common import open_cli_store
-
-        with open_cli_store() as store:
-            record = store.runs.get(result.id)
-            if report:
-                write_html_report(Path(report), record, store.runs.results(record.id))
-            if json_path:
-                write_run_json(Path(json_path), record, store.runs.results(record.id))
-    else:
-        record = result.record()
-        if report:
-            write_html_report(Path(report), record, result.results)
-        if json_path:
-            write_run_json(Path(json_path), record, result.results)
-    for path in (report, json_path):
-        if path:
-            console.print(f"wrote {path}", highlight=False)

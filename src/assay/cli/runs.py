@@ -118,18 +118,14 @@ def runs_export(
     out: Annotated[Path, typer.Option("--out", "-o", help="Output file (.json or .html).")],
 ) -> None:
     """Write a run as JSON (summary + every result) or as a self-contained HTML report."""
-    from assay.analysis.report_html import write_html_report
-    from assay.analysis.report_json import write_run_json
+    from assay.operations.reports import ReportError, export_run
 
     with open_cli_store() as store:
         record = _get(store, run_id)
-        results = store.runs.results(record.id)
-        if out.suffix.lower() in (".html", ".htm"):
-            write_html_report(out, record, results)
-        elif out.suffix.lower() == ".json":
-            write_run_json(out, record, results)
-        else:
-            raise CliError(f"--out {out}: use a .json or .html file name")
+        try:
+            export_run(record.id, out, store=store)
+        except ReportError as exc:
+            raise CliError(f"--out {exc}") from exc
     console.print(f"wrote {out}", highlight=False)
 
 
@@ -154,32 +150,20 @@ def runs_compare(
     ] = False,
 ) -> None:
     """Difference of means per scorer with a paired bootstrap CI; regressed/improved items."""
-    from assay.analysis.compare import compare_runs
     from assay.analysis.report_terminal import comparison_table
+    from assay.operations.reports import write_comparison_report
+    from assay.operations.stored_runs import compare_stored
 
     with open_cli_store() as store:
         a = _get(store, run_a)
         b = _get(store, run_b)
-        comparison = compare_runs(
-            a,
-            store.runs.score_rows(a.id),
-            b,
-            store.runs.score_rows(b.id),
-            threshold=threshold,
-        )
+        comparison = compare_stored(a.id, b.id, store=store, threshold=threshold)
         if as_json:
             print(json.dumps(comparison.model_dump(mode="json"), indent=2))
         else:
             console.print(comparison_table(comparison, top=top))
         if report is not None:
-            from assay.analysis.report_html import write_html_report
-
-            write_html_report(
-                report,
-                b,
-                store.runs.results(b.id),
-                comparison=comparison,
-            )
+            write_comparison_report(comparison, report, store=store)
             console.print(f"wrote {report}", highlight=False)
     for warning in comparison.warnings:
         err_console.print(f"warning: {warning}", markup=False, highlight=False)
@@ -216,7 +200,8 @@ def runs_resume(
     ] = False,
 ) -> None:
     """Finish an interrupted or killed run: only the missing results run."""
-    from assay.stored_runs import resume_run
+    from assay.analysis.report_terminal import summary_table
+    from assay.operations.stored_runs import resume_run
 
     with open_cli_store() as store:
         record = _get(store, run_id)
@@ -233,4 +218,4 @@ def runs_resume(
             raise typer.Exit(130) from None
         except (ValueError, LookupError) as exc:
             raise CliError(str(exc)) from exc
-    console.print(result)
+    console.print(summary_table(result.record))

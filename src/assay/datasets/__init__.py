@@ -1,4 +1,6 @@
-"""Dataset files: streaming readers and writers, field mapping, import/export to the store.
+"""Dataset files: streaming readers and writers, field mapping, loading items.
+
+(Import into and export from the store are operations: ``assay.operations.datasets``.)
 
 Formats: JSON Lines, CSV, Parquet and Hugging Face ``datasets`` saved with ``save_to_disk``
 (read and written with pyarrow; ``datasets`` is not needed at run time). Everything streams,
@@ -12,7 +14,6 @@ from assay.datasets.errors import DatasetError, DatasetImportError, MappingError
 from assay.datasets.io import FORMATS, Format, detect_format, read_items, write_items
 from assay.datasets.load import load_items
 from assay.datasets.mapping import parse_mapping
-from assay.datasets.transfer import export_file, import_file
 
 __all__ = [
     "FORMATS",
@@ -21,8 +22,6 @@ __all__ = [
     "Format",
     "MappingError",
     "detect_format",
-    "export_file",
-    "import_file",
     "load_items",
     "parse_mapping",
     "read_items",

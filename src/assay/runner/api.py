@@ -1,27 +1,28 @@
 """``run_evals``: run data through a target and scorers, in memory.
 
 The async function is the real one; ``run_evals`` is its ``run_sync`` wrapper for scripts.
-Stored runs (``run_dataset``, resume) live in ``assay.stored_runs``, above the store.
+Stored runs (``run_dataset``, resume) live in ``assay.operations.stored_runs``, above the
+store; they plan and execute through the same ``plan_run``/``execute_run`` with the same
+``RunOptions``.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import time
 import uuid
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from assay.runner.engine import RunPlan, execute
-from assay.runner.hooks import Hook, RunHooks
+from assay.runner.engine import RunOutcome, RunPlan, execute
+from assay.runner.options import RunOptions, validate_counts
 from assay.runner.result import RunResult
 from assay.runner.scorer_set import build_scorers, scorer_spec
 from assay.runner.sink import MemorySink, ResultSink
 from assay.scoring.sync import run_sync
 from assay.targets.identity import fingerprinted_spec
 from assay.targets.resolve import resolve_target
-from assay.types import Item, ItemResult, RunInfo, check_run_threshold
+from assay.types import Item, ItemResult, RunInfo
 
 DataSource = str | Path | Iterable[Item | dict[str, Any]]
 
@@ -38,57 +39,50 @@ def load_data(data: DataSource) -> tuple[list[Item], str | None]:
 
 
 def validate_settings(concurrency: int, repeats: int, timeout_s: float | None = None) -> None:
-    if concurrency < 1:
-        raise ValueError(f"concurrency must be at least 1 (got {concurrency})")
-    if repeats < 1:
-        raise ValueError(f"repeats must be at least 1 (got {repeats})")
-    if timeout_s is not None and not timeout_s > 0:
-        raise ValueError(f"timeout_s must be a positive number of seconds (got {timeout_s})")
+    """The ``RunOptions`` rules for settings changed on resume."""
+    validate_counts(concurrency, repeats, timeout_s)
 
 
 def plan_run(
     items: Callable[[], Iterable[Item]],
     target: Any,
     scorers: Sequence[Any] | None,
+    options: RunOptions,
     *,
-    concurrency: int,
-    repeats: int,
-    threshold: float | None,
     total_items: int | None,
-    name: str | None = None,
-    metadata: dict[str, Any] | None = None,
-    timeout_s: float | None = None,
     **where: Any,
 ) -> RunPlan:
-    """Validate the settings, build target and scorers, describe the run (``where``: its
-    dataset or data source fields of ``RunInfo``). Everything that can be wrong with a run's
-    configuration fails here, before anything runs or is stored."""
-    validate_settings(concurrency, repeats, timeout_s)
-    check_run_threshold(threshold)
+    """Build target and scorers and describe the run (``where``: its dataset or data source
+    fields of ``RunInfo``). With ``options`` validated already, everything that can be wrong
+    with a run's configuration fails here, before anything runs or is stored."""
     resolved = resolve_target(target)
     built = build_scorers(scorers)
     info = RunInfo(
         id=uuid.uuid4().hex,
-        name=name,
+        name=options.name,
         target=fingerprinted_spec(resolved),
         scorers=[scorer_spec(s) for s in built],
-        concurrency=concurrency,
-        repeats=repeats,
-        threshold=threshold,
+        concurrency=options.concurrency,
+        repeats=options.repeats,
+        threshold=options.threshold,
         total_items=total_items,
-        metadata=metadata or {},
+        metadata=dict(options.metadata),
         created_at=time.time(),
-        timeout_s=timeout_s,
+        timeout_s=options.timeout_s,
         **where,
     )
     return RunPlan(info=info, items=items, target=resolved, scorers=built)
 
 
-def with_item_hook(hooks: RunHooks | None, on_item_complete: Hook | None) -> RunHooks | None:
-    """``hooks`` plus the ``on_item_complete`` shortcut of the run functions."""
-    if on_item_complete is None:
-        return hooks
-    return dataclasses.replace(hooks or RunHooks(), on_item_complete=on_item_complete)
+async def execute_run(plan: RunPlan, sink: ResultSink, options: RunOptions) -> RunOutcome:
+    """Execute ``plan`` into ``sink`` (and the options' own sink) with the options' hooks
+    and progress bar: the one path every run entry point takes."""
+    return await execute(
+        plan,
+        _Tee(sink, options.sink) if options.sink is not None else sink,
+        hooks=options.run_hooks,
+        progress=options.progress,
+    )
 
 
 async def run_evals_async(
@@ -96,48 +90,27 @@ async def run_evals_async(
     target: Any = None,
     scorers: Sequence[Any] | None = None,
     *,
-    concurrency: int = 8,
-    repeats: int = 1,
-    threshold: float | None = None,
-    name: str | None = None,
-    metadata: dict[str, Any] | None = None,
-    on_item_complete: Hook | None = None,
-    hooks: RunHooks | None = None,
-    progress: bool | None = None,
-    sink: ResultSink | None = None,
-    timeout_s: float | None = None,
+    options: RunOptions | None = None,
+    **option_values: Any,
 ) -> RunResult:
     """Run every item of ``data`` through ``target`` (``None``: score stored outputs) and
-    ``scorers``, ``concurrency`` at a time, ``repeats`` times each. Returns the results and
-    a per-scorer summary; target and scorer failures are recorded per item, never raised.
-    ``timeout_s`` limits the target call and each scorer call of an item (see
-    ``RunInfo.timeout_s``)."""
-    validate_settings(concurrency, repeats, timeout_s)
+    ``scorers``, in memory. Returns the results and a per-scorer summary; target and scorer
+    failures are recorded per item, never raised.
+
+    Settings come from ``options`` (a ``RunOptions``) and/or keywords of the same names,
+    which win: ``concurrency`` (items at once), ``repeats``, ``threshold``, ``timeout_s``
+    (per item, for the target call and each scorer call), ``name``, ``metadata``, ``hooks``,
+    ``on_item_complete``, ``progress``, ``sink``.
+    """
+    run_options = RunOptions.of(options, **option_values)
     items, source = load_data(data)
     plan = plan_run(
-        lambda: items,
-        target,
-        scorers,
-        concurrency=concurrency,
-        repeats=repeats,
-        threshold=threshold,
-        total_items=len(items),
-        name=name,
-        metadata=metadata,
-        timeout_s=timeout_s,
-        data_source=source,
+        lambda: items, target, scorers, run_options, total_items=len(items), data_source=source
     )
     memory = MemorySink()
-    outcome = await execute(
-        plan,
-        _Tee(memory, sink) if sink else memory,
-        hooks=with_item_hook(hooks, on_item_complete),
-        progress=progress,
-    )
+    outcome = await execute_run(plan, memory, run_options)
     results = sorted(memory.results, key=_order)
-    return RunResult(
-        info=plan.info, status=outcome.status, summary=outcome.summary, results=results
-    )
+    return RunResult.finished(plan.info, outcome.status, outcome.summary, results)
 
 
 def _order(result: ItemResult) -> tuple[int, int]:
@@ -145,10 +118,17 @@ def _order(result: ItemResult) -> tuple[int, int]:
 
 
 def run_evals(
-    data: DataSource, target: Any = None, scorers: Sequence[Any] | None = None, **options: Any
+    data: DataSource,
+    target: Any = None,
+    scorers: Sequence[Any] | None = None,
+    *,
+    options: RunOptions | None = None,
+    **option_values: Any,
 ) -> RunResult:
     """``run_evals_async`` for synchronous code (never nests event loops)."""
-    return run_sync(lambda: run_evals_async(data, target, scorers, **options))
+    return run_sync(
+        lambda: run_evals_async(data, target, scorers, options=options, **option_values)
+    )
 
 
 class _Tee:

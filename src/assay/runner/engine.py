@@ -110,7 +110,7 @@ async def _score(
             message, kind = f"{type(exc).__name__}: {exc}", type(exc).__name__
         return ScoreResult(
             scorer_id=scorer.id,
-            scorer_name=scorer.label,
+            scorer_label=scorer.label,
             call_id="",
             status="error",
             error=ScoreError(message=message, kind=kind),

@@ -67,7 +67,7 @@ def scorer_spec(scorer: Scorer) -> ScorerSpec:
     parts = scorer.fingerprint_parts()
     return ScorerSpec(
         id=scorer.id,
-        name=scorer.label,
+        label=scorer.label,
         type=scorer.type_id,
         params=dict(scorer.params),
         weight=scorer.weight,
@@ -93,5 +93,5 @@ def scorers_from_specs(specs: Iterable[ScorerSpec]) -> list[Scorer]:
                 type=spec.type, params=spec.params, weight=spec.weight, threshold=spec.threshold
             )
         )
-        rebuilt.append(scorer.with_options(id=spec.id, name=spec.name))
+        rebuilt.append(scorer.with_options(id=spec.id, label=spec.label))
     return rebuilt

@@ -91,7 +91,6 @@ def _counts(results: list[RelevancyResult]) -> tuple[int, int]:
     ),
     params=AnswerRelevancyParams,
     kind="judge",
-    mode="async",
     higher_is_better=True,
     score_range=(0.0, 1.0),
     reference="createAnswerRelevancyScorer (answer-relevancy-scorer)",

@@ -135,7 +135,6 @@ def _fmt(value: float) -> str:
     ),
     params=AnswerSimilarityParams,
     kind="judge",
-    mode="async",
     higher_is_better=True,
     score_range=(0.0, 1.0),
     reference="createAnswerSimilarityScorer (answer-similarity-scorer)",

@@ -78,7 +78,6 @@ def _judged_items(ctx: StepContext) -> list[str]:
     ),
     params=BiasParams,
     kind="judge",
-    mode="async",
     higher_is_better=False,
     score_range=(0.0, 1.0),
     reference="createBiasScorer (bias-scorer)",

@@ -89,7 +89,6 @@ def mean_average_precision(verdicts: list[ContextVerdict]) -> tuple[float, int]:
     ),
     params=ContextPrecisionParams,
     kind="judge",
-    mode="async",
     higher_is_better=True,
     score_range=(0.0, 1.0),
     reference="createContextPrecisionScorer (context-precision-scorer)",

@@ -93,7 +93,6 @@ def _is_yes(verdict: AttributionVerdict) -> bool:
     ),
     params=ContextRecallParams,
     kind="judge",
-    mode="async",
     higher_is_better=True,
     score_range=(0.0, 1.0),
     reference="createContextRecallScorer (context-recall-scorer)",

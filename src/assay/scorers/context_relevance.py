@@ -113,7 +113,6 @@ def no_context_reason(score: float | None) -> str:
     ),
     params=ContextRelevanceParams,
     kind="judge",
-    mode="async",
     higher_is_better=True,
     score_range=(0.0, 1.0),
     reference="createContextRelevanceScorerLLM (context-relevance-scorer)",

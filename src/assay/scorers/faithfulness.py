@@ -83,7 +83,6 @@ class FaithfulnessVerdicts(BaseModel):
     ),
     params=FaithfulnessParams,
     kind="judge",
-    mode="async",
     higher_is_better=True,
     score_range=(0.0, 1.0),
     reference="createFaithfulnessScorer (faithfulness-scorer)",

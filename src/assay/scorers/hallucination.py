@@ -80,7 +80,6 @@ class HallucinationVerdicts(BaseModel):
     ),
     params=HallucinationParams,
     kind="judge",
-    mode="async",
     higher_is_better=False,
     score_range=(0.0, 1.0),
     reference="createHallucinationScorer (hallucination-scorer)",

@@ -104,7 +104,6 @@ def transcript(turns: list[str]) -> str:
     "plain-English criterion, else 0.",
     params=MultiTurnJudgeParams,
     kind="judge",
-    mode="async",
     higher_is_better=True,
     score_range=(0.0, 1.0),
     reference="createMultiTurnJudgeScorer (multi-turn-judge-scorer)",

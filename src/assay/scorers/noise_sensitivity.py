@@ -160,7 +160,6 @@ def noise_score(analysis: NoiseAnalysis, scoring: NoiseScoring) -> float:
     ),
     params=NoiseSensitivityParams,
     kind="judge",
-    mode="async",
     higher_is_better=True,
     score_range=(0.0, 1.0),
     reference="createNoiseSensitivityScorerLLM (noise-sensitivity-scorer)",

@@ -159,7 +159,6 @@ def alignment_score(analysis: PromptAlignmentAnalysis, mode: EvaluationMode) -> 
     ),
     params=PromptAlignmentParams,
     kind="judge",
-    mode="async",
     higher_is_better=True,
     score_range=(0.0, 1.0),
     reference="createPromptAlignmentScorerLLM (prompt-alignment-scorer)",

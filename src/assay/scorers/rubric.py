@@ -203,7 +203,6 @@ def _plural(n: int) -> str:
     "(a checklist judged criterion by criterion), else 0.",
     params=RubricParams,
     kind="judge",
-    mode="async",
     higher_is_better=True,
     score_range=(0.0, 1.0),
     reference="createRubricScorer (rubric-scorer)",

@@ -139,7 +139,6 @@ def summary_text(ctx: StepContext) -> str:
     ),
     params=SummarizationParams,
     kind="judge",
-    mode="async",
     higher_is_better=True,
     score_range=(0.0, 1.0),
     reference="createSummarizationScorer (summarization-scorer)",

@@ -158,7 +158,6 @@ def template_reason(analysis: ToolSelectionAnalysis, score: float) -> str:
     "explicitly asked; with no tool calls, 1 unless the judge names missing tools.",
     params=ToolCallAccuracyLLMParams,
     kind="judge",
-    mode="async",
     higher_is_better=True,
     score_range=(0.0, 1.0),
     reference="createToolCallAccuracyScorerLLM (llm-tool-call-accuracy-scorer)",

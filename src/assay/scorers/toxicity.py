@@ -76,7 +76,6 @@ def _is_toxic(verdict: ToxicityVerdict) -> bool:
     ),
     params=ToxicityParams,
     kind="judge",
-    mode="async",
     higher_is_better=False,
     score_range=(0.0, 1.0),
     reference="createToxicityScorer (toxicity-scorer)",

@@ -283,7 +283,6 @@ def template_reason(analysis: TrajectoryAnalysis, score: float) -> str:
     "(against expected steps when given): 0.6·necessary + 0.3·in order − 0.1·missing.",
     params=TrajectoryAccuracyLLMParams,
     kind="judge",
-    mode="async",
     higher_is_better=True,
     score_range=(0.0, 1.0),
     reference="createTrajectoryAccuracyScorerLLM (llm-trajectory-accuracy-scorer)",

@@ -1,10 +1,20 @@
 """The scorer registry: typed, validated scorer types that the CLI, API and UI generate from.
 
 A scorer type is a factory plus metadata: a kebab-case type id, a label, a description, a
-pydantic params model (defaults included), the score direction and range, and whether it
-needs a judge model (``async``) or is plain code (``sync``). Built-ins register with
-``@register_scorer``; third-party packages expose scorer types (or modules that register
-them) through the entry-point group ``assay.scorers``.
+pydantic params model (defaults included), the score direction and range, and its kind.
+Built-ins register with ``@register_scorer``; third-party packages expose scorer types (or
+modules that register them) through the entry-point group ``assay.scorers``. The registry
+itself is an ``assay.registry.Registry`` (``SCORER_TYPES``): its rules for names, aliases,
+duplicates and plugins are the same as every other registry's.
+
+Three words that are easy to mix up:
+
+- ``type`` (``type_id`` on ``ScorerType`` and ``Scorer``): the registered id,
+  ``"faithfulness"``; what a ``ScorerConfig`` names.
+- ``kind``: what computes the score: ``code`` (a deterministic function), ``judge`` (an LLM
+  judge), ``check`` (a pass/fail assertion).
+- ``mode``: ``async`` (it waits on a model) or ``sync``; derived from ``kind`` (judge
+  scorers are ``async``), never declared separately.
 
 Params accept snake_case names and the reference's camelCase aliases
 (``ignore_case`` / ``ignoreCase``); unknown params are rejected with a "did you mean".
@@ -29,6 +39,14 @@ ENTRY_POINT_GROUP = "assay.scorers"
 BUILTIN_MODULE = "assay.scorers"
 
 ScorerKind = Literal["code", "judge", "check"]
+"""What computes the score: a function, an LLM judge, or a pass/fail check."""
+
+ScorerMode = Literal["sync", "async"]
+
+
+def mode_of(kind: ScorerKind) -> ScorerMode:
+    """A scorer kind's mode: judges wait on a model (``async``), the others do not."""
+    return "async" if kind == "judge" else "sync"
 
 
 class ScorerParams(BaseModel):
@@ -61,13 +79,17 @@ class ScorerType(Generic[P]):
     build: Callable[[P], Scorer]
     higher_is_better: bool = True
     score_range: tuple[float, float] = (0.0, 1.0)
-    mode: Literal["sync", "async"] = "sync"
     kind: ScorerKind = "code"
     preview_notes: str = ""
     reference: str | None = None
     aliases: tuple[str, ...] = ()
     aggregations: tuple[str, ...] = ("mean",)
     """How runs aggregate this type's scores (names in ``assay.summary.aggregations``)."""
+
+    @property
+    def mode(self) -> ScorerMode:
+        """``async`` for judge scorers (they wait on a model), else ``sync``."""
+        return mode_of(self.kind)
 
     def normalize(self, score: float, params: ScorerParams | None = None) -> float:
         """``score`` on 0..1 (1 = best) for this type's range (stretched by ``params``)."""
@@ -111,7 +133,8 @@ class ScorerTypeInfo(BaseModel):
     label: str
     description: str
     kind: ScorerKind
-    mode: Literal["sync", "async"]
+    mode: ScorerMode
+    """Derived from ``kind`` (see ``ScorerType.mode``)."""
     higher_is_better: bool
     score_range: tuple[float, float]
     params_schema: dict[str, Any]
@@ -202,7 +225,6 @@ def register_scorer(
     params: type[P] = NoParams,  # type: ignore[assignment]
     higher_is_better: bool = True,
     score_range: tuple[float, float] = (0.0, 1.0),
-    mode: Literal["sync", "async"] = "sync",
     kind: ScorerKind = "code",
     preview_notes: str = "",
     reference: str | None = None,
@@ -221,7 +243,6 @@ def register_scorer(
                 build=build,
                 higher_is_better=higher_is_better,
                 score_range=score_range,
-                mode=mode,
                 kind=kind,
                 preview_notes=preview_notes,
                 reference=reference,
@@ -321,7 +342,9 @@ def create_scorer(spec: str | ScorerConfig | Mapping[str, Any], /, **params: Any
     return dataclasses.replace(
         scorer,
         id=config.id or scorer_type.type_id,
-        name=config.label or scorer.name or scorer_type.label,
+        label=config.label
+        or (scorer.label if scorer.label != scorer.id else None)
+        or scorer_type.label,
         type_id=scorer_type.type_id,
         params=validated.model_dump(mode="json"),
         higher_is_better=scorer_type.higher_is_better,

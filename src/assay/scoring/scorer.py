@@ -55,7 +55,8 @@ class Scorer:
     """
 
     id: str
-    name: str | None = None
+    label: str = ""
+    """The display name (tables, reports); default: the id."""
     description: str = ""
     judge: JudgeConfig | None = None
     steps: tuple[tuple[StepName, Step], ...] = ()
@@ -78,6 +79,8 @@ class Scorer:
     def __post_init__(self) -> None:
         if not self.id or not isinstance(self.id, str):
             raise ScorerDefinitionError("a scorer needs a non-empty string id")
+        if not self.label:
+            object.__setattr__(self, "label", self.id)
         if isinstance(self.aggregations, str) or not all(
             isinstance(name, str) and name for name in self.aggregations
         ):
@@ -89,10 +92,6 @@ class Scorer:
             raise ScorerDefinitionError(f"scorer {self.id!r}: threshold must be a finite number")
 
     # ------------------------------------------------------------------ builder
-    @property
-    def label(self) -> str:
-        return self.name or self.id
-
     def normalize(self, score: float) -> float:
         """``score`` on 0..1, 1 at the best end of ``score_range`` (flipped when lower is
         better); see ``assay.types.normalize_score``."""
@@ -131,7 +130,7 @@ class Scorer:
         return dataclasses.replace(self, applies_to=predicate)
 
     def with_options(self, **changes: Any) -> Scorer:
-        """A copy with configuration fields changed (name, judge, weight, ...)."""
+        """A copy with configuration fields changed (label, judge, weight, ...)."""
         return dataclasses.replace(self, **changes)
 
     def with_judge_model(self, model: str | Model) -> Scorer:
@@ -332,7 +331,7 @@ class Scorer:
     ) -> ScoreResult:
         return ScoreResult(
             scorer_id=self.id,
-            scorer_name=self.label,
+            scorer_label=self.label,
             call_id=run.call_id,
             status=status,
             score=score,

@@ -97,7 +97,7 @@ def _score_row(score_id: str, result_id: str, scorer_id: str, score: ScoreResult
         "id": score_id,
         "result_id": result_id,
         "scorer_id": scorer_id,
-        "scorer_name": score.scorer_name,
+        "scorer_name": score.scorer_label,  # column keeps its name
         "call_id": score.call_id,
         "status": score.status,
         "score": score.score,
@@ -148,7 +148,7 @@ def build_results(
     for row in score_rows:
         scores[row.result_id][row.scorer_id] = ScoreResult(
             scorer_id=row.scorer_id,
-            scorer_name=row.scorer_name,
+            scorer_label=row.scorer_name,
             call_id=row.call_id,
             status=row.status,
             score=row.score,

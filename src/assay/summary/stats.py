@@ -193,7 +193,7 @@ def summarize_scorer(
     multi = stats.n >= 2
     return ScorerSummary(
         scorer_id=spec.id,
-        scorer_name=spec.name,
+        scorer_label=spec.label,
         higher_is_better=spec.higher_is_better,
         score_range=spec.score_range,
         count=count,
@@ -378,7 +378,7 @@ def summarize_run(
     ``corpus`` maps scorer ids to the payload rows of their corpus aggregations."""
     all_specs = list(specs)
     known = {s.id for s in all_specs}
-    all_specs += [ScorerSpec(id=sid, name=sid) for sid in builder.scorer_ids() if sid not in known]
+    all_specs += [ScorerSpec(id=sid, label=sid) for sid in builder.scorer_ids() if sid not in known]
     scorers = {
         spec.id: summarize_scorer(
             spec,

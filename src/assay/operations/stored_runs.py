@@ -1,9 +1,11 @@
 """Stored runs: run a stored dataset (or inline data) with every result in the database,
 and finish an interrupted run where it stopped.
 
-This sits above the runner and the store (the runner only knows the ``ResultSink``
-protocol). A stored run keeps nothing per item in memory: results stream to the database
-through ``StoreSink`` and the summary is computed from compact score columns.
+An operation: it sits above the runner and the store (the runner only knows the
+``ResultSink`` protocol) and plans and executes through the runner's ``plan_run`` and
+``execute_run`` with the same ``RunOptions`` as ``run_evals``. A stored run keeps nothing
+per item in memory: results stream to the database through ``StoreSink`` and the summary is
+computed from compact score columns.
 
 Resume is exact: the (item, repeat) pairs already stored are skipped, an item's result and
 scores were written in one transaction so none is half there, and the unique key on
@@ -17,9 +19,10 @@ from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
-from assay.runner.api import DataSource, load_data, plan_run, validate_settings, with_item_hook
-from assay.runner.engine import RunPlan, execute
-from assay.runner.hooks import Hook, RunHooks
+from assay.runner.api import DataSource, execute_run, load_data, plan_run, validate_settings
+from assay.runner.engine import RunPlan
+from assay.runner.hooks import RunHooks
+from assay.runner.options import RunOptions
 from assay.runner.result import RunResult
 from assay.runner.scorer_set import build_scorers, scorer_spec, scorers_from_specs
 from assay.scoring.sync import run_sync
@@ -49,11 +52,9 @@ def _using(store: Store | None) -> Iterator[Store]:
         yield opened
 
 
-async def _execute_stored(
-    store: Store, plan: RunPlan, hooks: RunHooks | None, progress: bool | None
-) -> RunResult:
-    outcome = await execute(plan, StoreSink(store), hooks=hooks, progress=progress)
-    return RunResult(info=plan.info, status=outcome.status, summary=outcome.summary)
+async def _execute_stored(store: Store, plan: RunPlan, options: RunOptions) -> RunResult:
+    outcome = await execute_run(plan, StoreSink(store), options)
+    return RunResult.finished(plan.info, outcome.status, outcome.summary)
 
 
 async def run_dataset_async(
@@ -63,19 +64,13 @@ async def run_dataset_async(
     *,
     version: int | None = None,
     store: Store | None = None,
-    concurrency: int = 8,
-    repeats: int = 1,
-    threshold: float | None = None,
-    name: str | None = None,
-    metadata: dict[str, Any] | None = None,
-    on_item_complete: Hook | None = None,
-    hooks: RunHooks | None = None,
-    progress: bool | None = None,
-    timeout_s: float | None = None,
+    options: RunOptions | None = None,
+    **option_values: Any,
 ) -> RunResult:
     """Run a stored dataset (pinned at ``version``, default: its current one) and store
-    every result. ``RunResult.results`` is empty: read them with ``store.runs.results``."""
-    validate_settings(concurrency, repeats, timeout_s)
+    every result. ``RunResult.results`` is empty: read them with ``store.runs.results``.
+    Settings: ``options`` and/or ``RunOptions`` keywords (see ``run_evals``)."""
+    run_options = RunOptions.of(options, **option_values)
     with _using(store) as db:
         found = db.datasets.get(dataset)
         pinned = found.version if version is None else version
@@ -87,19 +82,14 @@ async def run_dataset_async(
             lambda: datasets.items(found.id, pinned),
             target,
             scorers,
-            concurrency=concurrency,
-            repeats=repeats,
-            threshold=threshold,
+            run_options,
             total_items=total,
-            name=name,
-            metadata=metadata,
-            timeout_s=timeout_s,
             dataset_id=found.id,
             dataset_name=found.name,
             dataset_version=pinned,
         )
         db.runs.create(plan.info)
-        return await _execute_stored(db, plan, with_item_hook(hooks, on_item_complete), progress)
+        return await _execute_stored(db, plan, run_options)
 
 
 async def run_stored_async(
@@ -108,36 +98,20 @@ async def run_stored_async(
     scorers: Sequence[Any] | None = None,
     *,
     store: Store | None = None,
-    concurrency: int = 8,
-    repeats: int = 1,
-    threshold: float | None = None,
-    name: str | None = None,
-    metadata: dict[str, Any] | None = None,
-    on_item_complete: Hook | None = None,
-    hooks: RunHooks | None = None,
-    progress: bool | None = None,
-    timeout_s: float | None = None,
+    options: RunOptions | None = None,
+    **option_values: Any,
 ) -> RunResult:
     """Like ``run_evals`` but stored: the inline items are saved with the run (so it can be
-    resumed) and every result goes to the database."""
-    validate_settings(concurrency, repeats, timeout_s)
+    resumed) and every result goes to the database. Settings: ``options`` and/or
+    ``RunOptions`` keywords (see ``run_evals``)."""
+    run_options = RunOptions.of(options, **option_values)
     items, source = load_data(data)
     plan = plan_run(
-        lambda: items,
-        target,
-        scorers,
-        concurrency=concurrency,
-        repeats=repeats,
-        threshold=threshold,
-        total_items=len(items),
-        name=name,
-        metadata=metadata,
-        timeout_s=timeout_s,
-        data_source=source,
+        lambda: items, target, scorers, run_options, total_items=len(items), data_source=source
     )
     with _using(store) as db:
         db.runs.create(plan.info, items)
-        return await _execute_stored(db, plan, with_item_hook(hooks, on_item_complete), progress)
+        return await _execute_stored(db, plan, run_options)
 
 
 async def resume_run_async(
@@ -206,7 +180,15 @@ async def resume_run_async(
             previous=lambda: runs.results(info.id),
             resumed=True,
         )
-        return await _execute_stored(db, plan, hooks, progress)
+        # the run's own settings, with the caller's hooks and progress bar
+        options = RunOptions(
+            concurrency=info.concurrency,
+            repeats=info.repeats,
+            timeout_s=info.timeout_s,
+            hooks=hooks,
+            progress=progress,
+        )
+        return await _execute_stored(db, plan, options)
 
 
 def changes_since_start(

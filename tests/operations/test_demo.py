@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from assay.demo import DEMO_SCORERS, default_demo_path, load_jsonl, run_demo
+from assay.operations.demo import DEMO_SCORERS, default_demo_path, load_jsonl, run_demo
 
 
 def test_demo_scores_every_row(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -1,8 +1,10 @@
-"""``assay run CONFIG.yaml``: a run described as data (YAML or a dict), validated up front.
+"""A run described as data (YAML or a dict), validated up front (``assay run CONFIG.yaml``).
 
-One model for the file and the CLI flags (flags override the file), so a run is
-reproducible from its config and a typo (``concurency:``) is an error naming the field, not
-a silently ignored key.
+One model for the file and the CLI flags or API fields (they override the file:
+``run_config_from``), so a run is reproducible from its config and a typo (``concurency:``)
+is an error naming the field, not a silently ignored key. Its settings map onto
+``RunOptions`` (``RunConfig.run_options``): the config's ``timeout`` is the options'
+``timeout_s``.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from assay.runner.hooks import RunHooks
+from assay.runner.options import RunOptions
 from assay.runner.result import RunResult
 from assay.scoring.sync import run_sync
 
@@ -68,6 +71,21 @@ class RunConfig(BaseModel):
             raise ValueError("'version' needs 'dataset'")
         return self
 
+    def run_options(
+        self, *, progress: bool | None = None, hooks: RunHooks | None = None
+    ) -> RunOptions:
+        """This config's settings as ``RunOptions`` (plus the caller's progress and hooks)."""
+        return RunOptions(
+            concurrency=self.concurrency,
+            repeats=self.repeats,
+            threshold=self.threshold,
+            timeout_s=self.timeout,
+            name=self.name,
+            metadata=self.metadata,
+            progress=progress,
+            hooks=hooks,
+        )
+
 
 def load_run_config(path: str | Path, **overrides: Any) -> RunConfig:
     """Read a YAML run config; ``overrides`` (CLI flags that were given) win over the file.
@@ -88,6 +106,19 @@ def load_run_config(path: str | Path, **overrides: Any) -> RunConfig:
         if isinstance(value, str) and not Path(value).is_absolute():
             raw[key] = str(path.parent / value)
     return make_run_config({**raw, **overrides}, source=str(path))
+
+
+def run_config_from(path: str | Path | None = None, **fields: Any) -> RunConfig:
+    """The run config of a YAML file (optional) and fields given separately (CLI flags, an
+    API request): a field given (not ``None``) overrides the file's, and a data source given
+    (``data`` or ``dataset``) replaces the file's source of the other kind. Without a file the
+    fields alone make the config."""
+    given = {key: value for key, value in fields.items() if value is not None}
+    if path is None:
+        return make_run_config(given, source="flags")
+    if ("data" in given) != ("dataset" in given):
+        given["dataset" if "data" in given else "data"] = None
+    return load_run_config(path, **given)
 
 
 _FLAGS = {
@@ -128,33 +159,25 @@ async def run_config_async(
     config: RunConfig, *, progress: bool | None = None, hooks: RunHooks | None = None
 ) -> RunResult:
     """Execute ``config``: stored (default) or in memory."""
-    options: dict[str, Any] = {
-        "concurrency": config.concurrency,
-        "repeats": config.repeats,
-        "threshold": config.threshold,
-        "timeout_s": config.timeout,
-        "name": config.name,
-        "metadata": config.metadata,
-        "progress": progress,
-        "hooks": hooks,
-    }
+    from assay.runner.api import run_evals_async
+
+    options = config.run_options(progress=progress, hooks=hooks)
     if config.dataset is not None:
-        from assay.stored_runs import run_dataset_async
+        from assay.operations.stored_runs import run_dataset_async
 
         return await run_dataset_async(
-            config.dataset, config.target, config.scorers, version=config.version, **options
+            config.dataset, config.target, config.scorers, version=config.version, options=options
         )
     assert config.data is not None
     if config.store:
-        from assay.stored_runs import run_stored_async
+        from assay.operations.stored_runs import run_stored_async
 
-        return await run_stored_async(config.data, config.target, config.scorers, **options)
-    from assay.runner.api import run_evals_async
-
-    return await run_evals_async(config.data, config.target, config.scorers, **options)
+        return await run_stored_async(config.data, config.target, config.scorers, options=options)
+    return await run_evals_async(config.data, config.target, config.scorers, options=options)
 
 
 def run_config(
     config: RunConfig, *, progress: bool | None = None, hooks: RunHooks | None = None
 ) -> RunResult:
+    """``run_config_async`` for synchronous code."""
     return run_sync(lambda: run_config_async(config, progress=progress, hooks=hooks))

@@ -1,4 +1,7 @@
-"""Import item files into the store and export stored datasets to files.
+"""Datasets between files and the store: import, export, add one item.
+
+These are operations (``assay datasets import|export|add`` and the API call them): they
+join the file formats of ``assay.datasets`` with the store.
 
 An import is all-or-nothing: the items are validated *while* the store inserts them inside
 ``add_items``'s single transaction, so a bad line 7 (or line 900,000) raises out of the
@@ -9,10 +12,14 @@ the database exactly as it was.
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
+
+from pydantic import ValidationError
 
 from assay.datasets.io import MappingArg, read_items, write_items
 from assay.types import Item
@@ -106,3 +113,74 @@ def export_file(
     repo = store.datasets
     repo.get(dataset)  # a missing dataset fails before any file is created
     return write_items(repo.items(dataset, version), path, fmt=fmt)
+
+
+@dataclass(frozen=True)
+class ImportReport:
+    """What an import did: the dataset after it, the items read, and the new version's
+    added/updated counts (none when nothing changed, e.g. an upsert of identical items)."""
+
+    dataset: DatasetInfo
+    read: int
+    new_version: bool
+    added: int
+    updated: int
+
+    @property
+    def unchanged(self) -> int:
+        """Items read that were left as they were."""
+        return self.read - self.added - self.updated
+
+
+def import_dataset(
+    store: Store, path: str | os.PathLike[str], *, dataset: str, **options: Any
+) -> ImportReport:
+    """``import_file`` (same options), reporting what changed."""
+    from assay.store.errors import DatasetNotFoundError
+
+    before = None
+    with contextlib.suppress(DatasetNotFoundError):
+        before = store.datasets.get(dataset).version
+    info, count = import_file(store, path, dataset=dataset, **options)
+    changed = info.version != before
+    last = store.datasets.versions(info.id)[-1] if changed else None
+    return ImportReport(
+        dataset=info,
+        read=count,
+        new_version=changed,
+        added=last.added if last else 0,
+        updated=last.updated if last else 0,
+    )
+
+
+def add_item(
+    store: Store,
+    dataset: str,
+    *,
+    input: Any = None,
+    expected_output: Any = None,
+    output: Any = None,
+    context: Any = None,
+    metadata: dict[str, Any] | None = None,
+    item_id: str | None = None,
+) -> tuple[Item, int]:
+    """Add one item to ``dataset`` (a new version); returns the item and the version.
+
+    Without ``item_id`` the item is ``item-N`` (N: the dataset's item count + 1). A bad
+    field is a ``ValueError`` naming it."""
+    info = store.datasets.get(dataset)
+    fields: dict[str, Any] = {
+        "id": item_id or f"item-{store.datasets.count_items(info.id) + 1}",
+        "input": input,
+        "expected_output": expected_output,
+        "output": output,
+        "context": context,
+        "metadata": metadata or {},
+    }
+    try:
+        item = Item.model_validate(fields)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"]) or "item"
+        raise ValueError(f"field {where!r}: {first['msg']}") from exc
+    return item, store.datasets.add_items(info.id, [item])

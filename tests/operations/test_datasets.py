@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from assay.datasets import DatasetImportError, export_file, import_file, write_items
+from assay.datasets import DatasetImportError, write_items
+from assay.operations.datasets import export_file, import_file
 from assay.store import DatasetNotFoundError, DuplicateItemError, Store, open_store
 from assay.types import Item
 

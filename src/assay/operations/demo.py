@@ -1,7 +1,7 @@
 """The offline demo: score the bundled example dataset with the code scorers.
 
 Kept in the library (not the CLI) so the same demo runs from Python:
-``asyncio.run(assay.demo.run_demo())``.
+``asyncio.run(assay.operations.demo.run_demo())``.
 """
 
 from __future__ import annotations
@@ -106,7 +106,7 @@ class DemoReport:
 
 def default_demo_path() -> Path:
     """The bundled dataset: ``examples/support.jsonl`` in a checkout, else the package copy."""
-    checkout = Path(__file__).resolve().parents[2] / "examples" / "support.jsonl"
+    checkout = Path(__file__).resolve().parents[3] / "examples" / "support.jsonl"
     if checkout.exists():
         return checkout
     return Path(str(resources.files("assay").joinpath("data/support.jsonl")))
@@ -161,8 +161,8 @@ async def run_demo(
     report to ``report_dir`` (default ``.assay/reports``).
     """
     from assay.analysis.report_html import write_html_report
+    from assay.operations.stored_runs import run_stored_async
     from assay.store import open_store
-    from assay.stored_runs import run_stored_async
 
     data = path or default_demo_path()
     items = load_jsonl(data)

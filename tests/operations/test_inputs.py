@@ -1,0 +1,48 @@
+"""Text values → Python values, one rule set for CLI options and form fields."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from assay.operations.inputs import InputError, check_pairs, json_or_text, parse_params, read_value
+
+
+def test_json_or_text() -> None:
+    assert json_or_text('{"type": "tone"}') == {"type": "tone"}
+    assert json_or_text(" [1, 2]") == [1, 2]
+    assert json_or_text("exact-match") == "exact-match"
+    assert json_or_text(None) is None
+    assert json_or_text("{not json") == "{not json"  # lenient: text stays text
+    with pytest.raises(InputError, match="--scorer: invalid JSON"):
+        json_or_text("{not json", option="--scorer", strict=True)
+
+
+def test_read_value_reads_files_and_inline_json(tmp_path: Path) -> None:
+    path = tmp_path / "messages.json"
+    path.write_text('[{"role": "user", "content": "hi"}]')
+    assert read_value(f"@{path}") == [{"role": "user", "content": "hi"}]
+    assert read_value('  {"a": 1}  ') == {"a": 1}
+    assert read_value("[oops") == "[oops"
+    assert read_value(" plain ") == " plain "
+    with pytest.raises(InputError, match="--output: cannot read /no/such/file"):
+        read_value("@/no/such/file", "--output")
+
+
+def test_parse_params() -> None:
+    assert parse_params(["n=3", "flag=true", 'words=["a"]', "text=hello", "eq=a=b"]) == {
+        "n": 3,
+        "flag": True,
+        "words": ["a"],
+        "text": "hello",
+        "eq": "a=b",
+    }
+    with pytest.raises(InputError, match="--param 'oops': expected key=value"):
+        parse_params(["oops"])
+
+
+def test_check_pairs() -> None:
+    assert check_pairs(["input=question"], "--map") == ["input=question"]
+    with pytest.raises(InputError, match="--map 'input=': expected key=value"):
+        check_pairs(["input="], "--map")
