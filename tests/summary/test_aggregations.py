@@ -22,8 +22,9 @@ from assay.summary.aggregations import (
     unregister_aggregation,
 )
 from assay.summary.columns import ScoreColumnsBuilder
-from assay.summary.stats import summarize_run
-from assay.types import ItemResult, ScoreResult, ScorerSpec, Usage
+from assay.types import ItemResult, ScoreResult, ScorerSpec
+
+from .helpers import summarize_columns
 
 
 def _f1(tp: float, fp: float, fn: float) -> float:
@@ -102,22 +103,7 @@ def test_corpus_aggregation_with_repeats_averages_the_repeats(corpus_f1_register
 
 
 def _summarize(specs: list[ScorerSpec], b: ScoreColumnsBuilder, **kwargs: Any) -> Any:
-    return summarize_run(
-        specs,
-        b,
-        threshold=kwargs.pop("threshold", None),
-        latencies_ms=[],
-        items=0,
-        results=0,
-        item_errors=0,
-        repeats=1,
-        duration_s=None,
-        judge_calls=0,
-        usage=Usage(),
-        cost_usd=None,
-        item_id_for=lambda p: f"item-{p}",
-        **kwargs,
-    )
+    return summarize_columns(specs, b, **kwargs)
 
 
 def test_pass_at_k_matches_the_hand_computed_estimator() -> None:

@@ -10,8 +10,10 @@ import pytest
 from assay.runner.api import run_evals
 from assay.scoring.scorer import Scorer
 from assay.summary.columns import ScoreColumnsBuilder
-from assay.summary.stats import effective_threshold, summarize_run
-from assay.types import RunSummary, ScorerSpec, Usage
+from assay.summary.stats import effective_threshold
+from assay.types import RunSummary, ScorerSpec
+
+from .helpers import summarize_columns
 
 
 def _summary(
@@ -22,21 +24,7 @@ def _summary(
     for scorer_id, scores in values.items():
         for pos, v in enumerate(scores):
             b.add(scorer_id, pos, 0, "error" if v is None else "ready", v)
-    return summarize_run(
-        specs,
-        b,
-        threshold=threshold,
-        latencies_ms=[],
-        items=0,
-        results=0,
-        item_errors=0,
-        repeats=1,
-        duration_s=None,
-        judge_calls=0,
-        usage=Usage(),
-        cost_usd=None,
-        item_id_for=lambda p: f"item-{p}",
-    )
+    return summarize_columns(specs, b, threshold=threshold)
 
 
 def test_a_scorers_own_threshold_overrides_the_run_threshold() -> None:

@@ -9,12 +9,11 @@ in-memory run's come from the ``RunResult``.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from assay.runner.result import RunResult
+from assay.store.engine import using_store
 
 if TYPE_CHECKING:
     from assay.analysis.compare import RunComparison
@@ -27,17 +26,6 @@ REPORT_FORMATS = {".html": "html", ".htm": "html", ".json": "json"}
 
 class ReportError(ValueError):
     """A report cannot be written as asked (e.g. an unknown file type)."""
-
-
-@contextmanager
-def _using(store: Store | None) -> Iterator[Store]:
-    if store is not None:
-        yield store
-        return
-    from assay.store import open_store
-
-    with open_store() as opened:
-        yield opened
 
 
 def write_run_reports(
@@ -58,7 +46,7 @@ def write_run_reports(
 
     written: list[Path] = []
     if stored:
-        with _using(store) as db:
+        with using_store(store) as db:
             record = db.runs.get(result.id)
             if report:
                 written.append(write_html_report(report, record, db.runs.results(record.id)))
@@ -84,7 +72,7 @@ def export_run(run_id: str, path: PathArg, *, store: Store | None = None) -> Pat
     from assay.analysis.report_html import write_html_report
     from assay.analysis.report_json import write_run_json
 
-    with _using(store) as db:
+    with using_store(store) as db:
         record = db.runs.get(run_id)
         results = db.runs.results(record.id)
         if kind == "html":
@@ -101,7 +89,7 @@ def write_comparison_report(
     against its baseline."""
     from assay.analysis.report_html import write_html_report
 
-    with _using(store) as db:
+    with using_store(store) as db:
         candidate = db.runs.get(comparison.b.id)
         return write_html_report(
             path, candidate, db.runs.results(candidate.id), comparison=comparison

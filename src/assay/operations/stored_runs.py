@@ -15,8 +15,7 @@ scores were written in one transaction so none is half there, and the unique key
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from assay.runner.api import DataSource, execute_run, load_data, plan_run, validate_settings
@@ -26,7 +25,7 @@ from assay.runner.options import RunOptions
 from assay.runner.result import RunResult
 from assay.runner.scorer_set import build_scorers, scorer_spec, scorers_from_specs
 from assay.scoring.sync import run_sync
-from assay.store import Store, StoreSink, open_store
+from assay.store import Store, StoreSink, using_store
 from assay.targets.identity import fingerprinted_spec
 from assay.targets.resolve import resolve_target, target_from_spec
 from assay.types import Item, ScorerSpec, TargetSpec
@@ -40,16 +39,6 @@ log = logging.getLogger(__name__)
 
 class ResumeError(ValueError):
     """The run cannot be resumed as asked (finished, or its target/scorers changed)."""
-
-
-@contextmanager
-def _using(store: Store | None) -> Iterator[Store]:
-    """``store``, or the default store opened (and closed) for this call."""
-    if store is not None:
-        yield store
-        return
-    with open_store() as opened:
-        yield opened
 
 
 async def _execute_stored(store: Store, plan: RunPlan, options: RunOptions) -> RunResult:
@@ -71,7 +60,7 @@ async def run_dataset_async(
     every result. ``RunResult.results`` is empty: read them with ``store.runs.results``.
     Settings: ``options`` and/or ``RunOptions`` keywords (see ``run_evals``)."""
     run_options = RunOptions.of(options, **option_values)
-    with _using(store) as db:
+    with using_store(store) as db:
         found = db.datasets.get(dataset)
         pinned = found.version if version is None else version
         total = db.datasets.count_items(found.id, pinned)
@@ -109,7 +98,7 @@ async def run_stored_async(
     plan = plan_run(
         lambda: items, target, scorers, run_options, total_items=len(items), data_source=source
     )
-    with _using(store) as db:
+    with using_store(store) as db:
         db.runs.create(plan.info, items)
         return await _execute_stored(db, plan, run_options)
 
@@ -135,7 +124,7 @@ async def resume_run_async(
     names each change: mixing two versions' answers in one run would make its summary
     meaningless. ``allow_changed=True`` resumes anyway (logged as a warning).
     """
-    with _using(store) as db:
+    with using_store(store) as db:
         record = db.runs.get(run_id)
         info = record.info
         if record.status == "completed":
@@ -254,7 +243,7 @@ def compare_stored(
     """Compare two stored runs (ids or unique prefixes): B against baseline A."""
     from assay.analysis.compare import compare_runs
 
-    with _using(store) as db:
+    with using_store(store) as db:
         a, b = db.runs.get(run_a), db.runs.get(run_b)
         return compare_runs(
             a, db.runs.score_rows(a.id), b, db.runs.score_rows(b.id), threshold=threshold

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from assay.store.cache import StoreModelCache
 from assay.store.datasets_repo import DatasetRepository
-from assay.store.engine import DATABASE_URL_ENV, Store, open_store, resolve_url
+from assay.store.engine import DATABASE_URL_ENV, Store, open_store, resolve_url, using_store
 from assay.store.errors import (
     AmbiguousRunIdError,
     DatasetExistsError,
@@ -56,4 +56,5 @@ __all__ = [
     "StoreWriteError",
     "open_store",
     "resolve_url",
+    "using_store",
 ]

@@ -15,6 +15,8 @@ up-to-date database never waits for another process's long write.
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -200,3 +202,14 @@ def open_store(url: str | URL | None = None) -> Store:
         engine.dispose()
         raise
     return Store(engine)
+
+
+@contextmanager
+def using_store(store: Store | None) -> Iterator[Store]:
+    """``store`` as it is, or the default store opened for this block (and closed after):
+    what every operation that takes an optional ``store=`` does."""
+    if store is not None:
+        yield store
+        return
+    with open_store() as opened:
+        yield opened
