@@ -22,10 +22,11 @@ LAYERS: list[set[str]] = [
     {"messages", "summary", "models", "datasets"},
     {"scoring"},
     {"scorers._lib"},
-    {"scorers", "targets"},
+    {"scorers", "targets", "tasks"},
     {"runner"},
     {"store", "analysis"},
     {"operations", "testing"},
+    {"optimize"},
     {"cli", "server"},
     {"assay", "__main__"},  # the package root: the public names, the composition root
 ]
