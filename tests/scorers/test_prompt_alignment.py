@@ -120,6 +120,13 @@ def test_both_mode_works_with_only_a_user_prompt() -> None:
     assert "system prompt>>>" not in model.calls[0].messages[-1].content
 
 
+def test_both_mode_works_with_only_a_system_prompt() -> None:
+    result, model = _run([_analysis(1, 1, 1, 1)], input=_agent_input(user=None))
+    assert result.score == 1.0
+    prompt = model.calls[0].messages[-1].content
+    assert "user prompt>>>" not in prompt and SYSTEM in prompt
+
+
 @pytest.mark.parametrize(
     ("mode", "run_input", "message"),
     [

@@ -8,45 +8,25 @@ not correctness, is judged. Score ``round2((#yes + uncertainty_weight·#unsure) 
 scale)``, results compared after trim and lower-casing; no statements → 0.
 
 Deviations from the reference
-- Params merge over the defaults. The reference replaces its whole default options object
-  when any option is passed, so ``{scale: 10}`` alone leaves ``uncertaintyWeight``
-  undefined and any "unsure" turns the score into NaN; here ``uncertainty_weight`` keeps
-  its default 0.3.
-- ``uncertainty_weight`` must lie in [0, 1] (the reference does not check it).
+- Params merge over the defaults (the reference's ``{scale: 10}`` alone leaves
+  ``uncertaintyWeight`` undefined and any "unsure" makes the score NaN); ``uncertainty_weight``
+  must lie in [0, 1].
 - The user's text reaches the judge inside a data block rather than JSON-quoted.
-- The LLM reason prompt gets the input, the per-statement results and the score, not the
-  full output (the statements are the output).
-- A result other than "yes", "unsure" or "no" (after trimming and lower-casing), or a number
-  of results that differs from the number of statements, gets one repair turn and then fails
-  the run (``status="error"``); the reference counts such labels as 0 and scores whatever
-  results came back.
+- The LLM reason gets the input, the per-statement results and the score.
+- A result other than "yes", "unsure" or "no", or a result count that differs from the
+  statement count, gets one repair turn and then fails the run (``status="error"``).
 """
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field
 
-from assay.rounding import round2
-from assay.scorers._lib.judge_common import (
-    ReasonedJudgeParams,
-    data_block,
-    judge_config,
-    numbered,
-    with_reason,
-)
-from assay.scorers._lib.verdicts import TRIMMED_LOWERED, one_per
-from assay.scoring.context import StepContext
-from assay.scoring.registry import register_scorer
-from assay.scoring.scorer import Scorer
-from assay.scoring.steps import judge_step
-
-INSTRUCTIONS = (
-    "You judge how relevant a response is to the user's input. Judge relevance, not "
-    "correctness; partly relevant statements count as partial. An empty response or an "
-    "error message is not relevant."
-)
+from assay.scorers._lib.formulas import count, weighted_share
+from assay.scorers._lib.judge_common import ReasonedJudgeParams, numbered
+from assay.scorers._lib.judge_scorer import JudgeScorer, Prompt, View, fmt, one_per_item
+from assay.scorers._lib.verdicts import TRIMMED_LOWERED
 
 
 class AnswerRelevancyParams(ReasonedJudgeParams):
@@ -73,121 +53,55 @@ class RelevancyResults(BaseModel):
     results: list[RelevancyResult] = Field(description="One result per statement, in order.")
 
 
-def _fmt(value: float) -> str:
-    return f"{value:g}"
+class AnswerRelevancy(JudgeScorer[AnswerRelevancyParams]):
+    """How much of the response addresses the user's input (LLM judge: split into
+    statements, then a yes/unsure/no relevance verdict per statement)."""
 
+    type_id, label, params_model = "answer-relevancy", "Answer Relevancy", AnswerRelevancyParams
+    reference = "createAnswerRelevancyScorer (answer-relevancy-scorer)"
+    preview_notes = "2 judge calls, 3 with reason='llm'. 'unsure' counts uncertainty_weight."
+    instructions = (
+        "You judge how relevant a response is to the user's input. Judge relevance, not "
+        "correctness; partly relevant statements count as partial. An empty response or an "
+        "error message is not relevant."
+    )
+    meaning = "how much of the response addresses the input ('unsure' counts partly)"
+    preprocess = Prompt(
+        "Split the response into its meaningful statements. Do not over-split, but split "
+        "a compound statement joined by 'and' into its parts. A single word or an error "
+        "message is one statement; an empty response has none: [].",
+        RelevancyStatements,
+        inputs={"response": lambda j: j.output},
+        description="Split the response into statements",
+    )
+    analyze = Prompt(
+        'Give one result per statement for its relevance to the input: "yes" if it '
+        'directly addresses the input, "unsure" if it is partly relevant (the right kind '
+        'of information, or on the question but wrong), "no" if it is unrelated or empty.',
+        RelevancyResults,
+        inputs={"input": lambda j: j.input, "statements": lambda j: numbered(j.pre.statements)},
+        check=one_per_item(lambda j: j.pre.statements, "results", "statement"),
+        description="Judge each statement's relevance to the input",
+    )
 
-def _counts(results: list[RelevancyResult]) -> tuple[int, int]:
-    labels = [r.result.strip().lower() for r in results]
-    return labels.count("yes"), labels.count("unsure")
+    def score(self, j: View[AnswerRelevancyParams]) -> float:
+        weights = {"yes": 1.0, "unsure": j.params.uncertainty_weight}
+        return weighted_share(j.analysis.results, "result", weights)
 
+    def findings(self, j: View[AnswerRelevancyParams]) -> dict[str, Any]:
+        pairs = zip(j.pre.statements, j.analysis.results, strict=True)
+        return {"input": j.input, "results": [{"statement": s, **r.model_dump()} for s, r in pairs]}
 
-@register_scorer(
-    "answer-relevancy",
-    label="Answer Relevancy",
-    description=(
-        "How much of the response addresses the user's input (LLM judge: split into "
-        "statements, then a yes/unsure/no relevance verdict per statement)."
-    ),
-    params=AnswerRelevancyParams,
-    kind="judge",
-    higher_is_better=True,
-    score_range=(0.0, 1.0),
-    reference="createAnswerRelevancyScorer (answer-relevancy-scorer)",
-    preview_notes="2 judge calls, 3 with reason='llm'. 'unsure' counts uncertainty_weight.",
-)
-def build(params: AnswerRelevancyParams) -> Scorer:
-    def preprocess_prompt(ctx: StepContext) -> str:
-        return (
-            "Split the response into its meaningful statements. Do not over-split, but split "
-            "a compound statement joined by 'and' into its parts. A single word or an error "
-            "message is one statement; an empty response has none: [].\n\n"
-            + data_block("response", ctx.output_text)
-        )
-
-    def analyze_prompt(ctx: StepContext) -> str:
-        statements: list[str] = ctx.preprocess_result.statements
-        return (
-            'Give one result per statement for its relevance to the input: "yes" if it '
-            'directly addresses the input, "unsure" if it is partly relevant (the right kind '
-            'of information, or on the question but wrong), "no" if it is unrelated or '
-            "empty.\n\n"
-            f"{data_block('input', ctx.input_text)}\n\n"
-            f"{data_block('statements', numbered(statements))}"
-        )
-
-    def score(ctx: StepContext) -> float:
-        analysis = ctx.analyze_result
-        results: list[RelevancyResult] = analysis.results if analysis is not None else []
+    def reason(self, j: View[AnswerRelevancyParams]) -> str:
+        results = j.analysis.results
         if not results:
-            return 0.0
-        yes, unsure = _counts(results)
-        return round2((yes + params.uncertainty_weight * unsure) / len(results) * params.scale)
-
-    def template_reason(ctx: StepContext) -> str:
-        results: list[RelevancyResult] = ctx.analyze_result.results
-        value = _fmt(ctx.score or 0.0)
-        if not results:
-            return f"The score is {value} because the response has no statements to judge."
-        yes, unsure = _counts(results)
+            return f"The score is {fmt(j.score)} because the response has no statements to judge."
         text = (
-            f"The score is {value} because {yes} of {len(results)} statements directly "
-            f"address the input and {unsure} are partly relevant "
-            f"(counted at {_fmt(params.uncertainty_weight)})"
+            f"The score is {fmt(j.score)} because {count(results, 'result', 'yes')} of "
+            f"{len(results)} statements directly address the input and "
+            f"{count(results, 'result', 'unsure')} are partly relevant "
+            f"(counted at {fmt(j.params.uncertainty_weight)})"
         )
-        statements: list[str] = ctx.preprocess_result.statements
-        off = [
-            f'"{statement}" ({r.reason})'
-            for statement, r in zip(statements, results, strict=True)
-            if r.result.strip().lower() not in ("yes", "unsure")
-        ]
-        if off:
-            text += "; not relevant: " + "; ".join(off)
-        return text + "."
-
-    def reason_prompt(ctx: StepContext) -> str:
-        statements: list[str] = ctx.preprocess_result.statements
-        results: list[RelevancyResult] = ctx.analyze_result.results
-        rows = [
-            {"statement": statement, "result": r.result, "reason": r.reason}
-            for statement, r in zip(statements, results, strict=True)
-        ]
-        value = _fmt(ctx.score or 0.0)
-        return (
-            f"The relevancy score is {value} on a 0-{_fmt(params.scale)} scale. In at most "
-            f'two sentences, explain it, starting with "The score is {value} because".\n\n'
-            f"{data_block('input', ctx.input_text)}\n\n{data_block('results', rows)}"
-        )
-
-    scorer = (
-        Scorer(
-            "answer-relevancy",
-            description="Relevance of the response to the input",
-            judge=judge_config(params, INSTRUCTIONS),
-        )
-        .preprocess(
-            judge_step(
-                preprocess_prompt,
-                RelevancyStatements,
-                description="Split the response into statements",
-                version="1",
-            )
-        )
-        .analyze(
-            judge_step(
-                analyze_prompt,
-                RelevancyResults,
-                description="Judge each statement's relevance to the input",
-                version="1",
-                check=one_per(lambda ctx: ctx.preprocess_result.statements, "results", "statement"),
-            )
-        )
-        .score(score)
-    )
-    return with_reason(
-        scorer,
-        params.reason,
-        prompt=reason_prompt,
-        template=template_reason,
-        description="Explain the score",
-    )
+        pairs = zip(j.pre.statements, results, strict=True)
+        off = [f'"{s}" ({r.reason})' for s, r in pairs if r.result == "no"]
+        return text + ("; not relevant: " + "; ".join(off) if off else "") + "."

@@ -35,19 +35,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from assay.rounding import round2
-from assay.scorers._lib.judge_common import (
-    ReasonedJudgeParams,
-    data_block,
-    judge_config,
-    numbered,
-    with_reason,
-)
-from assay.scorers._lib.verdicts import one_per
-from assay.scoring.context import StepContext
-from assay.scoring.registry import register_scorer
-from assay.scoring.scorer import Scorer
-from assay.scoring.steps import judge_step
+from assay.scorers._lib.formulas import capped_penalty, clamp
+from assay.scorers._lib.judge_common import ReasonedJudgeParams, numbered
+from assay.scorers._lib.judge_scorer import JudgeScorer, Needs, Prompt, View, fmt, one_per_item
 
 INSTRUCTIONS = (
     "You compare a response with a ground-truth answer by meaning, unit by unit. "
@@ -122,83 +112,82 @@ def ground_truth_text(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
 
 
-def _fmt(value: float) -> str:
-    return f"{value:g}"
+def _has_truth(j: View[Any]) -> bool:
+    return not js_falsy(j.ctx.call.ground_truth)
 
 
-@register_scorer(
-    "answer-similarity",
-    label="Answer Similarity",
-    description=(
-        "Semantic agreement of the response with the ground truth (LLM judge: semantic units "
-        "of both, then exact/semantic/partial/missing matches, contradictions, extras)."
-    ),
-    params=AnswerSimilarityParams,
-    kind="judge",
-    higher_is_better=True,
-    score_range=(0.0, 1.0),
-    reference="createAnswerSimilarityScorer (answer-similarity-scorer)",
-    preview_notes="Needs ground truth. 2 judge calls, 3 with reason='llm'.",
-)
-def build(params: AnswerSimilarityParams) -> Scorer:
-    credit: dict[str, float] = {
-        "exact": 1.0 + params.exact_match_bonus,
-        "semantic": params.semantic_threshold,
-        "partial": params.semantic_threshold * 0.5,
-        "missing": -params.missing_penalty,
-    }
+class AnswerSimilarity(JudgeScorer[AnswerSimilarityParams]):
+    """Semantic agreement of the response with the ground truth (LLM judge: semantic units
+    of both, then exact/semantic/partial/missing matches, contradictions, extras)."""
 
-    def preprocess_prompt(ctx: StepContext) -> str:
-        if js_falsy(ctx.call.ground_truth):
-            if params.require_ground_truth:
-                raise ValueError(MISSING_GROUND_TRUTH)
-            output, truth = "", ""
-        else:
-            output, truth = ctx.output_text, ground_truth_text(ctx.call.ground_truth)
-        return (
-            "Break the response and the ground truth each into short normalized units of "
-            "meaning (one fact or idea per unit). An empty text has no units.\n\n"
-            f"{data_block('response', output)}\n\n{data_block('ground truth', truth)}"
-        )
+    type_id, label, params_model = "answer-similarity", "Answer Similarity", AnswerSimilarityParams
+    reference = "createAnswerSimilarityScorer (answer-similarity-scorer)"
+    preview_notes = "Needs ground truth. 2 judge calls, 3 with reason='llm'."
+    instructions = INSTRUCTIONS
+    needs = (
+        Needs(
+            "ground_truth",
+            lambda j: _has_truth(j) or not j.params.require_ground_truth,
+            MISSING_GROUND_TRUTH,
+        ),
+    )
+    meaning = "semantic agreement of the response with the ground truth, unit by unit"
+    preprocess = Prompt(
+        "Break the response and the ground truth each into short normalized units of "
+        "meaning (one fact or idea per unit). An empty text has no units.",
+        SimilarityUnits,
+        inputs={
+            "response": lambda j: j.output if _has_truth(j) else "",
+            "ground truth": lambda j: (
+                ground_truth_text(j.ctx.call.ground_truth) if _has_truth(j) else ""
+            ),
+        },
+        description="Extract semantic units of the response and the ground truth",
+    )
+    analyze = Prompt(
+        "For each ground-truth unit, in order, give its best output unit and matchType: "
+        '"exact" (same fact, same wording), "semantic" (same meaning), "partial" (part of '
+        'it), "missing" (absent, or stated wrongly). A wrong output unit is also listed '
+        "in contradictions. List in extraInOutput the output units the ground truth does "
+        "not contain.",
+        SimilarityAnalysis,
+        inputs={
+            "ground truth units": lambda j: numbered(j.pre.groundTruthUnits),
+            "output units": lambda j: numbered(j.pre.outputUnits),
+        },
+        check=one_per_item(
+            lambda j: j.pre.groundTruthUnits if _has_truth(j) else None,
+            "matches",
+            "ground-truth unit",
+        ),
+        description="Match ground-truth units to output units",
+    )
 
-    def analyze_prompt(ctx: StepContext) -> str:
-        units: SimilarityUnits = ctx.preprocess_result
-        return (
-            "For each ground-truth unit, in order, give its best output unit and matchType: "
-            '"exact" (same fact, same wording), "semantic" (same meaning), "partial" (part of '
-            'it), "missing" (absent, or stated wrongly). A wrong output unit is also listed '
-            "in contradictions. List in extraInOutput the output units the ground truth does "
-            "not contain.\n\n"
-            f"{data_block('ground truth units', numbered(units.groundTruthUnits))}\n\n"
-            f"{data_block('output units', numbered(units.outputUnits))}"
-        )
-
-    def ground_truth_units(ctx: StepContext) -> list[str] | None:
-        """The units the matches must cover; none to check without a ground truth."""
-        if js_falsy(ctx.call.ground_truth):
-            return None
-        units: SimilarityUnits = ctx.preprocess_result
-        return units.groundTruthUnits
-
-    def score(ctx: StepContext) -> float:
-        if js_falsy(ctx.call.ground_truth):
+    def score(self, j: View[AnswerSimilarityParams]) -> float:
+        p, analysis = j.params, j.analysis
+        if not _has_truth(j) or analysis is None or not analysis.matches:
             return 0.0
-        analysis: SimilarityAnalysis | None = ctx.analyze_result
-        if analysis is None or not analysis.matches:
-            return 0.0
-        n = len(analysis.matches)
+        credit = {
+            "exact": 1.0 + p.exact_match_bonus,
+            "semantic": p.semantic_threshold,
+            "partial": p.semantic_threshold * 0.5,
+            "missing": -p.missing_penalty,
+        }
         raw = sum(credit[m.matchType] for m in analysis.matches)
-        value = raw / (n * (1.0 + params.exact_match_bonus))
-        value -= len(analysis.contradictions) * params.contradiction_penalty
-        value -= min(len(analysis.extraInOutput) * params.extra_info_penalty, 0.2)
-        value = min(max(value, 0.0), 1.0)
-        return round2(value * params.scale)
+        value = raw / (len(analysis.matches) * (1.0 + p.exact_match_bonus))
+        value -= len(analysis.contradictions) * p.contradiction_penalty
+        value -= capped_penalty(len(analysis.extraInOutput), p.extra_info_penalty, 0.2)
+        return clamp(value)
 
-    def template_reason(ctx: StepContext) -> str:
-        if js_falsy(ctx.call.ground_truth):
+    def findings(self, j: View[AnswerSimilarityParams]) -> dict[str, Any]:
+        if not _has_truth(j):
+            return {"note": NO_GROUND_TRUTH_REASON}
+        return {"analysis": j.analysis.model_dump()}
+
+    def reason(self, j: View[AnswerSimilarityParams]) -> str:
+        if not _has_truth(j):
             return NO_GROUND_TRUTH_REASON
-        analysis: SimilarityAnalysis = ctx.analyze_result
-        value = f"{_fmt(ctx.score or 0.0)}/{_fmt(params.scale)}"
+        analysis, value = j.analysis, f"{fmt(j.score)}/{fmt(j.params.scale)}"
         if not analysis.matches:
             return f"The score is {value} because no ground-truth units could be matched."
         kinds = [m.matchType for m in analysis.matches]
@@ -214,47 +203,3 @@ def build(params: AnswerSimilarityParams) -> Scorer:
                 f'"{c.groundTruthUnit}" ({c.explanation})' for c in analysis.contradictions
             )
         return text + "."
-
-    def reason_prompt(ctx: StepContext) -> str:
-        if js_falsy(ctx.call.ground_truth):
-            return f"State in one sentence: {NO_GROUND_TRUTH_REASON}"
-        value = f"{_fmt(ctx.score or 0.0)}/{_fmt(params.scale)}"
-        analysis: SimilarityAnalysis = ctx.analyze_result
-        return (
-            f"The answer-similarity score is {value}. In at most three sentences, explain it, "
-            f'starting with "The score is {value} because".\n\n'
-            + data_block("analysis", analysis.model_dump())
-        )
-
-    scorer = (
-        Scorer(
-            "answer-similarity",
-            description="Similarity of the response to the ground truth",
-            judge=judge_config(params, INSTRUCTIONS),
-        )
-        .preprocess(
-            judge_step(
-                preprocess_prompt,
-                SimilarityUnits,
-                description="Extract semantic units of the response and the ground truth",
-                version="1",
-            )
-        )
-        .analyze(
-            judge_step(
-                analyze_prompt,
-                SimilarityAnalysis,
-                description="Match ground-truth units to output units",
-                version="1",
-                check=one_per(ground_truth_units, "matches", "ground-truth unit"),
-            )
-        )
-        .score(score)
-    )
-    return with_reason(
-        scorer,
-        params.reason,
-        prompt=reason_prompt,
-        template=template_reason,
-        description="Explain the score",
-    )

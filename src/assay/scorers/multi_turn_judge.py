@@ -26,18 +26,14 @@ Deviations from the reference
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from typing import Any
 
 from pydantic import BaseModel, Field, field_validator
 
 from assay.messages.chat import effective_role, get_assistant_message, get_text_content
-from assay.scorers._lib.judge_common import ScaledJudgeParams, data_block, judge_config
-from assay.scoring.context import StepContext
-from assay.scoring.registry import register_scorer
-from assay.scoring.scorer import Scorer
-from assay.scoring.steps import judge_step
+from assay.scorers._lib.judge_common import ScaledJudgeParams, neutralise
+from assay.scorers._lib.judge_scorer import JudgeScorer, Prompt, Unrounded, View
 
 INSTRUCTIONS = """\
 You grade a conversation between a user and an AI assistant against a single plain-English
@@ -61,13 +57,6 @@ class MultiTurnJudgeParams(ScaledJudgeParams):
         if not value.strip():
             raise ValueError("the criterion must not be blank")
         return value.strip()
-
-    @field_validator("scale")
-    @classmethod
-    def _finite_scale(cls, value: float) -> float:
-        if not math.isfinite(value):
-            raise ValueError("scale must be a finite number")
-        return value
 
 
 class MultiTurnVerdict(BaseModel):
@@ -97,57 +86,40 @@ def transcript(turns: list[str]) -> str:
     return "\n\n".join(f"Assistant turn {i}: {turn}" for i, turn in enumerate(turns, start=1))
 
 
-@register_scorer(
-    "multi-turn-judge",
-    label="Multi-turn Judge (LLM)",
-    description="1 when the whole conversation (every assistant turn) satisfies a "
-    "plain-English criterion, else 0.",
-    params=MultiTurnJudgeParams,
-    kind="judge",
-    higher_is_better=True,
-    score_range=(0.0, 1.0),
-    reference="createMultiTurnJudgeScorer (multi-turn-judge-scorer)",
-    preview_notes="Binary (0 or scale); one judge call; reads every assistant turn of the "
-    "output, not only the last; the reason is built from the verdict.",
-)
-def build(params: MultiTurnJudgeParams) -> Scorer:
-    criterion = params.criterion.replace("<<<", "‹‹‹").replace(">>>", "›››")
+class MultiTurnJudge(JudgeScorer[MultiTurnJudgeParams]):
+    """1 when the whole conversation (every assistant turn) satisfies a plain-English
+    criterion, else 0."""
 
-    def analyze_prompt(ctx: StepContext) -> str:
-        turns = assistant_turns(ctx.call.output)
-        return (
+    type_id, label, params_model = (
+        "multi-turn-judge",
+        "Multi-turn Judge (LLM)",
+        MultiTurnJudgeParams,
+    )
+    reference = "createMultiTurnJudgeScorer (multi-turn-judge-scorer)"
+    preview_notes = (
+        "Binary (0 or scale); one judge call; reads every assistant turn of the "
+        "output, not only the last; the reason is built from the verdict."
+    )
+    instructions = INSTRUCTIONS
+    analyze = Prompt(
+        lambda j: (
             "Decide whether the conversation below, taken as a whole, satisfies the "
-            f"criterion.\n\nCriterion: {criterion}\n\n"
-            + data_block(
-                "conversation (assistant turns only)",
-                transcript(turns) or "(no assistant messages)",
+            "criterion.\n\nCriterion: " + neutralise(j.params.criterion)
+        ),
+        MultiTurnVerdict,
+        inputs={
+            "conversation (assistant turns only)": lambda j: (
+                transcript(assistant_turns(j.ctx.call.output)) or "(no assistant messages)"
             )
-        )
+        },
+        description="Judge the whole conversation against the criterion",
+    )
 
-    def score(ctx: StepContext) -> float:
-        verdict: MultiTurnVerdict = ctx.analyze_result
-        return (1.0 if verdict.satisfied else 0.0) * params.scale
+    def score(self, j: View[MultiTurnJudgeParams]) -> float:
+        return Unrounded(1.0 if j.analysis.satisfied else 0.0)
 
-    def reason(ctx: StepContext) -> str:
-        verdict: MultiTurnVerdict = ctx.analyze_result
+    def reason(self, j: View[MultiTurnJudgeParams]) -> str:
+        verdict: MultiTurnVerdict = j.analysis
         header = "✅ Criterion satisfied." if verdict.satisfied else "❌ Criterion not satisfied."
         reasoning = verdict.reasoning or "(no reasoning returned by the judge)"
-        return f"{header}\n\n{params.criterion}\n\n{reasoning}"
-
-    return (
-        Scorer(
-            "multi-turn-judge",
-            description="Multi-turn judge (LLM)",
-            judge=judge_config(params, INSTRUCTIONS),
-        )
-        .analyze(
-            judge_step(
-                analyze_prompt,
-                MultiTurnVerdict,
-                description="Judge the whole conversation against the criterion",
-                version="1",
-            )
-        )
-        .score(score)
-        .reason(reason)
-    )
+        return f"{header}\n\n{j.params.criterion}\n\n{reasoning}"

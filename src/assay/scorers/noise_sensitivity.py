@@ -27,23 +27,21 @@ Deviations from the reference
 
 from __future__ import annotations
 
-import json
 from typing import Literal, get_args
 
 from pydantic import BaseModel, Field, field_validator
 
-from assay.rounding import round2
-from assay.scorers._lib.judge_common import (
-    ReasonedJudgeParams,
-    data_block,
-    judge_config,
-    with_reason,
+from assay.scorers._lib.formulas import capped_penalty
+from assay.scorers._lib.judge_common import ReasonedJudgeParams
+from assay.scorers._lib.judge_scorer import (
+    JudgeScorer,
+    Prompt,
+    View,
+    each_key_once,
+    needs_input,
+    needs_output,
 )
-from assay.scorers._lib.verdicts import each_once
-from assay.scoring.context import StepContext
-from assay.scoring.registry import ScorerParams, register_scorer
-from assay.scoring.scorer import Scorer
-from assay.scoring.steps import judge_step
+from assay.scoring.registry import ScorerParams
 
 INSTRUCTIONS = """\
 You assess how robust an assistant is to noise: irrelevant, distracting or misleading
@@ -144,112 +142,70 @@ def noise_score(analysis: NoiseAnalysis, scoring: NoiseScoring) -> float:
         )
         if abs(value - calculated) > scoring.discrepancy_threshold:
             value = min(value, calculated)
-    penalty = min(
-        len(analysis.majorIssues) * scoring.penalties.major_issue_per_item,
-        scoring.penalties.max_major_issue_penalty,
+    penalties = scoring.penalties
+    count = len(analysis.majorIssues)
+    penalty = capped_penalty(
+        count, penalties.major_issue_per_item, penalties.max_major_issue_penalty
     )
     return max(0.0, value - penalty)
 
 
-@register_scorer(
-    "noise-sensitivity",
-    label="Noise Sensitivity",
-    description=(
-        "How robust the response is to noise injected into the query: the response to a "
-        "noisy query is compared with a baseline response to the clean one."
-    ),
-    params=NoiseSensitivityParams,
-    kind="judge",
-    higher_is_better=True,
-    score_range=(0.0, 1.0),
-    reference="createNoiseSensitivityScorerLLM (noise-sensitivity-scorer)",
-    preview_notes=(
+BOTH_REQUIRED = "Both original query and noisy response are required for evaluation"
+
+
+class NoiseSensitivity(JudgeScorer[NoiseSensitivityParams]):
+    """How robust the response is to noise injected into the query: the response to a noisy
+    query is compared with a baseline response to the clean one."""
+
+    type_id, label, params_model = "noise-sensitivity", "Noise Sensitivity", NoiseSensitivityParams
+    reference = "createNoiseSensitivityScorerLLM (noise-sensitivity-scorer)"
+    preview_notes = (
         "Requires the `baseline_response` and `noisy_query` params; the run's input is the "
         "original query and its output the response to the noisy query."
-    ),
-)
-def build(params: NoiseSensitivityParams) -> Scorer:
-    def analyze_prompt(ctx: StepContext) -> str:
-        original_query = ctx.input_text
-        noisy_response = ctx.output_text
-        if not original_query or not noisy_response:
-            raise ValueError("Both original query and noisy response are required for evaluation")
-        parts = [
-            "Compare the baseline response with the noisy response on each dimension ("
-            + ", ".join(DIMENSIONS)
-            + "): rate the noise's impact, describe the specific changes and how the noise "
-            "caused them. Then give an overall assessment, list any major issues (an empty "
-            "list if none) and a robustness score from 0 to 1.",
-            data_block("original query", original_query),
-            data_block("baseline response", params.baseline_response),
-            data_block("noisy query", params.noisy_query),
-            data_block("noisy response", noisy_response),
+    )
+    instructions = INSTRUCTIONS
+    needs = (needs_input(BOTH_REQUIRED), needs_output(BOTH_REQUIRED))
+    meaning = (
+        "robustness to the noise; it combines the judge's robustness score with the impact on "
+        "each dimension, minus a penalty per major issue"
+    )
+    analyze = Prompt(
+        "Compare the baseline response with the noisy response on each dimension ("
+        + ", ".join(DIMENSIONS)
+        + "): rate the noise's impact, describe the specific changes and how the noise "
+        "caused them. Then give an overall assessment, list any major issues (an empty "
+        "list if none) and a robustness score from 0 to 1.",
+        NoiseAnalysis,
+        inputs={
+            "original query": lambda j: j.input,
+            "baseline response": lambda j: j.params.baseline_response,
+            "noisy query": lambda j: j.params.noisy_query,
+            "noisy response": lambda j: j.output,
+            "noise type": lambda j: j.params.noise_type or None,
+        },
+        check=each_key_once(lambda j: DIMENSIONS, "dimensions", "dimension", "dimension"),
+        description="Compare the baseline and noisy responses",
+    )
+
+    def score(self, j: View[NoiseSensitivityParams]) -> float:
+        return noise_score(j.analysis, j.params.scoring)
+
+    def reason(self, j: View[NoiseSensitivityParams]) -> str:
+        analysis: NoiseAnalysis = j.analysis
+        affected = [
+            f"{d.dimension} ({d.impactLevel})"
+            for d in analysis.dimensions
+            if d.impactLevel != "none"
         ]
-        if params.noise_type:
-            parts.append(data_block("noise type", params.noise_type))
-        return "\n\n".join(parts)
-
-    def score(ctx: StepContext) -> float:
-        analysis: NoiseAnalysis = ctx.analyze_result
-        return round2(noise_score(analysis, params.scoring) * params.scale)
-
-    def reason_prompt(ctx: StepContext) -> str:
-        analysis: NoiseAnalysis = ctx.analyze_result
-        return "\n\n".join(
-            [
-                f"The noise sensitivity score is {ctx.score} on a scale of 0 to {params.scale} "
-                "(higher means more robust). It combines the judge's robustness score with "
-                "the impact on each dimension, minus a penalty per major issue.",
-                data_block("analysis", json.dumps(analysis.model_dump(), ensure_ascii=False)),
-                "In two or three plain sentences, explain how the noise affected the response "
-                "and why the score is what it is. Answer in plain text, not JSON.",
-            ]
+        text = (
+            f"The score is {j.score} of {j.params.scale}; the judge's robustness score was "
+            f"{analysis.robustnessScore}."
         )
-
-    def reason_template(ctx: StepContext) -> str:
-        analysis: NoiseAnalysis = ctx.analyze_result
-        return template_reason(analysis, ctx.score, params.scale)
-
-    scorer = (
-        Scorer(
-            "noise-sensitivity",
-            description="Robustness of the response to noise in the query",
-            judge=judge_config(params, INSTRUCTIONS),
+        text += (
+            " Dimensions affected by the noise: " + ", ".join(affected) + "."
+            if affected
+            else " No dimension was affected by the noise."
         )
-        .analyze(
-            judge_step(
-                analyze_prompt,
-                NoiseAnalysis,
-                description="Compare the baseline and noisy responses",
-                version="1",
-                check=each_once(lambda ctx: DIMENSIONS, "dimensions", "dimension", "dimension"),
-            )
-        )
-        .score(score)
-    )
-    return with_reason(
-        scorer,
-        params.reason,
-        prompt=reason_prompt,
-        template=reason_template,
-        description="Explain the robustness score",
-    )
-
-
-def template_reason(analysis: NoiseAnalysis, score: float | None, scale: float) -> str:
-    """A reason written from the analysis, without a model call."""
-    affected = [
-        f"{d.dimension} ({d.impactLevel})" for d in analysis.dimensions if d.impactLevel != "none"
-    ]
-    text = (
-        f"The score is {score} of {scale}; the judge's robustness score was "
-        f"{analysis.robustnessScore}."
-    )
-    text += (
-        " Dimensions affected by the noise: " + ", ".join(affected) + "."
-        if affected
-        else " No dimension was affected by the noise."
-    )
-    if analysis.majorIssues:
-        text += " Major issues: " + "; ".join(analysis.majorIssues) + "."
-    return text
+        if analysis.majorIssues:
+            text += " Major issues: " + "; ".join(analysis.majorIssues) + "."
+        return text

@@ -29,23 +29,20 @@ Deviations from the reference
 
 from __future__ import annotations
 
-import json
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
 from assay.messages.chat import get_combined_system_prompt, get_conversation_history
-from assay.rounding import round2
-from assay.scorers._lib.judge_common import (
-    ReasonedJudgeParams,
-    data_block,
-    judge_config,
-    with_reason,
+from assay.scorers._lib.judge_common import ReasonedJudgeParams
+from assay.scorers._lib.judge_scorer import (
+    JudgeScorer,
+    MissingInputError,
+    Prompt,
+    View,
+    needs_output,
 )
-from assay.scoring.context import StepContext
-from assay.scoring.registry import ScorerParams, register_scorer
-from assay.scoring.scorer import Scorer
-from assay.scoring.steps import judge_step
+from assay.scoring.registry import ScorerParams
 
 INSTRUCTIONS = """\
 You assess how well an assistant's response aligns with the prompt it was given: whether it
@@ -150,119 +147,85 @@ def alignment_score(analysis: PromptAlignmentAnalysis, mode: EvaluationMode) -> 
     )
 
 
-@register_scorer(
-    "prompt-alignment",
-    label="Prompt Alignment",
-    description=(
-        "How well the response follows the user's request and/or the system prompt: intent, "
-        "requirements, completeness, format and tone, combined with fixed weights."
-    ),
-    params=PromptAlignmentParams,
-    kind="judge",
-    higher_is_better=True,
-    score_range=(0.0, 1.0),
-    reference="createPromptAlignmentScorerLLM (prompt-alignment-scorer)",
-    preview_notes=(
+def _system(j: View[Any]) -> str | None:
+    return get_combined_system_prompt(j.ctx.call.input) or None
+
+
+def _history(j: View[Any]) -> Any:
+    limit = j.params.include_conversation_history
+    if limit is False:
+        return None
+    limit = limit.max_messages if isinstance(limit, ConversationHistory) else 10
+    return get_conversation_history(j.ctx.call.input, limit) or None
+
+
+def _prompt_present(j: View[Any]) -> bool:
+    mode = j.params.evaluation_mode
+    if mode == "user":
+        return bool(j.input)
+    return bool(_system(j) if mode == "system" else j.input or _system(j))
+
+
+def _missing_prompt(mode: EvaluationMode) -> str:
+    return {
+        "user": "User prompt is required for user prompt alignment scoring",
+        "system": "System prompt is required for system prompt alignment scoring",
+        "both": "A user or system prompt is required for combined alignment scoring",
+    }[mode]
+
+
+class PromptAlignment(JudgeScorer[PromptAlignmentParams]):
+    """How well the response follows the user's request and/or the system prompt: intent,
+    requirements, completeness, format and tone, combined with fixed weights."""
+
+    type_id, label, params_model = "prompt-alignment", "Prompt Alignment", PromptAlignmentParams
+    reference = "createPromptAlignmentScorerLLM (prompt-alignment-scorer)"
+    preview_notes = (
         "'system' and 'both' modes read system messages from an agent-shaped or chat input; "
         "'both' combines the user and system weightings 70/30."
-    ),
-)
-def build(params: PromptAlignmentParams) -> Scorer:
-    mode = params.evaluation_mode
-    history_option = params.include_conversation_history
-    history_limit: int | None
-    if isinstance(history_option, ConversationHistory):
-        history_limit = history_option.max_messages
-    else:
-        history_limit = 10 if history_option else None
-
-    def analyze_prompt(ctx: StepContext) -> str:
-        user_prompt = ctx.input_text
-        system_prompt = get_combined_system_prompt(ctx.call.input)
-        response = ctx.output_text
-        if mode == "user" and not user_prompt:
-            raise ValueError("User prompt is required for user prompt alignment scoring")
-        if mode == "system" and not system_prompt:
-            raise ValueError("System prompt is required for system prompt alignment scoring")
-        if mode == "both" and not user_prompt and not system_prompt:
-            raise ValueError("A user or system prompt is required for combined alignment scoring")
-        if not response:
-            raise ValueError("Agent response is required for prompt alignment scoring")
-        parts = [_TASK[mode]]
-        if history_limit is not None:
-            history = get_conversation_history(ctx.call.input, history_limit)
-            if history:
-                parts.append(data_block("earlier conversation", history))
-        if mode in ("user", "both") and user_prompt:
-            parts.append(data_block("user prompt", user_prompt))
-        if mode in ("system", "both") and system_prompt:
-            parts.append(data_block("system prompt", system_prompt))
-        parts.append(data_block("response", response))
-        return "\n\n".join(parts)
-
-    def score(ctx: StepContext) -> float:
-        analysis: PromptAlignmentAnalysis = ctx.analyze_result
-        return round2(alignment_score(analysis, mode) * params.scale)
-
-    def reason_prompt(ctx: StepContext) -> str:
-        analysis: PromptAlignmentAnalysis = ctx.analyze_result
-        return "\n\n".join(
-            [
-                f"The prompt alignment score is {ctx.score} on a scale of 0 to {params.scale}, "
-                f"in '{mode}' mode. It weighs intent alignment, requirements fulfilment, "
-                "completeness and format/tone appropriateness from the analysis below.",
-                data_block("analysis", json.dumps(analysis.model_dump(), ensure_ascii=False)),
-                "In two or three plain sentences, explain why the score is what it is, naming "
-                "unmet requirements or missing elements if any. Answer in plain text, not "
-                "JSON.",
-            ]
-        )
-
-    def reason_template(ctx: StepContext) -> str:
-        analysis: PromptAlignmentAnalysis = ctx.analyze_result
-        return template_reason(analysis, ctx.score, params.scale, mode)
-
-    scorer = (
-        Scorer(
-            "prompt-alignment",
-            description="Alignment of the response with the user and/or system prompt",
-            judge=judge_config(params, INSTRUCTIONS),
-        )
-        .analyze(
-            judge_step(
-                analyze_prompt,
-                PromptAlignmentAnalysis,
-                description="Rate intent, requirements, completeness and appropriateness",
-                version="1",
-            )
-        )
-        .score(score)
     )
-    return with_reason(
-        scorer,
-        params.reason,
-        prompt=reason_prompt,
-        template=reason_template,
-        description="Explain the alignment score",
+    instructions = INSTRUCTIONS
+    needs = (needs_output("Agent response is required for prompt alignment scoring"),)
+    analyze = Prompt(
+        lambda j: _TASK[j.params.evaluation_mode],
+        PromptAlignmentAnalysis,
+        inputs={
+            "earlier conversation": _history,
+            "user prompt": lambda j: (
+                (j.input or None) if j.params.evaluation_mode != "system" else None
+            ),
+            "system prompt": lambda j: _system(j) if j.params.evaluation_mode != "user" else None,
+            "response": lambda j: j.output,
+        },
+        description="Rate intent, requirements, completeness and appropriateness",
     )
 
+    def check_needs(self, j: View[PromptAlignmentParams]) -> None:
+        if not _prompt_present(j):
+            mode = j.params.evaluation_mode
+            raise MissingInputError(f"prompt-alignment needs input: {_missing_prompt(mode)}")
+        super().check_needs(j)
 
-def template_reason(
-    analysis: PromptAlignmentAnalysis, score: float | None, scale: float, mode: EvaluationMode
-) -> str:
-    """A reason written from the analysis, without a model call."""
-    text = (
-        f"The score is {score} of {scale} ({mode} mode): intent "
-        f"{analysis.intentAlignment.score}, requirements "
-        f"{analysis.requirementsFulfillment.overallScore}, completeness "
-        f"{analysis.completeness.score}, appropriateness "
-        f"{analysis.responseAppropriateness.score}."
-    )
-    unmet = [
-        r.requirement for r in analysis.requirementsFulfillment.requirements if not r.isFulfilled
-    ]
-    if unmet:
-        text += " Unmet requirements: " + "; ".join(unmet) + "."
-    if analysis.completeness.missingElements:
-        text += " Missing: " + "; ".join(analysis.completeness.missingElements) + "."
-    return text
+    def describe_score(self, j: View[PromptAlignmentParams]) -> str:
+        return (
+            f"in '{j.params.evaluation_mode}' mode, it weighs intent alignment, requirements "
+            "fulfilment, completeness and format/tone appropriateness from the analysis"
+        )
+
+    def score(self, j: View[PromptAlignmentParams]) -> float:
+        return alignment_score(j.analysis, j.params.evaluation_mode)
+
+    def reason(self, j: View[PromptAlignmentParams]) -> str:
+        a: PromptAlignmentAnalysis = j.analysis
+        text = (
+            f"The score is {j.score} of {j.params.scale} ({j.params.evaluation_mode} mode): "
+            f"intent {a.intentAlignment.score}, requirements "
+            f"{a.requirementsFulfillment.overallScore}, completeness {a.completeness.score}, "
+            f"appropriateness {a.responseAppropriateness.score}."
+        )
+        unmet = [r.requirement for r in a.requirementsFulfillment.requirements if not r.isFulfilled]
+        if unmet:
+            text += " Unmet requirements: " + "; ".join(unmet) + "."
+        if a.completeness.missingElements:
+            text += " Missing: " + "; ".join(a.completeness.missingElements) + "."
+        return text

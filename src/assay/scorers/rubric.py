@@ -35,20 +35,20 @@ Deviations from the reference
 
 from __future__ import annotations
 
-import math
-import re
-from collections.abc import Mapping
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
-from pydantic.alias_generators import to_camel
+from pydantic import BaseModel, Field
 
-from assay.scorers._lib.judge_common import ScaledJudgeParams, data_block, judge_config
-from assay.scorers._lib.verdicts import one_per
-from assay.scoring.context import NotScorable, StepContext, not_scorable
-from assay.scoring.registry import register_scorer
-from assay.scoring.scorer import Scorer
-from assay.scoring.steps import judge_step
+from assay.scorers._lib.judge_common import ScaledJudgeParams
+from assay.scorers._lib.judge_scorer import JudgeScorer, Prompt, Unrounded, View, one_per_item
+from assay.scorers._lib.rubric_criteria import (
+    RubricCriterion,
+    input_field,
+    normalize_rubric,
+    source_rubric,
+)
+from assay.scorers._lib.rubric_criteria import parse_rubric_string as parse_rubric_string
+from assay.scoring.context import NotScorable, not_scorable
 
 INSTRUCTIONS = """\
 You grade an agent's output against a rubric: a checklist of criteria.
@@ -58,77 +58,6 @@ when in doubt, it is not satisfied. Use only evidence that is present in the out
 is there for context); do not assume anything else. Effort, intent or partial progress do not
 count. Keep each reasoning short and concrete: say what is present or what is missing."""
 
-_MARKER = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s*")
-
-
-class RubricCriterion(BaseModel):
-    """One criterion of a rubric."""
-
-    model_config = ConfigDict(
-        frozen=True, extra="forbid", alias_generator=to_camel, populate_by_name=True
-    )
-
-    id: str | None = Field(default=None, description="Optional stable identifier.")
-    description: str = Field(min_length=1, description="What the output must satisfy.")
-    required: bool = Field(
-        default=True,
-        description="Required criteria gate the score; optional ones are graded and reported.",
-    )
-
-    @field_validator("description")
-    @classmethod
-    def _not_blank(cls, value: str) -> str:
-        if not value.strip():
-            raise ValueError("a criterion description must not be blank")
-        return value.strip()
-
-
-def parse_rubric_string(text: str) -> list[RubricCriterion]:
-    """A checklist string → required criteria, one per non-empty line, list markers stripped."""
-    criteria = []
-    for line in text.split("\n"):
-        description = _MARKER.sub("", line, count=1).strip()
-        if description:
-            criteria.append(RubricCriterion(description=description))
-    return criteria
-
-
-def normalize_rubric(value: Any) -> list[RubricCriterion]:
-    """A rubric in any accepted form → criteria. ``None``/empty → ``[]``.
-
-    Raises:
-        ValueError: the rubric is neither a string nor a list of criteria.
-    """
-    if value is None:
-        return []
-    if isinstance(value, str):
-        return parse_rubric_string(value)
-    if isinstance(value, list | tuple):
-        criteria: list[RubricCriterion] = []
-        for index, item in enumerate(value):
-            if isinstance(item, RubricCriterion):
-                criteria.append(item)
-            elif isinstance(item, str):
-                criteria.extend(parse_rubric_string(item))
-            elif isinstance(item, Mapping):
-                try:
-                    criteria.append(RubricCriterion.model_validate(dict(item)))
-                except ValidationError as exc:
-                    problem = exc.errors()[0]
-                    raise ValueError(
-                        f"rubric criterion {index} is invalid: "
-                        f"{'.'.join(map(str, problem['loc']))}: {problem['msg']}"
-                    ) from exc
-            else:
-                raise ValueError(
-                    f"rubric criterion {index} must be a string or an object with a "
-                    f"description, got {type(item).__name__}"
-                )
-        return criteria
-    raise ValueError(
-        f"a rubric must be a checklist string or a list of criteria, got {type(value).__name__}"
-    )
-
 
 class RubricParams(ScaledJudgeParams):
     criteria: list[RubricCriterion] | str | None = Field(
@@ -137,13 +66,6 @@ class RubricParams(ScaledJudgeParams):
         "string (one required criterion per line). If unset, each item's metadata['rubric'] "
         "or input['rubric'] is used.",
     )
-
-    @field_validator("scale")
-    @classmethod
-    def _finite_scale(cls, value: float) -> float:
-        if not math.isfinite(value):
-            raise ValueError("scale must be a finite number")
-        return value
 
 
 class CriterionVerdict(BaseModel):
@@ -162,32 +84,11 @@ class RubricAnalysis(BaseModel):
     )
 
 
-def _source_rubric(ctx: StepContext, static: list[RubricCriterion]) -> tuple[str, Any]:
-    if static:
-        return "params", static
-    from_metadata = ctx.call.metadata.get("rubric") if ctx.call.metadata else None
-    if from_metadata:
-        return "metadata", from_metadata
-    run_input = ctx.call.input
-    if isinstance(run_input, Mapping) and run_input.get("rubric"):
-        return "input", run_input["rubric"]
-    return "none", None
-
-
-def _input_field(ctx: StepContext, key: str) -> str | None:
-    value = ctx.call.input.get(key) if isinstance(ctx.call.input, Mapping) else None
-    return value if isinstance(value, str) else None
-
-
-def _neutral(text: str) -> str:
-    """Rubric text is not fenced (it is the standard, not the judged data), but must not
-    be able to forge the data markers."""
-    return text.replace("<<<", "‹‹‹").replace(">>>", "›››")
-
-
 def _criteria_lines(criteria: list[RubricCriterion]) -> str:
+    """Rubric text is not fenced (it is the standard, not the judged data); ``Prompt.after``
+    neutralises data-marker look-alikes in it."""
     return "\n".join(
-        f"{i}. [{'required' if c.required else 'optional'}] {_neutral(c.description)}"
+        f"{i}. [{'required' if c.required else 'optional'}] {c.description}"
         for i, c in enumerate(criteria, start=1)
     )
 
@@ -196,72 +97,67 @@ def _plural(n: int) -> str:
     return "criterion" if n == 1 else "criteria"
 
 
-@register_scorer(
-    "rubric",
-    label="Rubric (LLM)",
-    description="1 only when the output satisfies every required criterion of a rubric "
-    "(a checklist judged criterion by criterion), else 0.",
-    params=RubricParams,
-    kind="judge",
-    higher_is_better=True,
-    score_range=(0.0, 1.0),
-    reference="createRubricScorer (rubric-scorer)",
-    preview_notes="Binary (0 or scale); one judge call; the reason is built from the verdicts. "
-    "Items without a rubric (criteria param, metadata['rubric'] or input['rubric']) are not "
-    "scorable rather than a free pass.",
-)
-def build(params: RubricParams) -> Scorer:
-    static = normalize_rubric(params.criteria)
+def criteria_of(j: View[Any]) -> list[RubricCriterion]:
+    return [RubricCriterion.model_validate(c) for c in j.pre["criteria"]]
 
-    def preprocess(ctx: StepContext) -> dict[str, Any] | NotScorable:
-        source, raw = _source_rubric(ctx, static)
+
+def _after(j: View[Any]) -> str:
+    criteria = criteria_of(j)
+    return (
+        f"Rubric ({len(criteria)} {_plural(len(criteria))}):\n{_criteria_lines(criteria)}\n\n"
+        f'Return exactly {len(criteria)} entries in "criteria", one per rubric criterion '
+        "in the same order, each copying the criterion's text and required flag; then an "
+        '"overallAssessment" of one or two sentences.'
+    )
+
+
+class Rubric(JudgeScorer[RubricParams]):
+    """1 only when the output satisfies every required criterion of a rubric (a checklist
+    judged criterion by criterion), else 0."""
+
+    type_id, label, params_model = "rubric", "Rubric (LLM)", RubricParams
+    reference = "createRubricScorer (rubric-scorer)"
+    preview_notes = (
+        "Binary (0 or scale); one judge call; the reason is built from the verdicts. "
+        "Items without a rubric (criteria param, metadata['rubric'] or input['rubric']) are not "
+        "scorable rather than a free pass."
+    )
+    instructions = INSTRUCTIONS
+    analyze = Prompt(
+        "Grade the agent's output against each criterion of the rubric.",
+        RubricAnalysis,
+        inputs={
+            "task": lambda j: input_field(j.ctx, "originalTask") or j.input or "(no task given)",
+            "output to grade": lambda j: (
+                j.output or input_field(j.ctx, "currentText") or "(empty output)"
+            ),
+        },
+        after=_after,
+        check=one_per_item(criteria_of, "criteria", "rubric criterion"),
+        description="Judge the output against each rubric criterion",
+    )
+
+    def prepare(self, j: View[RubricParams]) -> dict[str, Any] | NotScorable:
+        source, raw = source_rubric(j.ctx, normalize_rubric(j.params.criteria))
         criteria = normalize_rubric(raw)
         if not criteria:
             return not_scorable(
                 "no rubric: set the criteria param, or give the item a rubric in "
                 "metadata['rubric'] or input['rubric']"
             )
-        return {
-            "source": source,
-            "criteria": [c.model_dump(exclude_none=True) for c in criteria],
-        }
+        return {"source": source, "criteria": [c.model_dump(exclude_none=True) for c in criteria]}
 
-    def criteria_of(ctx: StepContext) -> list[RubricCriterion]:
-        return [RubricCriterion.model_validate(c) for c in ctx.preprocess_result["criteria"]]
+    def pairs(self, j: View[RubricParams]) -> list[tuple[RubricCriterion, CriterionVerdict]]:
+        return list(zip(criteria_of(j), j.analysis.criteria, strict=True))  # one per (check)
 
-    def analyze_prompt(ctx: StepContext) -> str:
-        task = _input_field(ctx, "originalTask") or ctx.input_text
-        output = ctx.output_text or _input_field(ctx, "currentText") or ""
-        criteria = criteria_of(ctx)
-        return (
-            "Grade the agent's output against each criterion of the rubric.\n\n"
-            f"{data_block('task', task or '(no task given)')}\n\n"
-            f"{data_block('output to grade', output or '(empty output)')}\n\n"
-            f"Rubric ({len(criteria)} {_plural(len(criteria))}):\n{_criteria_lines(criteria)}\n\n"
-            f'Return exactly {len(criteria)} entries in "criteria", one per rubric criterion '
-            "in the same order, each copying the criterion's text and required flag; then an "
-            '"overallAssessment" of one or two sentences.'
-        )
+    def score(self, j: View[RubricParams]) -> float:
+        pairs = self.pairs(j)
+        gating = [v for c, v in pairs if c.required] or [v for _, v in pairs]
+        return Unrounded(1.0 if all(v.satisfied for v in gating) else 0.0)
 
-    def verdicts(ctx: StepContext) -> list[tuple[RubricCriterion, CriterionVerdict]]:
-        criteria = criteria_of(ctx)
-        analysis: RubricAnalysis = ctx.analyze_result
-        if len(analysis.criteria) != len(criteria):
-            raise ValueError(
-                f"the judge returned {len(analysis.criteria)} verdicts for {len(criteria)} "
-                "rubric criteria; every criterion needs exactly one verdict"
-            )
-        return list(zip(criteria, analysis.criteria, strict=True))
-
-    def score(ctx: StepContext) -> float:
-        pairs = verdicts(ctx)
-        required = [v for c, v in pairs if c.required]
-        gating = required or [v for _, v in pairs]
-        return (1.0 if all(v.satisfied for v in gating) else 0.0) * params.scale
-
-    def reason(ctx: StepContext) -> str:
-        pairs = verdicts(ctx)
-        complete = ctx.score is not None and ctx.score >= params.scale
+    def reason(self, j: View[RubricParams]) -> str:
+        pairs = self.pairs(j)
+        complete = j.score is not None and j.score >= j.params.scale
         header = (
             "✅ Rubric satisfied: every required criterion is met."
             if complete
@@ -273,28 +169,11 @@ def build(params: RubricParams) -> Scorer:
             for c, v in pairs
         ]
         text = f"{header}\n\n" + "\n".join(lines)
-        analysis: RubricAnalysis = ctx.analyze_result
-        if analysis.overallAssessment:
-            text += f"\n\n{analysis.overallAssessment}"
+        if j.analysis.overallAssessment:
+            text += f"\n\n{j.analysis.overallAssessment}"
         if not complete:
             has_required = any(c.required for c, _ in pairs)
             unmet = sum(1 for c, v in pairs if (c.required or not has_required) and not v.satisfied)
             kind = "required " if has_required else ""
             text += f"\n\nTo finish, address the {unmet} unmet {kind}{_plural(unmet)} above."
         return text
-
-    return (
-        Scorer("rubric", description="Rubric (LLM)", judge=judge_config(params, INSTRUCTIONS))
-        .preprocess(preprocess)
-        .analyze(
-            judge_step(
-                analyze_prompt,
-                RubricAnalysis,
-                description="Judge the output against each rubric criterion",
-                version="1",
-                check=one_per(criteria_of, "criteria", "rubric criterion"),
-            )
-        )
-        .score(score)
-        .reason(reason)
-    )

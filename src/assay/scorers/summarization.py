@@ -32,25 +32,14 @@ Deviations from the reference
 
 from __future__ import annotations
 
-import json
+from typing import Any
 
 from pydantic import BaseModel, Field
 
 from assay.messages.chat import extract_agent_response_messages, is_agent_output
 from assay.rounding import round2
-from assay.scorers._lib.judge_common import (
-    ReasonedJudgeParams,
-    context_list,
-    data_block,
-    judge_config,
-    numbered,
-    with_reason,
-)
-from assay.scorers._lib.verdicts import one_per
-from assay.scoring.context import StepContext
-from assay.scoring.registry import register_scorer
-from assay.scoring.scorer import Scorer
-from assay.scoring.steps import judge_step
+from assay.scorers._lib.judge_common import ReasonedJudgeParams, context_list, numbered
+from assay.scorers._lib.judge_scorer import JudgeScorer, Needs, Prompt, View, one_per_item
 
 INSTRUCTIONS = """\
 You assess summaries. You check each claim of a summary against its source text, write
@@ -121,158 +110,100 @@ def measure_axes(
     )
 
 
-def summary_text(ctx: StepContext) -> str:
+def summary_text(j: View[Any]) -> str:
     """The last non-empty assistant text of an agent output, else the assistant text."""
-    if is_agent_output(ctx.call.output):
-        responses = [r for r in extract_agent_response_messages(ctx.call.output) if r.strip()]
+    if is_agent_output(j.ctx.call.output):
+        responses = [r for r in extract_agent_response_messages(j.ctx.call.output) if r.strip()]
         if responses:
             return responses[-1]
-    return ctx.output_text
+    return j.output
 
 
-@register_scorer(
-    "summarization",
-    label="Summarization",
-    description=(
-        "Whether a summary is faithful to its source (claims supported) and covers it "
-        "(source questions answerable from the summary); the lower of the two."
-    ),
-    params=SummarizationParams,
-    kind="judge",
-    higher_is_better=True,
-    score_range=(0.0, 1.0),
-    reference="createSummarizationScorer (summarization-scorer)",
-    preview_notes=(
+def source_text(j: View[Any]) -> str:
+    """The run's context passages joined, else the ``source`` param, else the user's text."""
+    passages = context_list(j.ctx.call.context)
+    return "\n\n".join(passages) if passages else j.params.source or j.input
+
+
+def questions(j: View[Any]) -> list[str]:
+    return list(j.pre.questions[: j.params.max_questions])
+
+
+class Summarization(JudgeScorer[SummarizationParams]):
+    """Whether a summary is faithful to its source (claims supported) and covers it (source
+    questions answerable from the summary); the lower of the two."""
+
+    type_id, label, params_model = "summarization", "Summarization", SummarizationParams
+    reference = "createSummarizationScorer (summarization-scorer)"
+    preview_notes = (
         "Source: the run's `context`, else the `source` param, else the user's message. "
         "The coverage judge never sees the source."
-    ),
-)
-def build(params: SummarizationParams) -> Scorer:
-    max_questions = params.max_questions
+    )
+    instructions = INSTRUCTIONS
+    needs = (
+        Needs(
+            "source",
+            lambda j: bool(source_text(j).strip()),
+            "Summarization needs the source text: pass the run's `context`, set the "
+            "`source` param, or give the text as the user's message",
+        ),
+    )
+    meaning = (
+        "the lower of alignment (share of summary claims the source supports) and coverage "
+        "(share of source questions the summary answers)"
+    )
+    preprocess = Prompt(
+        lambda j: (
+            "1. Split the summary into atomic claims and decide for each whether the "
+            "source supports it.\n2. Using the source alone, write at most "
+            f"{j.params.max_questions} closed questions whose answer in the source is 'yes', "
+            "together covering its most important information."
+        ),
+        SourceJudgement,
+        inputs={"source": source_text, "summary": summary_text},
+        description="Check summary claims against the source; draw coverage questions",
+    )
+    analyze = Prompt(
+        "For each numbered question, decide whether the summary alone answers it. "
+        "Do not use any other knowledge. Give one verdict per question, in order.",
+        CoverageJudgement,
+        inputs={"summary": summary_text, "questions": lambda j: numbered(questions(j))},
+        check=one_per_item(questions, "coverage", "question"),
+        description="Answer the coverage questions from the summary only",
+    )
 
-    def source_text(ctx: StepContext) -> str:
-        passages = context_list(ctx.call.context)
-        if passages:
-            return "\n\n".join(passages)
-        if params.source:
-            return params.source
-        return ctx.input_text
+    def axes(self, j: View[SummarizationParams]) -> Axes:
+        return measure_axes(j.pre, j.analysis, j.params.max_questions)
 
-    def judgement_prompt(ctx: StepContext) -> str:
-        source = source_text(ctx)
-        if not source.strip():
-            raise ValueError(
-                "Summarization needs the source text: pass the run's `context`, set the "
-                "`source` param, or give the text as the user's message"
-            )
-        return "\n\n".join(
-            [
-                "1. Split the summary into atomic claims and decide for each whether the source "
-                "supports it.\n"
-                f"2. Using the source alone, write at most {max_questions} closed questions "
-                "whose answer in the source is 'yes', together covering its most important "
-                "information.",
-                data_block("source", source),
-                data_block("summary", summary_text(ctx)),
-            ]
-        )
+    def score(self, j: View[SummarizationParams]) -> float:
+        axes = self.axes(j)
+        return min(axes.alignment, axes.coverage) if axes.scorable else 0.0
 
-    def coverage_prompt(ctx: StepContext) -> str:
-        judgement: SourceJudgement = ctx.preprocess_result
-        questions = judgement.questions[:max_questions]
-        return "\n\n".join(
-            [
-                "For each numbered question, decide whether the summary alone answers it. "
-                "Do not use any other knowledge. Give one verdict per question, in order.",
-                data_block("summary", summary_text(ctx)),
-                data_block("questions", numbered(questions)),
-            ]
-        )
-
-    def axes_of(ctx: StepContext) -> Axes:
-        return measure_axes(ctx.preprocess_result, ctx.analyze_result, max_questions)
-
-    def score(ctx: StepContext) -> float:
-        axes = axes_of(ctx)
-        if not axes.scorable:
-            return 0.0
-        return round2(min(axes.alignment, axes.coverage) * params.scale)
-
-    def reason_prompt(ctx: StepContext) -> str:
-        axes = axes_of(ctx)
-        findings = {
-            "alignment": round2(axes.alignment),
-            "coverage": round2(axes.coverage),
-            "unsupported_claims": axes.unsupported_claims,
-            "unanswered_questions": axes.unanswered_questions,
+    def findings(self, j: View[SummarizationParams]) -> dict[str, Any]:
+        axes = self.axes(j)
+        return {
+            "findings": {
+                "alignment": round2(axes.alignment),
+                "coverage": round2(axes.coverage),
+                "unsupported_claims": axes.unsupported_claims,
+                "unanswered_questions": axes.unanswered_questions,
+            }
         }
-        return "\n\n".join(
-            [
-                f"The summarization score is {ctx.score} on a scale of 0 to {params.scale}: the "
-                "lower of alignment (share of summary claims the source supports) and coverage "
-                "(share of source questions the summary answers).",
-                data_block("findings", json.dumps(findings, ensure_ascii=False)),
-                "In two or three plain sentences, explain which axis set the score and why. "
-                "Answer in plain text, not JSON.",
-            ]
-        )
 
-    def reason_template(ctx: StepContext) -> str:
-        return template_reason(axes_of(ctx), ctx.score, params.scale)
-
-    scorer = (
-        Scorer(
-            "summarization",
-            description="Summary alignment and coverage",
-            judge=judge_config(params, INSTRUCTIONS),
-        )
-        .preprocess(
-            judge_step(
-                judgement_prompt,
-                SourceJudgement,
-                description="Check summary claims against the source; draw coverage questions",
-                version="1",
+    def reason(self, j: View[SummarizationParams]) -> str:
+        axes, head = self.axes(j), f"The score is {j.score} of {j.params.scale}:"
+        if not axes.scorable:
+            return (
+                f"{head} there was nothing to score (the summary yielded no claims or the "
+                "source yielded no questions)."
             )
+        limiting = "alignment" if axes.alignment <= axes.coverage else "coverage"
+        text = (
+            f"{head} alignment {round2(axes.alignment)}, coverage {round2(axes.coverage)}; "
+            f"{limiting} sets the score."
         )
-        .analyze(
-            judge_step(
-                coverage_prompt,
-                CoverageJudgement,
-                description="Answer the coverage questions from the summary only",
-                version="1",
-                check=one_per(
-                    lambda ctx: ctx.preprocess_result.questions[:max_questions],
-                    "coverage",
-                    "question",
-                ),
-            )
-        )
-        .score(score)
-    )
-    return with_reason(
-        scorer,
-        params.reason,
-        prompt=reason_prompt,
-        template=reason_template,
-        description="Explain the summarization score",
-    )
-
-
-def template_reason(axes: Axes, score: float | None, scale: float) -> str:
-    """A reason written from the axes, without a model call."""
-    if not axes.scorable:
-        return (
-            f"The score is {score} of {scale}: there was nothing to score (the summary yielded "
-            "no claims or the source yielded no questions)."
-        )
-    alignment, coverage = round2(axes.alignment), round2(axes.coverage)
-    limiting = "alignment" if axes.alignment <= axes.coverage else "coverage"
-    text = (
-        f"The score is {score} of {scale}: alignment {alignment}, coverage {coverage}; "
-        f"{limiting} sets the score."
-    )
-    if axes.unsupported_claims:
-        text += " Unsupported claims: " + "; ".join(axes.unsupported_claims) + "."
-    if axes.unanswered_questions:
-        text += " Unanswered questions: " + "; ".join(axes.unanswered_questions) + "."
-    return text
+        if axes.unsupported_claims:
+            text += " Unsupported claims: " + "; ".join(axes.unsupported_claims) + "."
+        if axes.unanswered_questions:
+            text += " Unanswered questions: " + "; ".join(axes.unanswered_questions) + "."
+        return text

@@ -8,9 +8,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, TypeVar
 
-from assay.scorers._lib.judge_common import context_list, data_block
+from pydantic import BaseModel, Field
+
+from assay.scorers._lib.judge_common import ReasonedJudgeParams, context_list, numbered
+from assay.scorers._lib.judge_scorer import JudgeScorer, Prompt, View, needs_context, one_per_item
 from assay.scoring.context import StepContext
 
 
@@ -44,33 +47,73 @@ def legacy_tool_results(output: Any) -> list[str]:
     return found
 
 
-def resolve_context(ctx: StepContext, param_context: list[str] | None, scorer: str) -> list[str]:
-    """Passages from the run's context, else the param, else the legacy tool results.
+NEEDS_CONTEXT = (
+    "pass context=[...] to the run, set the 'context' param, or score an output whose "
+    "assistant messages carry tool results"
+)
 
-    Raises ``ValueError`` when none of them has a passage: a score against nothing would
-    only measure the judge.
-    """
+
+class ClaimsParams(ReasonedJudgeParams):
+    """Params of the claim-based context judges (faithfulness, hallucination)."""
+
+    context: list[str] | None = Field(
+        default=None,
+        description="Context passages, used when the run has no context of its own.",
+    )
+
+
+class ResponseClaims(BaseModel):
+    claims: list[str] = Field(description="The response's claims, in order; [] if none.")
+
+
+def resolve_context(ctx: StepContext, param_context: list[str] | None) -> list[str]:
+    """Passages from the run's context, else the param, else the legacy tool results; ``[]``
+    when none has a passage (the scorers declare context as required: a score against
+    nothing would only measure the judge)."""
     for source in (context_list(ctx.call.context), list(param_context or [])):
         if source:
             return source
-    tool_results = legacy_tool_results(ctx.call.output)
-    if tool_results:
-        return tool_results
-    raise ValueError(
-        f"{scorer} needs context: pass context=[...] to the run, set the 'context' param, "
-        "or score an output whose assistant messages carry tool results"
+    return legacy_tool_results(ctx.call.output)
+
+
+CLAIMS_PROMPT = Prompt(
+    "List the claims the response makes: every factual statement and every speculative "
+    "one, each as a short self-contained sentence. No claims: [].",
+    ResponseClaims,
+    inputs={"response": lambda j: j.output},
+    description="Extract the response's claims",
+)
+"""The claim-extraction step (it never sees the context)."""
+
+
+CP = TypeVar("CP", bound=ClaimsParams)
+
+
+class ClaimsJudge(JudgeScorer[CP]):
+    """Base of the claim judges: context required (run, param, legacy tool results), claims
+    extracted first, then one verdict per claim against the numbered context."""
+
+    params_model = ClaimsParams
+    needs = (needs_context(NEEDS_CONTEXT),)
+    preprocess = CLAIMS_PROMPT
+    preview_notes = (
+        "Needs context: the run's context, the 'context' param, or tool results in the "
+        "output. 2 judge calls, 3 with reason='llm'."
     )
 
+    @staticmethod
+    def verdicts_prompt(instruction: str, output: type[BaseModel]) -> Prompt:
+        """The verdict step: ``instruction`` over the numbered context and claims."""
+        return Prompt(
+            instruction,
+            output,
+            inputs={
+                "context": lambda j: numbered(j.context),
+                "claims": lambda j: numbered(j.pre.claims),
+            },
+            check=one_per_item(lambda j: j.pre.claims, "verdicts", "claim"),
+            description="Judge each claim against the context",
+        )
 
-def claims_prompt(output_text: str) -> str:
-    """The claim-extraction prompt (shared with the hallucination scorer)."""
-    return (
-        "List the claims the response makes: every factual statement and every speculative "
-        "one, each as a short self-contained sentence. No claims: [].\n\n"
-        + data_block("response", output_text)
-    )
-
-
-def fmt(value: float) -> str:
-    """A score as the reference prints it (``0.67``, ``1``, ``10``)."""
-    return f"{value:g}"
+    def context(self, j: View[CP]) -> list[str]:
+        return resolve_context(j.ctx, j.params.context)

@@ -15,6 +15,7 @@ instructions" is just more text to judge.
 from __future__ import annotations
 
 import json
+import math
 import os
 from typing import Any, Literal
 
@@ -24,8 +25,7 @@ from assay.models.base import Model, ModelSettings
 from assay.models.resolve import LazyModel
 from assay.scoring.context import StepContext
 from assay.scoring.registry import ScorerParams
-from assay.scoring.scorer import Scorer
-from assay.scoring.steps import JudgeConfig, PromptBuilder, StepFunction, judge_step
+from assay.scoring.steps import JudgeConfig
 
 JUDGE_MODEL_ENV = "ASSAY_JUDGE_MODEL"
 JUDGE_BASE_URL_ENV = "ASSAY_JUDGE_BASE_URL"
@@ -55,6 +55,13 @@ class JudgeScorerParams(ScorerParams):
 
 class ScaledJudgeParams(JudgeScorerParams):
     scale: float = Field(default=1.0, gt=0.0, description="Multiply the 0..1 score by this.")
+
+    @field_validator("scale")
+    @classmethod
+    def _finite_scale(cls, value: float) -> float:
+        if not math.isfinite(value):
+            raise ValueError("scale must be a finite number")
+        return value
 
 
 class ReasonedJudgeParams(ScaledJudgeParams):
@@ -103,7 +110,9 @@ def judge_config(params: JudgeScorerParams, instructions: str) -> JudgeConfig:
     )
 
 
-def _neutralise(text: str) -> str:
+def neutralise(text: str) -> str:
+    """Data-marker look-alikes made harmless (``<<<`` → ``‹‹‹``), so no text can close a
+    data block or forge one."""
     return text.replace("<<<", "‹‹‹").replace(">>>", "›››")
 
 
@@ -115,7 +124,7 @@ def data_block(label: str, value: Any) -> str:
         text = value
     else:
         text = json.dumps(value, ensure_ascii=False, default=str)
-    return f"<<<DATA {label}>>>\n{_neutralise(text)}\n<<<END DATA>>>"
+    return f"<<<DATA {label}>>>\n{neutralise(text)}\n<<<END DATA>>>"
 
 
 def numbered(items: list[str]) -> str:
@@ -139,21 +148,3 @@ def context_list(value: Any) -> list[str]:
             f"{k}: {v}" if isinstance(v, str) else f"{k}: {json.dumps(v)}" for k, v in value.items()
         ]
     return [item if isinstance(item, str) else json.dumps(item, default=str) for item in value]
-
-
-def with_reason(
-    scorer: Scorer,
-    mode: ReasonMode,
-    *,
-    prompt: PromptBuilder,
-    template: StepFunction,
-    description: str,
-    judge: JudgeConfig | None = None,
-) -> Scorer:
-    """Add the reason step the ``reason`` param asks for: a judge call (``llm``), a function
-    of the verdicts (``template``), or none."""
-    if mode == "llm":
-        return scorer.reason(judge_step(prompt, description=description, judge=judge))
-    if mode == "template":
-        return scorer.reason(template)
-    return scorer
