@@ -1,0 +1,1 @@
+"""lm-evaluation-harness-style benchmark tasks: configs, prompts, filters, metrics, scorers."""
