@@ -8,15 +8,32 @@ result after returning it, which is what lets one scorer instance serve many ite
 from __future__ import annotations
 
 import math
-from typing import Any, Literal, NamedTuple
+from typing import Annotated, Any, Literal, NamedTuple
 
-from pydantic import AliasChoices, BaseModel, ConfigDict, Field, model_validator
+from pydantic import (
+    AliasChoices,
+    BaseModel,
+    ConfigDict,
+    Field,
+    PlainSerializer,
+    model_validator,
+)
 
 ScoreStatus = Literal["ready", "not_scorable", "error"]
 """``ready``: a numeric score; ``not_scorable``: a step declined to score; ``error``: it failed."""
 
 StepName = Literal["preprocess", "analyze", "score", "reason"]
 STEP_ORDER: tuple[StepName, ...] = ("preprocess", "analyze", "score", "reason")
+
+
+def _range_as_json(value: tuple[float, float]) -> list[float | str]:
+    """An unbounded end as ``"inf"``/``"-inf"``: JSON has no infinity (pydantic would write
+    null, which reads back as an error), and pydantic reads these strings back as floats."""
+    return [v if math.isfinite(v) else ("inf" if v > 0 else "-inf") for v in value]
+
+
+ScoreRange = Annotated[tuple[float, float], PlainSerializer(_range_as_json, when_used="json")]
+"""A scorer's (low, high) range; either end may be infinite (an unbounded scale)."""
 
 
 class Usage(BaseModel):
@@ -260,7 +277,7 @@ class ScorerSummary(BaseModel):
     scorer_label: str = Field(validation_alias=AliasChoices("scorer_label", "scorer_name"))
     """The scorer's display name (``scorer_name`` in records written before it was renamed)."""
     higher_is_better: bool = True
-    score_range: tuple[float, float] = (0.0, 1.0)
+    score_range: ScoreRange = (0.0, 1.0)
     count: int = 0
     mean: float | None = None
     stderr: float | None = None
@@ -342,7 +359,7 @@ class ScorerSpec(BaseModel):
     fingerprint_parts: dict[str, str] = Field(default_factory=dict)
     """The named parts the fingerprint hashes (steps, params, judge), to say what changed."""
     higher_is_better: bool = True
-    score_range: tuple[float, float] = (0.0, 1.0)
+    score_range: ScoreRange = (0.0, 1.0)
     threshold: float | None = None
     """The scorer's own pass threshold on its own scale (overrides the run's)."""
     aggregations: tuple[str, ...] = ("mean",)

@@ -16,10 +16,13 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
+from assay.cli.calibrate import calibrate as calibrate_command
 from assay.cli.common import CliError, console, err_console, install_word_types
 from assay.cli.datasets import datasets_app
+from assay.cli.optimize import optimize_command
 from assay.cli.run_cmd import run as run_command
 from assay.cli.runs import runs_app
+from assay.cli.tasks import tasks_app
 from assay.scoring.registry import (
     ScorerRegistryError,
     create_scorer,
@@ -40,7 +43,10 @@ scorers_app = typer.Typer(help="Browse the scorer registry.", no_args_is_help=Fa
 app.add_typer(scorers_app, name="scorers")
 app.add_typer(runs_app, name="runs")
 app.add_typer(datasets_app, name="datasets")
+app.add_typer(tasks_app, name="tasks")
 app.command("run")(run_command)
+app.command("optimize")(optimize_command)
+app.command("calibrate")(calibrate_command)
 
 
 def _print_version(value: bool) -> None:

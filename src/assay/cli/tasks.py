@@ -1,0 +1,229 @@
+"""``assay tasks validate|list|run``: lm-evaluation-harness-style benchmark tasks."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.table import Table
+
+from assay.cli.common import CliError, console, err_console, print_json
+
+tasks_app = typer.Typer(
+    help="Benchmark tasks in lm-evaluation-harness YAML.", no_args_is_help=False
+)
+
+
+@tasks_app.command("validate")
+def tasks_validate(
+    file: Annotated[Path, typer.Argument(help="A task or group YAML.")],
+    json_out: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
+) -> None:
+    """Load a task YAML (includes, !function, filters, metrics) and report every problem
+    with its file and key. Exit 0 when it is valid, 2 when it is not."""
+    from assay.tasks.config import GroupConfig
+    from assay.tasks.errors import TaskConfigError
+    from assay.tasks.yaml_loader import load_task_config
+
+    try:
+        config = load_task_config(file)
+    except (TaskConfigError, OSError) as exc:
+        if json_out:
+            print_json({"file": str(file), "valid": False, "error": str(exc)})
+            raise typer.Exit(2) from None
+        raise CliError(str(exc)) from exc
+    if isinstance(config, GroupConfig):
+        summary: dict[str, Any] = {
+            "file": str(file),
+            "valid": True,
+            "group": config.group,
+            "tasks": config.task_names(),
+        }
+    else:
+        summary = {
+            "file": str(file),
+            "valid": True,
+            "task": config.task,
+            "output_type": config.output_type,
+            "filters": [p.name for p in config.pipelines()],
+            "metrics": [e.name for e in config.metric_entries()],
+            "unsupported": config.unsupported_features(),
+        }
+    if json_out:
+        print_json(summary)
+        return
+    what = f"group {summary['group']}" if "group" in summary else f"task {summary['task']}"
+    console.print(f"{file}: valid ({what})", highlight=False)
+    if "task" in summary:
+        console.print(
+            f"output_type {summary['output_type']} · filters {', '.join(summary['filters'])} "
+            f"· metrics {', '.join(summary['metrics'])}",
+            highlight=False,
+        )
+
+
+@tasks_app.command("list")
+def tasks_list(
+    directory: Annotated[Path, typer.Argument(help="A directory of task YAMLs (searched deeply).")],
+    json_out: Annotated[bool, typer.Option("--json", help="Print the list as JSON.")] = False,
+) -> None:
+    """List the tasks and groups in a directory; files that do not load are listed with
+    their error (exit 1 when there is any)."""
+    from assay.tasks.yaml_loader import discover_tasks
+
+    if not directory.is_dir():
+        raise CliError(f"{directory}: not a directory")
+    entries = discover_tasks(directory)
+    rows: list[dict[str, Any]] = [
+        {
+            "name": e.name,
+            "kind": e.kind,
+            "output_type": e.output_type,
+            "tags": list(e.tags),
+            "groups": list(e.groups),
+            "file": str(e.file),
+            "error": e.error,
+        }
+        for e in entries
+    ]
+    if json_out:
+        print_json(rows)
+    else:
+        table = Table(title=f"tasks in {directory}")
+        for column in ("name", "kind", "output type", "groups", "file", "error"):
+            table.add_column(column)
+        for row in rows:
+            table.add_row(
+                row["name"] or "—",
+                row["kind"],
+                row["output_type"] or "—",
+                ", ".join(row["groups"]) or "—",
+                row["file"],
+                row["error"] or "",
+            )
+        console.print(table)
+    if any(row["error"] for row in rows):
+        raise typer.Exit(1)
+
+
+@tasks_app.command("run")
+def tasks_run(
+    file: Annotated[Path, typer.Argument(help="A task YAML.")],
+    model: Annotated[
+        str | None, typer.Option("--model", "-m", help="The model (any assay model string).")
+    ] = None,
+    limit: Annotated[int | None, typer.Option("--limit", help="Only the first N docs.")] = None,
+    num_fewshot: Annotated[
+        int | None, typer.Option("--num-fewshot", help="Few-shot examples per prompt.")
+    ] = None,
+    docs: Annotated[
+        Path | None,
+        typer.Option("--docs", help="Docs (JSONL/CSV/Parquet) replacing the task's dataset."),
+    ] = None,
+    predictions: Annotated[
+        Path | None,
+        typer.Option(
+            "--predictions",
+            help='Recorded responses, JSONL lines {"doc_id": i, "responses": R}; no model.',
+        ),
+    ] = None,
+    json_path: Annotated[
+        Path | None,
+        typer.Option("--json", help="Write per_doc and aggregate (lm-eval's shape) here."),
+    ] = None,
+    base_url: Annotated[
+        str | None, typer.Option("--base-url", help="An OpenAI-compatible endpoint.")
+    ] = None,
+    concurrency: Annotated[
+        int | None, typer.Option("--concurrency", "-c", help="Docs in flight at once.")
+    ] = None,
+    bootstrap_iters: Annotated[
+        int,
+        typer.Option("--bootstrap-iters", help="Bootstrap resamples for stderr (lm-eval's)."),
+    ] = 100_000,
+    store: Annotated[
+        bool, typer.Option("--store/--no-store", help="Keep the run in the database.")
+    ] = True,
+    name: Annotated[str | None, typer.Option("--name", help="A name for the run.")] = None,
+) -> None:
+    """Run a task on a model, or score recorded predictions, and print lm-eval's aggregates.
+
+    Exit codes: 0 every doc scored; 1 some docs failed (the aggregates leave them out and
+    say so); 2 bad input."""
+    from assay.operations.tasks import (
+        TaskRunError,
+        load_task,
+        read_docs,
+        read_predictions,
+        run_task,
+    )
+    from assay.tasks.errors import TaskConfigError
+
+    if (model is None) == (predictions is None):
+        raise CliError("give --model or --predictions (exactly one)")
+    try:
+        loaded_docs = read_docs(docs) if docs is not None else None
+        task = load_task(file, docs=loaded_docs)
+        preds = read_predictions(predictions) if predictions is not None else None
+        options: dict[str, Any] = {"progress": False}
+        if concurrency is not None:
+            options["concurrency"] = concurrency
+        if name is not None:
+            options["name"] = name
+        outcome = run_task(
+            task,
+            model=model,
+            predictions=preds,
+            predictions_source=str(predictions) if predictions else "",
+            limit=limit,
+            num_fewshot=num_fewshot,
+            bootstrap_iters=bootstrap_iters,
+            stored=store,
+            base_url=base_url,
+            **options,
+        )
+    except (TaskConfigError, TaskRunError, OSError) as exc:
+        raise CliError(str(exc)) from exc
+    except (ValueError, TypeError, KeyError, LookupError) as exc:
+        raise CliError(f"{type(exc).__name__}: {exc}") from exc
+    report = outcome.report
+    table = Table(title=f"task {task.name} · {report['n_docs']} docs")
+    for column in ("metric", "filter", "value", "stderr", "higher is better"):
+        table.add_column(column)
+    for key, value in report["aggregate"].items():
+        metric, _, pipeline = key.partition(",")
+        if metric.endswith("_stderr"):
+            continue
+        stderr = report["aggregate"].get(f"{metric}_stderr,{pipeline}")
+        table.add_row(
+            metric,
+            pipeline,
+            _number(value),
+            _number(stderr),
+            "yes" if report["higher_is_better"].get(metric, True) else "no",
+        )
+    console.print(table)
+    if json_path is not None:
+        json_path.write_text(json.dumps(report, indent=2, ensure_ascii=False), encoding="utf-8")
+        console.print(f"wrote {json_path}", highlight=False)
+    if store:
+        run_id = outcome.run.id
+        console.print(f"run {run_id} stored · `assay runs show {run_id[:8]}`", highlight=False)
+    if outcome.errors:
+        err_console.print(
+            f"{len(outcome.errors)} doc(s) failed; the aggregates leave them out "
+            f"(first: doc {outcome.errors[0]['doc']}: {outcome.errors[0]['error']})",
+            markup=False,
+            soft_wrap=True,
+        )
+        raise typer.Exit(1)
+
+
+def _number(value: Any) -> str:
+    if value is None:
+        return "—"
+    if isinstance(value, float):
+        return f"{value:.6g}"
+    return str(value)

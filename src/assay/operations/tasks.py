@@ -1,0 +1,298 @@
+"""Benchmark task runs: a task YAML run on a model, or on recorded predictions, stored.
+
+A task run is a normal assay run: one item per eval doc (``input`` is the prompt,
+``metadata`` the doc and its id), a ``TaskTarget`` (model) or ``PredictionsTarget``
+(recorded responses) and one scorer per (metric, filter pipeline). It goes through the same
+runner and store as every other run, so it shows in ``runs list``, ``runs compare`` and
+reports, with lm-eval's aggregates and stderr in its summary (``lm-eval:<aggregation>``).
+
+``lmeval_results`` turns a finished run back into lm-eval's report shape: ``per_doc``
+(doc, filter, filtered, metrics) and ``aggregate`` (``"metric,filter"`` and
+``"metric_stderr,filter"``), aggregated from the stored per-doc values exactly as lm-eval
+aggregates them. Docs whose target or scorer failed are listed under ``errors`` and left out
+of the aggregates, which then say over how many docs they were computed.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from assay.models.base import Model
+from assay.runner.api import run_evals_async
+from assay.runner.options import RunOptions
+from assay.runner.result import RunResult
+from assay.scoring.sync import run_sync
+from assay.store.engine import Store, using_store
+from assay.tasks.config import GroupConfig, TaskConfig
+from assay.tasks.docs import read_doc_file
+from assay.tasks.errors import TaskConfigError
+from assay.tasks.metrics import TASK_METRICS, aggregate_metrics
+from assay.tasks.processing import is_scorer_metric
+from assay.tasks.responses import as_json
+from assay.tasks.target import PredictionsTarget, TaskTarget
+from assay.tasks.task import Task
+from assay.tasks.task_scorers import DEFAULT_BOOTSTRAP_ITERS, result_key, task_scorers
+from assay.tasks.yaml_loader import load_task_config
+from assay.types import Item, ItemResult
+
+log = logging.getLogger(__name__)
+
+
+class TaskRunError(ValueError):
+    """A task run cannot start: bad predictions, docs or options (the message says which)."""
+
+
+@dataclass
+class TaskRun:
+    """A finished task run: the assay run and lm-eval's view of it."""
+
+    task: Task
+    run: RunResult
+    report: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def errors(self) -> list[dict[str, Any]]:
+        errors: list[dict[str, Any]] = self.report.get("errors", [])
+        return errors
+
+
+def load_task(
+    path: str | Path,
+    *,
+    docs: Sequence[Mapping[str, Any]] | None = None,
+) -> Task:
+    """The task of the YAML at ``path`` (``docs`` replace its dataset)."""
+    config = load_task_config(path)
+    if isinstance(config, GroupConfig):
+        raise TaskConfigError(
+            f"{path} is a group ({config.group}); run its tasks one by one", key="group"
+        )
+    return Task(config, docs=docs, base_dir=Path(path).parent)
+
+
+def read_docs(path: str | Path) -> list[dict[str, Any]]:
+    """Docs from a JSONL/CSV/Parquet file (one doc per line/row)."""
+    source = Path(path)
+    kind = {".jsonl": "jsonl", ".json": "jsonl", ".csv": "csv", ".parquet": "parquet"}.get(
+        source.suffix.lower()
+    )
+    if kind is None:
+        raise TaskRunError(f"{path}: docs must be a .jsonl, .csv or .parquet file")
+    if not source.is_file():
+        raise TaskRunError(f"{path}: no such file")
+    return [dict(doc) for doc in read_doc_file(source, kind)]
+
+
+def read_predictions(path: str | Path) -> dict[int, Any]:
+    """``{doc_id: responses}`` from a JSONL file of ``{"doc_id": i, "responses": R}`` lines;
+    a bad line, a duplicate doc id or a missing key fails naming the line."""
+    out: dict[int, Any] = {}
+    source = Path(path)
+    if not source.is_file():
+        raise TaskRunError(f"{path}: no such file")
+    with source.open(encoding="utf-8") as handle:
+        for number, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            where = f"{path}:{number}"
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise TaskRunError(f"{where}: not JSON ({exc.msg})") from None
+            if not isinstance(row, dict) or "doc_id" not in row or "responses" not in row:
+                raise TaskRunError(f'{where}: expected {{"doc_id": i, "responses": R}}')
+            doc_id = row["doc_id"]
+            if isinstance(doc_id, bool) or not isinstance(doc_id, int) or doc_id < 0:
+                raise TaskRunError(f"{where}: doc_id must be a non-negative integer")
+            if doc_id in out:
+                raise TaskRunError(f"{where}: doc_id {doc_id} appears twice")
+            out[doc_id] = row["responses"]
+    return out
+
+
+def task_items(
+    task: Task,
+    *,
+    limit: int | None = None,
+    num_fewshot: int | None = None,
+    prompts_needed: bool = True,
+) -> list[Item]:
+    """One item per eval doc: the prompt as input, the doc (and its id) in metadata.
+
+    Scoring recorded predictions does not need the prompts (``prompts_needed=False``):
+    when the few-shot examples cannot be read there (a hub dataset with ``--docs``), the
+    items show the zero-shot prompt and say so in their metadata, instead of failing."""
+    items: list[Item] = []
+    generation = task.output_type == "generate_until"
+    note: str | None = None
+    try:
+        contexts = task.contexts(num_fewshot=num_fewshot, limit=limit)
+    except TaskConfigError as exc:
+        if prompts_needed or task.resolve_num_fewshot(num_fewshot) == 0:
+            raise
+        log.warning("recorded predictions: prompts shown zero-shot (%s)", exc)
+        note = f"zero-shot prompt shown; the few-shot examples could not be read ({exc})"
+        contexts = task.contexts(num_fewshot=0, limit=limit)
+    for context in contexts:
+        target = (
+            task.generation_reference(context.doc)
+            if generation
+            else task.doc_to_target(context.doc)
+        )
+        items.append(
+            Item(
+                id=str(context.doc_id),
+                input=context.context,
+                expected_output=as_json(target),
+                metadata={"doc_id": context.doc_id, "doc": as_json(dict(context.doc))}
+                | ({"prompt_note": note} if note else {}),
+            )
+        )
+    return items
+
+
+async def run_task_async(
+    task: Task,
+    *,
+    model: str | Model | None = None,
+    predictions: Mapping[int, Any] | None = None,
+    predictions_source: str = "",
+    limit: int | None = None,
+    num_fewshot: int | None = None,
+    bootstrap_iters: int = DEFAULT_BOOTSTRAP_ITERS,
+    stored: bool = True,
+    store: Store | None = None,
+    base_url: str | None = None,
+    options: RunOptions | None = None,
+    **option_values: Any,
+) -> TaskRun:
+    """Run ``task`` on ``model`` or score recorded ``predictions`` (exactly one of them)."""
+    if (model is None) == (predictions is None):
+        raise TaskRunError("give a model or predictions (exactly one)")
+    items = task_items(
+        task, limit=limit, num_fewshot=num_fewshot, prompts_needed=predictions is None
+    )
+    target: TaskTarget | PredictionsTarget
+    if predictions is not None:
+        target = PredictionsTarget(task, predictions, source=predictions_source)
+        try:
+            target.check({int(item.metadata["doc_id"]): item.metadata["doc"] for item in items})
+        except (KeyError, ValueError) as exc:
+            raise TaskRunError(str(exc).strip('"')) from None
+    else:
+        assert model is not None
+        target = TaskTarget(task, model, base_url=base_url)
+    scorers = task_scorers(task, bootstrap_iters=bootstrap_iters)
+    run_options = RunOptions.of(options, **option_values)
+    if run_options.name is None:
+        run_options = RunOptions.of(run_options, name=f"task {task.name}")
+    if stored:
+        from assay.operations.stored_runs import run_stored_async
+
+        with using_store(store) as db:
+            run = await run_stored_async(items, target, scorers, store=db, options=run_options)
+            results = list(db.runs.results(run.id))
+    else:
+        run = await run_evals_async(items, target, scorers, options=run_options)
+        results = run.results
+    report = lmeval_results(task, results, bootstrap_iters=bootstrap_iters)
+    return TaskRun(task=task, run=run, report=report)
+
+
+def run_task(task: Task, **kwargs: Any) -> TaskRun:
+    """``run_task_async`` for synchronous code."""
+    return run_sync(lambda: run_task_async(task, **kwargs))
+
+
+# ----------------------------------------------------------------- lm-eval's report
+
+
+def _key_aggregations(config: TaskConfig) -> dict[str, Any]:
+    aggregations: dict[str, Any] = {}
+    for pipeline in config.pipelines():
+        for entry in pipeline.metric_list:
+            if is_scorer_metric(entry):
+                aggregations.setdefault(entry.name, "mean")
+            elif entry.aggregation is not None:
+                aggregations.setdefault(entry.name, entry.aggregation)
+    return aggregations
+
+
+def lmeval_results(
+    task: Task,
+    results: Iterable[ItemResult],
+    *,
+    bootstrap_iters: int | None = DEFAULT_BOOTSTRAP_ITERS,
+) -> dict[str, Any]:
+    """lm-eval's ``per_doc`` and ``aggregate`` for a task run's results (first repeat)."""
+    pipelines = task.config.pipelines()
+    entries = {
+        result_key(entry.name, p.name): (entry, p.name)
+        for p in pipelines
+        for entry in p.metric_list
+    }
+    per_doc: dict[tuple[int, str], dict[str, Any]] = {}
+    errors: list[dict[str, Any]] = []
+    for result in sorted(results, key=lambda r: (r.position, r.repeat)):
+        if result.repeat != 0:
+            continue
+        doc_id = int(result.item_id)
+        if result.error is not None:
+            errors.append({"doc": doc_id, "error": result.error.message})
+            continue
+        for key, score in result.scores.items():
+            if key not in entries:
+                continue
+            entry, pipeline = entries[key]
+            row = per_doc.setdefault(
+                (doc_id, pipeline),
+                {"doc": doc_id, "filter": pipeline, "filtered": None, "metrics": {}},
+            )
+            if score.status != "ready":
+                message = score.error.message if score.error else score.status
+                errors.append(
+                    {"doc": doc_id, "filter": pipeline, "metric": entry.name, "error": message}
+                )
+                continue
+            corpus = score.corpus
+            if isinstance(corpus, Mapping) and "metrics" in corpus:
+                row["filtered"] = corpus.get("filtered")
+                row["metrics"].update(corpus["metrics"] or {entry.name: corpus.get("value")})
+            else:
+                row["metrics"][entry.name] = score.score
+    order = {p.name: i for i, p in enumerate(pipelines)}
+    rows = sorted(per_doc.values(), key=lambda r: (order[r["filter"]], r["doc"]))
+    raw: dict[tuple[str, str], list[Any]] = {}
+    for row in rows:
+        for metric, value in row["metrics"].items():
+            raw.setdefault((metric, row["filter"]), []).append(value)
+    aggregate = aggregate_metrics(
+        raw, _key_aggregations(task.config), bootstrap_iters=bootstrap_iters
+    )
+    docs = aggregate.pop("sample_len", 0)
+    aggregate = {k: _finite_or_none(v) for k, v in aggregate.items()}
+    higher = {}
+    for entry, _ in entries.values():
+        registered = TASK_METRICS.find(entry.name)
+        default = registered.higher_is_better if registered is not None else True
+        higher[entry.name] = default if entry.higher_is_better is None else entry.higher_is_better
+    return {
+        "task": task.name,
+        "per_doc": rows,
+        "aggregate": aggregate,
+        "higher_is_better": higher,
+        "n_docs": docs,
+        "errors": errors,
+    }
+
+
+def _finite_or_none(value: Any) -> Any:
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value

@@ -1,0 +1,139 @@
+"""Task runs on recorded predictions reproduce lm-eval: the 10 compat configurations.
+
+Each configuration of ``lmeval_config_compat.json`` (computed by lm-eval's own
+``ConfigurableTask``) is loaded from its real YAML (includes and all), its docs replace the
+dataset, its recorded responses are scored through the runner and a real SQLite store, and
+the filtered outputs, per-doc metrics and aggregates must equal lm-eval's (floats to 1e-9).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from assay.operations.tasks import (
+    TaskRunError,
+    lmeval_results,
+    load_task,
+    read_predictions,
+    run_task,
+)
+from assay.store import open_store
+from tests.tasks.yaml_tree import TASK_FILES, build_tree, compat_cases
+
+CASES = compat_cases()
+
+
+def close(a: Any, b: Any) -> bool:
+    """Equal, with floats compared to 1e-9 (relative) at any depth."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return a == b
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
+        return math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-12)
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+        return len(a) == len(b) and all(close(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(close(a[k], b[k]) for k in a)
+    return bool(a == b)
+
+
+def task_file(root: Path, case: dict[str, Any]) -> Path:
+    """The case's YAML; polemo2's metrics need Hugging Face ``evaluate`` (network), so the
+    compat case replaced them with ``bypass``: a child YAML that includes it does the same."""
+    path = root / TASK_FILES[case["yaml"]]
+    if "bypass" in case["label"]:
+        child = path.with_name("polemo2_in_bypass.yaml")
+        child.write_text(
+            f"include: {path.name}\ntask: polemo2_in\nmetric_list:\n  - metric: bypass\n",
+            encoding="utf-8",
+        )
+        return child
+    return path
+
+
+@pytest.fixture(scope="module")
+def tree(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return build_tree(tmp_path_factory.mktemp("lm_eval_tasks"))
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c["label"].split("(")[0] for c in CASES])
+def test_compat_case_reproduces_lm_eval(tree: Path, tmp_path: Path, case: dict[str, Any]) -> None:
+    task = load_task(task_file(tree, case), docs=case["docs"])
+    predictions = dict(enumerate(case["responses"]))
+    with open_store(f"sqlite:///{tmp_path / 'tasks.db'}") as store:
+        outcome = run_task(
+            task, predictions=predictions, store=store, progress=False, bootstrap_iters=200
+        )
+        stored = list(store.runs.results(outcome.run.id))
+    report = outcome.report
+    assert report["errors"] == []
+    expected = {(row["doc"], row["filter"]): row for row in case["per_doc"]}
+    got = {(row["doc"], row["filter"]): row for row in report["per_doc"]}
+    assert got.keys() == expected.keys()
+    for key, row in expected.items():
+        assert close(got[key]["filtered"], row["filtered"]), (key, got[key], row)
+        assert close(got[key]["metrics"], row["metrics"]), (key, got[key], row)
+    for key, value in case["aggregate"].items():
+        assert key in report["aggregate"], key
+        assert close(report["aggregate"][key], value), (key, report["aggregate"][key], value)
+    # the stored run alone gives the same report (what `runs show` and reports build on)
+    assert close(
+        lmeval_results(task, stored, bootstrap_iters=200)["aggregate"], report["aggregate"]
+    )
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c["label"].split("(")[0] for c in CASES])
+def test_run_summary_carries_lm_eval_aggregates(tree: Path, case: dict[str, Any]) -> None:
+    task = load_task(task_file(tree, case), docs=case["docs"])
+    outcome = run_task(
+        task,
+        predictions=dict(enumerate(case["responses"])),
+        stored=False,
+        progress=False,
+        bootstrap_iters=200,
+    )
+    summaries = outcome.run.summary.scorers
+    for key, value in case["aggregate"].items():
+        aggregates = summaries[key].aggregates
+        corpus = [v for name, v in aggregates.items() if not name.startswith("lm-eval-stderr")]
+        assert corpus and close(corpus[0], value), (key, aggregates, value)
+
+
+def test_a_changed_response_changes_the_aggregate(tree: Path) -> None:
+    case = next(c for c in CASES if c["label"] == "gsm8k")
+    task = load_task(task_file(tree, case), docs=case["docs"])
+    responses = dict(enumerate(case["responses"]))
+    responses[2] = "The total is #### 5"
+    report = run_task(
+        task, predictions=responses, stored=False, progress=False, bootstrap_iters=0
+    ).report
+    assert report["aggregate"]["exact_match,strict-match"] == pytest.approx(2 / 3)
+
+
+def test_predictions_with_the_wrong_shape_name_the_doc(tree: Path) -> None:
+    case = next(c for c in CASES if c["label"] == "arc_easy")
+    task = load_task(task_file(tree, case), docs=case["docs"])
+    responses = dict(enumerate(case["responses"]))
+    responses[1] = responses[1][:2]  # 2 pairs for 3 choices
+    with pytest.raises(TaskRunError, match=r"doc_id 1.*3 choices"):
+        run_task(task, predictions=responses, stored=False, progress=False)
+    del responses[1]
+    with pytest.raises(TaskRunError, match="no line for doc_id 1"):
+        run_task(task, predictions=responses, stored=False, progress=False)
+
+
+def test_read_predictions_reports_the_line(tmp_path: Path) -> None:
+    path = tmp_path / "preds.jsonl"
+    path.write_text('{"doc_id": 0, "responses": "a"}\n{"doc_id": 0, "responses": "b"}\n')
+    with pytest.raises(TaskRunError, match=r"preds.jsonl:2: doc_id 0 appears twice"):
+        read_predictions(path)
+    path.write_text('{"doc": 0}\n')
+    with pytest.raises(TaskRunError, match=r"preds.jsonl:1: expected"):
+        read_predictions(path)
+    path.write_text(json.dumps({"doc_id": -1, "responses": "x"}) + "\n")
+    with pytest.raises(TaskRunError, match="non-negative"):
+        read_predictions(path)
