@@ -67,6 +67,8 @@ if TYPE_CHECKING:  # what the lazy names below resolve to, for type checkers
     from assay.analysis.compare import compare_runs
     from assay.analysis.report_html import write_html_report
     from assay.datasets.load import load_items
+    from assay.operations.calibrate import calibrate, calibrate_async
+    from assay.operations.certificates import calibration_status, certificate_for
     from assay.operations.datasets import import_file
     from assay.operations.stored_runs import (
         compare_stored,
@@ -90,11 +92,17 @@ _LAZY = {
     "resume_run_async": "assay.operations.stored_runs",
     "compare_runs": "assay.analysis.compare",
     "compare_stored": "assay.operations.stored_runs",
+    "calibrate": "assay.operations.calibrate",
+    "calibrate_async": "assay.operations.calibrate",
+    "calibration_status": "assay.operations.certificates",
+    "certificate_for": "assay.operations.certificates",
     "import_file": "assay.operations.datasets",
     "load_items": "assay.datasets.load",
     "write_html_report": "assay.analysis.report_html",
     "register_aggregation": "assay.summary.aggregations",
     "corpus_aggregation": "assay.summary.aggregations",
+    "optimize": "assay.optimize",
+    "resume_optimization": "assay.optimize",
 }
 """Names whose modules pull in SQLAlchemy or numpy: imported on first use, so a script that
 only scores does not pay for the database layer."""
@@ -148,6 +156,10 @@ __all__ = [
     "Usage",
     "ValueSummary",
     "__version__",
+    "calibrate",
+    "calibrate_async",
+    "calibration_status",
+    "certificate_for",
     "compare_runs",
     "compare_stored",
     "corpus_aggregation",
@@ -160,9 +172,11 @@ __all__ = [
     "normalize_score",
     "not_scorable",
     "open_store",
+    "optimize",
     "register_aggregation",
     "register_scorer",
     "resolve_target",
+    "resume_optimization",
     "resume_run",
     "resume_run_async",
     "round2",

@@ -16,7 +16,7 @@ import html
 import json
 import math
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from functools import cache
@@ -403,8 +403,18 @@ def render_html_report(
     *,
     comparison: RunComparison | None = None,
     max_rows: int = 2000,
+    calibration: Mapping[str, Any] | None = None,
+    calibration_points: Mapping[str, Sequence[Mapping[str, Any]]] | None = None,
+    calibrated: Mapping[str, str] | None = None,
+    judge_corrected: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> str:
-    """The report as one HTML string (see the module docstring)."""
+    """The report as one HTML string (see the module docstring). ``calibration`` (a
+    calibration report's JSON, with ``calibration_points`` for the scatter) adds the
+    calibration section; ``calibrated`` (scorer id → ``calibrated: yes (...)``) a header
+    line; ``judge_corrected`` (scorer id → a prediction-powered mean) the judge-corrected
+    means beside the plain ones."""
+    from assay.analysis.report_calibration import calibration_section
+
     collected = _collect(results, max_rows, record.info.scorers)
     acc = collected.acc
     specs = _specs(record, acc.builder.scorer_ids())
@@ -422,14 +432,35 @@ def render_html_report(
         for n, spec in enumerate(specs)
         if (p := _distribution(spec, acc.builder.columns(spec.id), n)) is not None
     ]
+    header = _header(record, summary, specs)
+    if calibrated:
+        shown = "; ".join(f"{sid}: {text}" for sid, text in calibrated.items())
+        header.append(Cell(shown, "calibration"))
     context = {
         "title": f"assay run {record.info.name or record.id}",
         "record": record,
-        "header": _header(record, summary, specs),
+        "header": header,
+        "judge_corrected": [
+            {
+                "scorer": sid,
+                "judge_mean": fmt.num(ppi.get("judge_mean")),
+                "value": fmt.num(ppi.get("value")),
+                "ci": fmt.DASH
+                if ppi.get("ci_low") is None
+                else f"[{fmt.num(ppi['ci_low'])}, {fmt.num(ppi['ci_high'])}]",
+                "n_labelled": ppi.get("n_labelled"),
+                "n": ppi.get("n"),
+                "reason": ppi.get("reason") or "",
+            }
+            for sid, ppi in (judge_corrected or {}).items()
+        ],
         "summary_rows": _summary_rows(summary),
         "summary_computed": computed,
         "distributions": plots,
         "comparison": _comparison_context(comparison) if comparison is not None else None,
+        "calibration": calibration_section(calibration, calibration_points)
+        if calibration is not None
+        else None,
         "score_columns": [s.id for s in specs],
         "show_repeat": record.info.repeats > 1,
         "item_rows": _item_rows(collected.rows, specs, record.info.threshold),
@@ -449,10 +480,23 @@ def write_html_report(
     *,
     comparison: RunComparison | None = None,
     max_rows: int = 2000,
+    calibration: Mapping[str, Any] | None = None,
+    calibration_points: Mapping[str, Sequence[Mapping[str, Any]]] | None = None,
+    calibrated: Mapping[str, str] | None = None,
+    judge_corrected: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> Path:
     """Render and write the report; returns the path written."""
     target = Path(path)
-    html = render_html_report(record, results, comparison=comparison, max_rows=max_rows)
+    html = render_html_report(
+        record,
+        results,
+        comparison=comparison,
+        max_rows=max_rows,
+        calibration=calibration,
+        calibration_points=calibration_points,
+        calibrated=calibrated,
+        judge_corrected=judge_corrected,
+    )
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_text(html, encoding="utf-8")
     return target

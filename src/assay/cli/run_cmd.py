@@ -10,7 +10,7 @@ import typer
 
 from assay.cli.common import CliError, console, err_console
 from assay.runner.hooks import RunHooks
-from assay.types import RunInfo
+from assay.types import RunInfo, ScorerSpec
 
 
 def run(
@@ -82,6 +82,14 @@ def run(
             help="Exit 1 when more than N results (or P% of them) have a target or scorer error.",
         ),
     ] = None,
+    require_calibrated: Annotated[
+        bool | None,
+        typer.Option(
+            "--require-calibrated",
+            help="Stop before the first item (exit 2) unless every scorer has a passing "
+            "calibration certificate matching its current prompt, model and params.",
+        ),
+    ] = None,
 ) -> None:
     """Run data through a target and scorers; print the summary; keep the run (default).
 
@@ -119,6 +127,7 @@ def run(
             store=store,
             report=report,
             json=json_out,
+            require_calibrated=require_calibrated,
         )
     except (RunConfigError, InputError) as exc:
         raise CliError(str(exc)) from exc
@@ -148,6 +157,7 @@ def run(
     if cfg.store:
         hint = f"run {result.id} stored · `assay runs show {result.id[:8]}`"
         console.print(hint, highlight=False)
+        _print_calibration(result.record.info.scorers)
     try:
         failures = check_run(
             result.summary,
@@ -161,3 +171,14 @@ def run(
         err_console.print(f"gate failed: {failure.reason}", markup=False, soft_wrap=True)
     if failures:
         raise typer.Exit(1)
+
+
+def _print_calibration(specs: list[ScorerSpec]) -> None:
+    """One ``calibrated: yes/no/stale`` line per judge scorer (and per scorer that was ever
+    calibrated): whether its scores are backed by agreement with human labels."""
+    from assay.operations.certificates import is_judge_spec, spec_calibration_status
+
+    for spec in specs:
+        status = spec_calibration_status(spec)
+        if status.state != "no" or is_judge_spec(spec):
+            console.print(f"{spec.id}: {status.describe()}", highlight=False)

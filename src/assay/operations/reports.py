@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from assay.runner.result import RunResult
 from assay.store.engine import using_store
@@ -18,6 +18,7 @@ from assay.store.engine import using_store
 if TYPE_CHECKING:
     from assay.analysis.compare import RunComparison
     from assay.store import Store
+    from assay.types import RunRecord
 
 PathArg = str | os.PathLike[str]
 
@@ -49,7 +50,16 @@ def write_run_reports(
         with using_store(store) as db:
             record = db.runs.get(result.id)
             if report:
-                written.append(write_html_report(report, record, db.runs.results(record.id)))
+                calibrated, corrected = _calibration_notes(record, db)
+                written.append(
+                    write_html_report(
+                        report,
+                        record,
+                        db.runs.results(record.id),
+                        calibrated=calibrated,
+                        judge_corrected=corrected,
+                    )
+                )
             if json_path:
                 write_run_json(json_path, record, db.runs.results(record.id))
                 written.append(Path(json_path))
@@ -94,3 +104,24 @@ def write_comparison_report(
         return write_html_report(
             path, candidate, db.runs.results(candidate.id), comparison=comparison
         )
+
+
+def _calibration_notes(
+    record: RunRecord, db: Store
+) -> tuple[dict[str, str], dict[str, dict[str, Any]]]:
+    """What a stored run's report says about its scorers' calibration: ``calibrated: yes
+    (...) / no / stale (...)`` per judge scorer (and per scorer ever calibrated), and the
+    judge-corrected means of scorers with human-labelled items (``metadata.human_label``)."""
+    from assay.operations.certificates import is_judge_spec, spec_calibration_status
+    from assay.operations.judge_corrected import judge_corrected_means
+
+    calibrated: dict[str, str] = {}
+    for spec in record.info.scorers:
+        status = spec_calibration_status(spec, store=db)
+        if status.state != "no" or is_judge_spec(spec):
+            calibrated[spec.id] = status.describe()
+    try:
+        corrected = judge_corrected_means(record.id, store=db)
+    except ValueError:  # labels that are not numbers: no correction rather than a wrong one
+        corrected = {}
+    return calibrated, {k: v for k, v in corrected.items() if v.get("n_labelled")}

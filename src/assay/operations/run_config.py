@@ -60,6 +60,11 @@ class RunConfig(BaseModel):
         default=None, alias="json", description="Write JSON results here."
     )
     metadata: dict[str, Any] = Field(default_factory=dict)
+    require_calibrated: bool = Field(
+        default=False,
+        description="Stop before the first item unless every scorer has a passing "
+        "calibration certificate matching its current fingerprint (`assay calibrate`).",
+    )
 
     @model_validator(mode="after")
     def _one_source(self) -> RunConfig:
@@ -162,6 +167,10 @@ async def run_config_async(
     from assay.runner.api import run_evals_async
 
     options = config.run_options(progress=progress, hooks=hooks)
+    if config.require_calibrated:
+        from assay.operations.certificates import require_calibrated
+
+        require_calibrated(config.scorers)
     if config.dataset is not None:
         from assay.operations.stored_runs import run_dataset_async
 

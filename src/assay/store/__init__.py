@@ -8,6 +8,11 @@ when ``ASSAY_DATABASE_URL`` says so — and returns a ``Store`` with ``.datasets
 from __future__ import annotations
 
 from assay.store.cache import StoreModelCache
+from assay.store.certificates_repo import (
+    Certificate,
+    CertificateNotFoundError,
+    CertificateRepository,
+)
 from assay.store.datasets_repo import DatasetRepository
 from assay.store.engine import DATABASE_URL_ENV, Store, open_store, resolve_url, using_store
 from assay.store.errors import (
@@ -33,6 +38,9 @@ from assay.store.sink import StoreSink
 __all__ = [
     "DATABASE_URL_ENV",
     "AmbiguousRunIdError",
+    "Certificate",
+    "CertificateNotFoundError",
+    "CertificateRepository",
     "DatasetExistsError",
     "DatasetInfo",
     "DatasetNotFoundError",

@@ -30,10 +30,12 @@ from sqlalchemy import exc as sa_exc
 from sqlalchemy.pool import StaticPool
 
 from assay.store.cache import StoreModelCache
+from assay.store.certificates_repo import CertificateRepository
 from assay.store.codec import dumps, loads
 from assay.store.datasets_repo import DatasetRepository
 from assay.store.db import WRITE_OPTION, Database, install_sqlite_transactions
 from assay.store.errors import StoreUnavailableError, describe_database_error
+from assay.store.optimizations_repo import OptimizationRepository
 from assay.store.runs_repo import RunRepository
 
 DATABASE_URL_ENV = "ASSAY_DATABASE_URL"
@@ -141,6 +143,8 @@ class Store:
         self._db = Database(engine)
         self.datasets = DatasetRepository(self._db)
         self.runs = RunRepository(self._db)
+        self.certificates = CertificateRepository(self._db)
+        self.optimizations = OptimizationRepository(self._db)
         self._cache: StoreModelCache | None = None
 
     @property

@@ -278,3 +278,105 @@ model_cache = sa.Table(
     sa.Column("value", NulSafeText(), nullable=False),
     sa.Column("created_at", Timestamp, nullable=False),
 )
+
+calibration_certificates = sa.Table(
+    "calibration_certificates",
+    metadata,
+    sa.Column("id", sa.String(64), primary_key=True),
+    sa.Column("fingerprint", sa.String(128), nullable=False),
+    sa.Column("fingerprint_parts", JSONType, nullable=False),
+    sa.Column("scorer_type", sa.String(255), nullable=False),
+    sa.Column("scorer_label", sa.String(255), nullable=False),
+    sa.Column("judge_model", sa.String(255), nullable=True),
+    sa.Column("data_key", NulSafeText(), nullable=False),
+    sa.Column(
+        "run_id", sa.String(64), sa.ForeignKey("runs.id", ondelete="SET NULL"), nullable=True
+    ),
+    sa.Column("kind", sa.String(16), nullable=False),
+    sa.Column("n", sa.Integer(), nullable=False),
+    sa.Column("statistics", JSONType, nullable=False),
+    sa.Column("gates", JSONType, nullable=False),
+    sa.Column("passed", sa.Boolean(), nullable=False),
+    sa.Column("created_at", Timestamp, nullable=False),
+    sa.Index("ix_calibration_certificates_fingerprint", "fingerprint", "created_at"),
+    sa.Index("ix_calibration_certificates_scorer", "scorer_type", "scorer_label", "created_at"),
+)
+"""A calibration's outcome bound to a scorer fingerprint and the labelled data (migration 0004)."""
+
+optimizations = sa.Table(
+    "optimizations",
+    metadata,
+    sa.Column("id", sa.String(64), primary_key=True),
+    sa.Column("name", sa.String(255), nullable=True),
+    sa.Column("status", sa.String(16), nullable=False),
+    sa.Column("config", JSONType, nullable=False),
+    sa.Column("run_dir", sa.Text(), nullable=False),
+    sa.Column("progress", JSONType, nullable=False),
+    sa.Column("result", JSONType, nullable=True),
+    sa.Column("error", sa.Text(), nullable=True),
+    sa.Column("created_at", Timestamp, nullable=False),
+    sa.Column("updated_at", Timestamp, nullable=False),
+)
+"""A prompt optimization: config, status, progress, result (migration 0005)."""
+
+optimization_candidates = sa.Table(
+    "optimization_candidates",
+    metadata,
+    sa.Column(
+        "optimization_id",
+        sa.String(64),
+        sa.ForeignKey("optimizations.id", ondelete="CASCADE"),
+        primary_key=True,
+    ),
+    sa.Column("idx", sa.Integer(), primary_key=True),
+    sa.Column("candidate_hash", sa.String(64), nullable=False),
+    sa.Column("components", JSONType, nullable=False),
+    sa.Column("parents", JSONType, nullable=False),
+    sa.Column("changed", JSONType, nullable=False),
+    sa.Column("iteration", sa.Integer(), nullable=False),
+    sa.Column("val_score", sa.Double(), nullable=True),
+    sa.Column("created_at", Timestamp, nullable=False),
+)
+
+optimization_evaluations = sa.Table(
+    "optimization_evaluations",
+    metadata,
+    sa.Column("id", sa.String(64), primary_key=True),
+    sa.Column(
+        "optimization_id",
+        sa.String(64),
+        sa.ForeignKey("optimizations.id", ondelete="CASCADE"),
+        nullable=False,
+    ),
+    sa.Column(
+        "run_id", sa.String(64), sa.ForeignKey("runs.id", ondelete="SET NULL"), nullable=True
+    ),
+    sa.Column("candidate_hash", sa.String(64), nullable=False),
+    sa.Column("split", sa.String(16), nullable=False),
+    sa.Column("iteration", sa.Integer(), nullable=False),
+    sa.Column("metric_calls", sa.Integer(), nullable=False),
+    sa.Column("mean_score", sa.Double(), nullable=True),
+    sa.Column("cost_usd", sa.Double(), nullable=True),
+    sa.Column("created_at", Timestamp, nullable=False),
+    sa.Index("ix_optimization_evaluations_optimization", "optimization_id", "created_at"),
+)
+
+optimization_reflections = sa.Table(
+    "optimization_reflections",
+    metadata,
+    sa.Column("id", sa.String(64), primary_key=True),
+    sa.Column(
+        "optimization_id",
+        sa.String(64),
+        sa.ForeignKey("optimizations.id", ondelete="CASCADE"),
+        nullable=False,
+    ),
+    sa.Column("iteration", sa.Integer(), nullable=False),
+    sa.Column("component", sa.Text(), nullable=False),
+    sa.Column("prompt", sa.Text(), nullable=False),
+    sa.Column("answer", sa.Text(), nullable=True),
+    sa.Column("error", sa.Text(), nullable=True),
+    sa.Column("cost_usd", sa.Double(), nullable=True),
+    sa.Column("created_at", Timestamp, nullable=False),
+    sa.Index("ix_optimization_reflections_optimization", "optimization_id", "created_at"),
+)

@@ -1,0 +1,199 @@
+"""Calibration statistics with bootstrap CIs over 100,000 labelled items (issue 11).
+
+Workload (synthetic, seeded, shaped like real calibrations):
+
+- ``binary``: 100,000 items, 20 % positive labels (HaluEval's share), judge scores are a
+  noisy logistic of the label rounded to 2 decimals (a judge emitting a probability),
+  threshold 0.5: the 9 confusion statistics, ROC-AUC, PR-AUC, the best thresholds, ECE.
+- ``ordinal``: labels 1-5 (Likert, skewed to the top as SummEval consistency is), judge
+  scores 1-5 = label plus rounded noise: Pearson, Spearman, Kendall τ-b, MAE, RMSE,
+  quadratic-weighted κ, Krippendorff α interval and ordinal.
+- continuous scores (every item its own cell): ``binary`` as above with the scores
+  jittered, and ``numeric``: labels 0-5 in steps of 0.2 (STS-B's mean of raters) against
+  continuous judge scores. With both sides continuous Kendall τ-b needs scipy once per
+  resample; that is timed on ``--kendall-resamples`` resamples and extrapolated.
+- ``pairwise``: verdicts A/B/tie in both orders; ``self-consistency``: 3 repeats per item.
+- ``ppi_mean`` and ``disagreements``.
+
+Every statistic with ``--resamples`` (default 1,000) bootstrap resamples. Prints wall and
+CPU seconds of each public call, the CPU seconds per group of statistics (statistics
+sharing intermediate sums are timed together; "(resampling)" is drawing the resamples)
+and the totals. Goal: total under 5 s on the 2-core machine. CPU seconds are the stable
+figure when other work shares the cores.
+
+Run: ``.venv/bin/python benchmarks/calibration_stats.py [--items 100000] [--resamples 1000]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import time
+from collections.abc import Callable
+
+# One BLAS thread: the 2 cores are shared, and a multi-threaded BLAS under load swings
+# tenfold between runs (set OPENBLAS_NUM_THREADS yourself to measure otherwise).
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+import numpy as np
+
+from assay.analysis.calibration import (
+    disagreements,
+    ppi_mean,
+    self_consistency,
+)
+from assay.analysis.calibration import statistics as calibration
+from assay.analysis.calibration.resample import cells_of, run_bootstrap
+
+
+def binary_data(rng: np.random.Generator, n: int) -> tuple[np.ndarray, np.ndarray]:
+    labels = (rng.random(n) < 0.2).astype(np.int64)
+    logits = -1.5 + 3.0 * labels + rng.normal(0.0, 1.3, n)
+    scores = np.round(1.0 / (1.0 + np.exp(-logits)), 2)
+    return labels, scores
+
+
+def ordinal_data(rng: np.random.Generator, n: int) -> tuple[np.ndarray, np.ndarray]:
+    labels = rng.choice([1.0, 2.0, 3.0, 4.0, 5.0], size=n, p=[0.05, 0.07, 0.1, 0.18, 0.6])
+    scores = np.clip(labels + np.round(rng.normal(0.0, 0.9, n)), 1.0, 5.0)
+    return labels, scores
+
+
+def numeric_data(rng: np.random.Generator, n: int) -> tuple[np.ndarray, np.ndarray]:
+    labels = np.round(rng.uniform(0.0, 5.0, n) * 5.0) / 5.0
+    scores = np.clip(labels / 5.0 + rng.normal(0.0, 0.2, n), 0.0, 1.0) * 5.0
+    return labels, scores
+
+
+def pairwise_data(rng: np.random.Generator, n: int) -> tuple[list[str], list[tuple[str, str]]]:
+    human = rng.choice(["A", "B"], size=n)
+    other = {"A": "B", "B": "A"}
+    right = rng.random(n) < 0.75
+    first = [h if ok else other[h] for h, ok in zip(human, right, strict=True)]
+    biased = rng.random(n) < 0.15
+    second = ["A" if b else f for f, b in zip(first, biased, strict=True)]
+    return [str(h) for h in human], list(zip(first, second, strict=True))
+
+
+Row = tuple[str, float | None, float]
+"""(label, wall seconds or None, CPU seconds)."""
+
+
+def timed(call: Callable[[], object]) -> tuple[float, float]:
+    """Wall and CPU seconds of one call."""
+    wall, cpu = time.perf_counter(), time.process_time()
+    call()
+    return time.perf_counter() - wall, time.process_time() - cpu
+
+
+def group_times(
+    kind: calibration.Kind,
+    labels: object,
+    scores: object,
+    threshold: float | None,
+    resamples: int,
+    skip: tuple[str, ...] = (),
+) -> tuple[dict[str, float], int]:
+    """CPU seconds per group of statistics (the bootstrap ``calibration_statistics``
+    runs, without ``skip``) and the number of cells resampled."""
+    given = calibration._validated(kind, labels, scores, threshold, "scores")  # type: ignore[arg-type]
+    cells, counts = calibration._ordered_cells(kind, *cells_of(np.column_stack(given.columns)))
+    plan = calibration._plan(kind, [cells[:, j] for j in range(cells.shape[1])], given.threshold)
+    groups = {k: g for k, g in plan.groups.items() if k not in skip}
+    return run_bootstrap(groups, counts, n_resamples=resamples, seed=0).timings, int(cells.shape[0])
+
+
+def kind_rows(
+    kind: calibration.Kind, labels: object, scores: object, threshold: float | None, resamples: int
+) -> tuple[list[Row], float, float]:
+    wall, cpu = timed(
+        lambda: calibration.calibration_statistics(
+            kind,
+            labels,  # type: ignore[arg-type]
+            scores,  # type: ignore[arg-type]
+            threshold=threshold,
+            n_resamples=resamples,
+            seed=0,
+        )
+    )
+    timings, n_cells = group_times(kind, labels, scores, threshold, resamples)
+    rows: list[Row] = [(f"calibration_statistics({kind!r}), {n_cells:,} cells", wall, cpu)]
+    rows.extend((f"  {group}", None, seconds) for group, seconds in timings.items())
+    return rows, wall, cpu
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--items", type=int, default=100_000)
+    parser.add_argument("--resamples", type=int, default=1000)
+    parser.add_argument("--kendall-resamples", type=int, default=20)
+    args = parser.parse_args()
+    n, resamples = args.items, args.resamples
+    rng = np.random.default_rng(20261124)
+    rows: list[Row] = []
+    total_wall = total_cpu = 0.0
+    print(f"{n:,} items, {resamples:,} bootstrap resamples; per-group times are CPU seconds\n")
+
+    for kind, (labels, scores), threshold in (
+        ("binary", binary_data(rng, n), 0.5),
+        ("ordinal", ordinal_data(rng, n), None),
+        ("pairwise", pairwise_data(rng, n), None),
+    ):
+        more, wall, cpu = kind_rows(kind, labels, scores, threshold, resamples)  # type: ignore[arg-type]
+        rows.extend(more)
+        total_wall, total_cpu = total_wall + wall, total_cpu + cpu
+
+    repeats = np.clip(
+        np.repeat(rng.integers(1, 6, n)[:, None], 3, axis=1) + rng.integers(-1, 2, (n, 3)), 1, 5
+    ).astype(np.float64)
+    labels, scores = binary_data(rng, n)
+    labelled = rng.choice(n, size=n // 20, replace=False)
+    for name, call in (
+        (
+            "self_consistency (3 repeats)",
+            lambda: self_consistency(repeats, threshold=3.5, n_resamples=resamples, seed=0),
+        ),
+        (
+            "ppi_mean (5 % labelled)",
+            lambda: ppi_mean(scores, scores[labelled], labels[labelled].astype(np.float64)),
+        ),
+        (
+            "disagreements",
+            lambda: disagreements(labels.astype(np.float64), scores, threshold=0.5),
+        ),
+    ):
+        wall, cpu = timed(call)
+        rows.append((name, wall, cpu))
+        total_wall, total_cpu = total_wall + wall, total_cpu + cpu
+    rows.append(("TOTAL, discrete scores (goal < 5 s)", total_wall, total_cpu))
+
+    # Continuous scores: every item its own cell, resampled item by item.
+    labels, scores = binary_data(rng, n)
+    scores = np.clip(scores + rng.uniform(-0.005, 0.005, n), 0.0, 1.0)
+    more, _, _ = kind_rows("binary", labels, scores, 0.5, resamples)
+    rows.append(("continuous scores:", None, 0.0))
+    rows.extend(more)
+    labels, scores = numeric_data(rng, n)
+    more, _, _ = kind_rows("numeric", labels, scores, None, resamples)
+    rows.extend(more)
+    # Both sides continuous: Kendall τ-b needs scipy once per resample.
+    labels = labels + rng.normal(0.0, 0.05, n)
+    timings, _ = group_times("numeric", labels, scores, None, args.kendall_resamples)
+    per = timings["kendall_tau_b"] / max(args.kendall_resamples, 1)
+    rows.append(
+        (
+            f"kendall_tau_b, both sides continuous: {per * 1000:.0f} ms x {resamples:,}",
+            None,
+            per * resamples,
+        )
+    )
+
+    width = max(len(name) for name, _, _ in rows)
+    print(f"{'':<{width}}  {'wall s':>8}  {'CPU s':>8}")
+    for name, wall, cpu in rows:
+        shown = "" if wall is None else f"{wall:8.3f}"
+        print(f"{name:<{width}}  {shown:>8}  {cpu:8.3f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,308 @@
+"""Ordinal and numeric calibration: human labels against scores on the same scale.
+
+Correlations (Pearson, Spearman, Kendall τ-b), errors (MAE, RMSE), quadratic-weighted κ
+and Krippendorff's α (interval, ordinal; human and scorer as the two coders). Each is a
+``StatGroup`` for ``resample.run_bootstrap``; definitions are scipy's, scikit-learn's and
+the ``krippendorff`` package's (tests check equality to 1e-9).
+
+Statistics over categories (quadratic-weighted κ, ordinal α and the fast Kendall τ-b)
+work on the contingency table of (label, score) values, so they need few distinct values:
+κ and ordinal α are undefined above ``MAX_CATEGORIES`` distinct values (scores on another
+scale than the labels make them meaningless anyway). Kendall τ-b uses the table up to
+``MAX_TABLE_CELLS`` cells, then level pairs while one side has at most ``MAX_LEVELS``
+distinct values, and only then scipy once per resample (correct, but slow for large n).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.stats  # type: ignore[import-untyped]
+
+from assay.analysis.calibration.resample import (
+    FloatArray,
+    Groups,
+    StatGroup,
+    dense_groups,
+    indicator,
+    safe_divide,
+    sum_by,
+)
+
+MAX_CATEGORIES = 100
+"""Distinct values (labels and scores pooled) above which κ_w and ordinal α are undefined."""
+
+MAX_TABLE_CELLS = 1 << 14
+"""Contingency cells up to which Kendall τ-b is computed for all resamples at once."""
+
+MAX_LEVELS = 32
+"""Distinct values on the smaller side up to which Kendall τ-b runs level pair by level
+pair (vectorised over resamples) when the contingency table is too large."""
+
+ORDINAL_STATISTICS: dict[str, str] = {
+    "pearson": "labels or scores are constant",
+    "spearman": "labels or scores are constant",
+    "kendall_tau_b": "labels or scores are constant",
+    "mae": "no items",
+    "rmse": "no items",
+    "quadratic_weighted_kappa": "chance disagreement is 0 (one category only)",
+    "krippendorff_alpha_interval": "no variation among labels and scores",
+    "krippendorff_alpha_ordinal": "no variation among labels and scores",
+}
+
+
+def too_many_categories(labels: FloatArray, scores: FloatArray) -> str | None:
+    """Why κ_w and ordinal α are not computed for these values, or ``None`` if they are."""
+    n_values = np.unique(np.concatenate([labels, scores])).shape[0]
+    if n_values > MAX_CATEGORIES:
+        return (
+            f"needs discrete values: labels and scores take {n_values} distinct values "
+            f"(at most {MAX_CATEGORIES}); put scores on the label scale"
+        )
+    return None
+
+
+def moments_group(labels: FloatArray, scores: FloatArray) -> StatGroup:
+    """Pearson r, MAE and RMSE from weighted sums of (centred) values, squares and products."""
+    x = labels - labels.mean()
+    y = scores - scores.mean()
+    diff = labels - scores
+    features = np.column_stack([np.ones_like(x), x, y, x * x, y * y, x * y, np.abs(diff), diff**2])
+
+    def group(weights: FloatArray) -> dict[str, FloatArray]:
+        s = weights @ features
+        count = s[:, 0]
+        mx, my = s[:, 1] / count, s[:, 2] / count
+        sxx = s[:, 3] - count * mx * mx
+        syy = s[:, 4] - count * my * my
+        sxy = s[:, 5] - count * mx * my
+        den = np.sqrt(np.clip(sxx, 0.0, None) * np.clip(syy, 0.0, None))
+        pearson = np.clip(safe_divide(sxy, den), -1.0, 1.0)
+        return {
+            "pearson": pearson,
+            "mae": s[:, 6] / count,
+            "rmse": np.sqrt(s[:, 7] / count),
+        }
+
+    return group
+
+
+def _midranks(counts: FloatArray) -> FloatArray:
+    """Mid-rank of each distinct value (columns, ascending) given its count per resample."""
+    before = np.cumsum(counts, axis=1) - counts
+    return before + (counts + 1.0) / 2.0
+
+
+def spearman_group(labels: FloatArray, scores: FloatArray) -> StatGroup:
+    """Spearman ρ: Pearson r of the mid-ranks each resample gives its values.
+
+    A value's mid-rank in a resample depends only on how many times each distinct value
+    was drawn, so ranks are computed per distinct value. The cross term Σ w·rx·ry is summed
+    per label value first (labels usually have few values), so only the score ranks are
+    handed back to the cells."""
+    by_label = Groups(labels)
+    by_score = Groups(scores)
+    label_cells = indicator(by_label.inverse, by_label.n_groups)
+
+    def group(weights: FloatArray) -> dict[str, FloatArray]:
+        cx = by_label.sums(weights)
+        cy = by_score.sums(weights)
+        count = cx.sum(axis=1)
+        mean = ((count + 1.0) / 2.0)[:, None]  # the mean mid-rank is always (N + 1) / 2
+        rx = _midranks(cx) - mean
+        ry = np.cumsum(cy, axis=1)
+        ry -= 0.5 * cy
+        ry += 0.5 - mean  # mid-rank = drawn before + (drawn here + 1) / 2, centred
+        weighted_ry = cy * ry
+        syy = np.einsum("ij,ij->i", weighted_ry, ry)
+        sxx = np.einsum("ij,ij->i", cx * rx, rx)
+        per_cell = by_score.expand(ry) * weights if not by_score.distinct else weighted_ry
+        sxy = np.einsum("ij,ij->i", sum_by(per_cell, label_cells), rx)
+        return {"spearman": np.clip(safe_divide(sxy, np.sqrt(sxx * syy)), -1.0, 1.0)}
+
+    return group
+
+
+def _table_pairs(table: FloatArray) -> tuple[FloatArray, FloatArray]:
+    """Concordant and discordant pair counts of contingency tables (R x a x b)."""
+    # below_left[r, i, j] = sum of table[r, :i, :j]; below_right = sum of table[r, :i, j+1:]
+    cum = np.cumsum(np.cumsum(table, axis=1), axis=2)
+    padded = np.zeros((table.shape[0], table.shape[1] + 1, table.shape[2] + 1))
+    padded[:, 1:, 1:] = cum
+    below_left = padded[:, :-1, :-1]
+    rows_above = padded[:, :-1, -1:]  # sum of table[r, :i, :]
+    below_to_col = padded[:, :-1, 1:]  # sum of table[r, :i, :j+1]
+    below_right = rows_above - below_to_col
+    concordant = np.einsum("rij,rij->r", table, below_left)
+    discordant = np.einsum("rij,rij->r", table, below_right)
+    return concordant, discordant
+
+
+def _tau_b(concordant: FloatArray, discordant: FloatArray, table: FloatArray) -> FloatArray:
+    count = table.sum(axis=(1, 2))
+    rows = table.sum(axis=2)
+    cols = table.sum(axis=1)
+    total = count * (count - 1.0) / 2.0
+    x_ties = (rows * (rows - 1.0) / 2.0).sum(axis=1)
+    y_ties = (cols * (cols - 1.0) / 2.0).sum(axis=1)
+    den = np.sqrt((total - x_ties) * (total - y_ties))
+    return np.clip(safe_divide(concordant - discordant, den), -1.0, 1.0)
+
+
+def kendall_group(labels: FloatArray, scores: FloatArray) -> StatGroup:
+    """Kendall τ-b (scipy's, with ties) from contingency tables, or scipy per resample."""
+    _, gx = dense_groups(labels)
+    _, gy = dense_groups(scores)
+    a, b = int(gx.max()) + 1, int(gy.max()) + 1
+    if a * b <= MAX_TABLE_CELLS:
+        cells = indicator(gx * b + gy, a * b)
+
+        def by_table(weights: FloatArray) -> dict[str, FloatArray]:
+            table = sum_by(weights, cells).reshape(-1, a, b)
+            concordant, discordant = _table_pairs(table)
+            return {"kendall_tau_b": _tau_b(concordant, discordant, table)}
+
+        return by_table
+
+    if min(a, b) <= MAX_LEVELS:
+        return _kendall_by_levels(labels, scores) if a <= b else _kendall_by_levels(scores, labels)
+
+    items = np.arange(labels.shape[0])
+
+    def by_scipy(weights: FloatArray) -> dict[str, FloatArray]:
+        out = np.empty(weights.shape[0])
+        for r, row in enumerate(weights):
+            drawn = np.repeat(items, row.astype(np.int64))
+            if np.ptp(labels[drawn]) == 0 or np.ptp(scores[drawn]) == 0:
+                out[r] = np.nan
+                continue
+            out[r] = scipy.stats.kendalltau(labels[drawn], scores[drawn]).statistic
+        return {"kendall_tau_b": out}
+
+    return by_scipy
+
+
+def _kendall_by_levels(levels: FloatArray, values: FloatArray) -> StatGroup:
+    """Kendall τ-b when one side has few distinct values (ordinal labels against
+    continuous scores): τ is symmetric, so ``levels`` is whichever side has fewer.
+
+    For levels a < b, the pairs (i in a, j in b) contribute Σ_j w_j (W_a(< v_j) -
+    W_a(> v_j)), read off level a's cumulative weights (cells of a level in ``values``
+    order) at positions found once by binary search. The cost is about (number of
+    levels / 2) passes over the weights, against a scipy call per resample."""
+    uniq, level_of = dense_groups(levels)
+    members = []
+    for k in range(uniq.shape[0]):
+        at = np.flatnonzero(level_of == k)
+        members.append(at[np.argsort(values[at], kind="stable")])
+    sorted_values = [values[at] for at in members]
+    pairs = []
+    for hi in range(len(members)):
+        for lo in range(hi):
+            below = np.searchsorted(sorted_values[lo], sorted_values[hi], side="left")
+            level = np.searchsorted(sorted_values[lo], sorted_values[hi], side="right")
+            tied = bool(np.any(level != below))
+            pairs.append((lo, hi, below.astype(np.int64), level.astype(np.int64), tied))
+    by_value = Groups(values)
+
+    def group(weights: FloatArray) -> dict[str, FloatArray]:
+        rows = weights.shape[0]
+        parts = [weights[:, at] for at in members]
+        cumulative = []
+        for part in parts:
+            c = np.zeros((rows, part.shape[1] + 1))
+            np.cumsum(part, axis=1, out=c[:, 1:])
+            cumulative.append(c)
+        totals = np.column_stack([c[:, -1] for c in cumulative])
+        score = np.zeros(rows)
+        for lo, hi, below, level, tied in pairs:
+            c = cumulative[lo]
+            # W_a(< v) - W_a(> v) = W_a(< v) + W_a(<= v) - W_a
+            if tied:
+                score += np.einsum("ij,ij->i", parts[hi], c[:, below] + c[:, level])
+            else:
+                score += 2.0 * np.einsum("ij,ij->i", parts[hi], c[:, below])
+            score -= totals[:, lo] * totals[:, hi]
+        count = totals.sum(axis=1)
+        all_pairs = count * (count - 1.0) / 2.0
+        level_ties = (totals * (totals - 1.0) / 2.0).sum(axis=1)
+        per_value = by_value.sums(weights)
+        value_ties = np.einsum("ij,ij->i", per_value, per_value - 1.0) / 2.0
+        den = np.sqrt((all_pairs - level_ties) * (all_pairs - value_ties))
+        return {"kendall_tau_b": np.clip(safe_divide(score, den), -1.0, 1.0)}
+
+    return group
+
+
+def qwk_group(labels: FloatArray, scores: FloatArray) -> StatGroup:
+    """Quadratic-weighted Cohen κ over the pooled distinct values as ordered categories.
+
+    As ``sklearn.metrics.cohen_kappa_score(weights="quadratic")``: the weight of a cell is
+    the squared difference of category positions, not of the values themselves."""
+    _, pooled = dense_groups(np.concatenate([labels, scores]))
+    n = labels.shape[0]
+    k = int(pooled.max()) + 1
+    gx, gy = pooled[:n], pooled[n:]
+    cells = indicator(gx * k + gy, k * k)
+    positions = np.arange(k, dtype=np.float64)
+    weight = (positions[:, None] - positions[None, :]) ** 2
+
+    def group(weights: FloatArray) -> dict[str, FloatArray]:
+        table = sum_by(weights, cells).reshape(-1, k, k)
+        count = table.sum(axis=(1, 2))
+        expected = np.einsum("ri,rj->rij", table.sum(axis=2), table.sum(axis=1))
+        observed_d = np.einsum("rij,ij->r", table, weight)
+        expected_d = safe_divide(np.einsum("rij,ij->r", expected, weight), count)
+        return {"quadratic_weighted_kappa": 1.0 - safe_divide(observed_d, expected_d)}
+
+    return group
+
+
+def alpha_interval_group(labels: FloatArray, scores: FloatArray) -> StatGroup:
+    """Krippendorff's interval α with two coders (human, scorer) and no missing values.
+
+    With two values per unit, observed disagreement is the mean squared difference and
+    expected disagreement is the mean squared difference over all pairs of pooled values:
+    α = 1 - (N - 1) Σ(a - b)² / (Σ_pooled (v - v̄)² · 2), with N = 2n pooled values."""
+    centre = (labels.mean() + scores.mean()) / 2.0
+    a, b = labels - centre, scores - centre
+    features = np.column_stack([np.ones_like(a), a + b, a * a + b * b, (a - b) ** 2])
+
+    def group(weights: FloatArray) -> dict[str, FloatArray]:
+        s = weights @ features
+        pooled = 2.0 * s[:, 0]
+        observed = s[:, 3] / s[:, 0]
+        expected = safe_divide(2.0 * pooled * s[:, 2] - 2.0 * s[:, 1] ** 2, pooled * (pooled - 1.0))
+        return {"krippendorff_alpha_interval": 1.0 - safe_divide(observed, expected)}
+
+    return group
+
+
+def alpha_ordinal_group(labels: FloatArray, scores: FloatArray) -> StatGroup:
+    """Krippendorff's ordinal α with two coders, from each resample's coincidence matrix.
+
+    The ordinal distance between values c <= k is (Σ_{g=c..k} n_g - (n_c + n_k) / 2)²,
+    with n_g the pooled count of value g, so it changes with every resample."""
+    _, pooled = dense_groups(np.concatenate([labels, scores]))
+    n = labels.shape[0]
+    k = int(pooled.max()) + 1
+    gx, gy = pooled[:n], pooled[n:]
+    cells = indicator(gx * k + gy, k * k)
+
+    def group(weights: FloatArray) -> dict[str, FloatArray]:
+        table = sum_by(weights, cells).reshape(-1, k, k)
+        coincidence = table + table.transpose(0, 2, 1)
+        counts = coincidence.sum(axis=2)
+        total = counts.sum(axis=1)
+        cum = np.cumsum(counts, axis=1)
+        # between[r, c, k] = Σ_{g=c..k} n_g - (n_c + n_k)/2 for c <= k (symmetric when squared)
+        between = (
+            cum[:, None, :] - cum[:, :, None] + (counts[:, :, None] - counts[:, None, :]) / 2.0
+        )
+        distance = between**2
+        observed = np.einsum("rij,rij->r", coincidence, distance) / total
+        expected = safe_divide(
+            np.einsum("ri,rj,rij->r", counts, counts, distance), total * (total - 1.0)
+        )
+        return {"krippendorff_alpha_ordinal": 1.0 - safe_divide(observed, expected)}
+
+    return group

@@ -1,0 +1,290 @@
+"""The calibration parts of the reports: a terminal table and the HTML report's section.
+
+Both read the calibration report as JSON data (``CalibrationReport.to_json()``), the same
+shape ``assay calibrate --json`` writes, so the terminal, the HTML page and a file on disk
+can never show different numbers. The HTML section has a confusion heatmap, the reliability
+curve (binary), a score-vs-label scatter (numeric and ordinal labels), the statistics with
+their CIs and gates, the disagreement table and the certificate.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+import plotly.graph_objects as go
+from rich.table import Table
+
+from assay.analysis.report_html import Plot, _figure_json, _label
+
+_TEXT_CHARS = 200
+
+
+def _number(value: Any) -> str:
+    if value is None:
+        return "—"
+    if isinstance(value, float):
+        return f"{value:.4f}"
+    return str(value)
+
+
+def _ci(estimate: Mapping[str, Any]) -> str:
+    low, high = estimate.get("ci_low"), estimate.get("ci_high")
+    if low is None or high is None:
+        return estimate.get("reason") or "—"
+    return f"[{low:.4f}, {high:.4f}]"
+
+
+def _gate_by_statistic(scorer: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
+    return {gate["statistic"]: gate for gate in scorer.get("gates", [])}
+
+
+def _gate_text(gate: Mapping[str, Any] | None) -> str:
+    if gate is None:
+        return ""
+    mark = "pass" if gate["passed"] else "FAIL"
+    return f"{mark} (≥ {gate['bound']:g} on {gate['on']})"
+
+
+def statistic_rows(scorer: Mapping[str, Any]) -> list[tuple[str, str, str, str]]:
+    """(statistic, value, 95% CI, gate) for each statistic of one scorer's calibration."""
+    gates = _gate_by_statistic(scorer)
+    rows = []
+    for name, estimate in scorer.get("statistics", {}).items():
+        rows.append(
+            (name, _number(estimate.get("value")), _ci(estimate), _gate_text(gates.get(name)))
+        )
+    return rows
+
+
+def calibration_tables(report: Mapping[str, Any]) -> list[Table]:
+    """One rich table per calibrated scorer: statistic, value, 95% CI, gate (with a
+    ``split``: the held-out test split's value and CI too, which is what the gates judge)."""
+    tables: list[Table] = []
+    for scorer in report.get("scorers", []):
+        test = scorer.get("splits", {}).get("test")
+        table = Table(
+            title=f"calibration of {scorer['scorer_id']} ({report['kind']}, n={scorer['n']})",
+            caption=_caption(scorer)
+            + (f" · gates judge the held-out test split (n={test['n']})" if test else ""),
+        )
+        headers = ["statistic", "value", "95% CI"]
+        if test:
+            headers += ["test value", "test 95% CI"]
+        headers.append("gate")
+        for header in headers:
+            table.add_column(header, justify="left" if header in ("statistic", "gate") else "right")
+        test_stats = test.get("statistics", {}) if test else {}
+        for name, value, ci, gate in statistic_rows(scorer):
+            style = "red" if gate.startswith("FAIL") else None
+            cells = [name, value, ci]
+            if test:
+                held = test_stats.get(name, {})
+                cells += [_number(held.get("value")), _ci(held) if held else "—"]
+            table.add_row(*cells, gate, style=style)
+        tables.append(table)
+    return tables
+
+
+def _caption(scorer: Mapping[str, Any]) -> str:
+    parts = [f"run {scorer['run_id'][:8]}"]
+    if scorer.get("errors"):
+        parts.append(f"{len(scorer['errors'])} items not scored (left out)")
+    bias = scorer.get("position_bias")
+    if bias:
+        parts.append(
+            f"position bias {bias['flips']}/{bias['pairs']} pairs flipped (counted as ties)"
+        )
+    consistency = scorer.get("self_consistency")
+    if consistency and consistency.get("statistics"):
+        shown = ", ".join(
+            f"{k} {_number(v.get('value'))}" for k, v in consistency["statistics"].items()
+        )
+        parts.append(f"self-consistency: {shown}")
+    cert = scorer.get("certificate")
+    if cert:
+        parts.append(
+            f"certificate {cert['id'][:8]} ({'passed' if cert['passed'] else 'gates failed'})"
+        )
+    return " · ".join(parts)
+
+
+def comparison_table(report: Mapping[str, Any]) -> Table | None:
+    """Paired differences of each statistic (candidate − baseline) with their CIs."""
+    comparisons = report.get("comparison") or []
+    if not comparisons:
+        return None
+    table = Table(title="comparison: candidate − baseline, paired bootstrap 95% CI")
+    for header in ("baseline", "candidate", "statistic", "Δ", "95% CI"):
+        table.add_column(header)
+    for cmp in comparisons:
+        for name, estimate in cmp["differences"].items():
+            table.add_row(
+                cmp["baseline"],
+                cmp["candidate"],
+                name,
+                _number(estimate.get("value")),
+                _ci(estimate),
+            )
+    return table
+
+
+# ---------------------------------------------------------------------- HTML
+
+
+def _clip(value: Any) -> str:
+    text = value if isinstance(value, str) else repr(value) if value is not None else ""
+    return text if len(text) <= _TEXT_CHARS else text[: _TEXT_CHARS - 1] + "…"
+
+
+def _confusion_plot(scorer: Mapping[str, Any], index: int) -> Plot | None:
+    matrix = scorer.get("confusion_matrix")
+    if not matrix:
+        return None
+    labels = [str(v) for v in matrix["labels"]]
+    fig = go.Figure(
+        go.Heatmap(
+            z=matrix["matrix"],
+            x=labels,
+            y=labels,
+            colorscale="Blues",
+            text=matrix["matrix"],
+            texttemplate="%{text}",
+            hovertemplate="human %{y}, scorer %{x}: %{z}<extra></extra>",
+        )
+    )
+    fig.update_layout(
+        height=300,
+        margin={"l": 60, "r": 10, "t": 30, "b": 50},
+        title={"text": f"confusion: {_label(scorer['scorer_id'])}", "font": {"size": 13}},
+        xaxis={"title": {"text": "scorer verdict"}, "type": "category"},
+        yaxis={"title": {"text": "human label"}, "type": "category", "autorange": "reversed"},
+    )
+    return Plot(f"cal-confusion-{index}", scorer["scorer_id"], _figure_json(fig))
+
+
+def _reliability_plot(scorer: Mapping[str, Any], index: int) -> Plot | None:
+    curve = scorer.get("reliability")
+    if not curve or not curve.get("bins"):
+        return None
+    bins = curve["bins"]
+    fig = go.Figure(
+        [
+            go.Scatter(
+                x=[0, 1],
+                y=[0, 1],
+                mode="lines",
+                line={"dash": "dot", "color": "#9d9d9d"},
+                name="perfect",
+            ),
+            go.Scatter(
+                x=[b["mean_score"] for b in bins],
+                y=[b["positive_rate"] for b in bins],
+                mode="lines+markers",
+                text=[f"{b['n']} items" for b in bins],
+                name="scorer",
+            ),
+        ]
+    )
+    ece = curve.get("ece")
+    title = "reliability" + (f" (ECE {ece:.3f})" if isinstance(ece, float) else "")
+    fig.update_layout(
+        height=300,
+        margin={"l": 60, "r": 10, "t": 30, "b": 50},
+        title={"text": title, "font": {"size": 13}},
+        xaxis={"title": {"text": "mean score in bin"}, "range": [0, 1]},
+        yaxis={"title": {"text": "share labelled positive"}, "range": [0, 1]},
+        showlegend=False,
+    )
+    return Plot(f"cal-reliability-{index}", scorer["scorer_id"], _figure_json(fig))
+
+
+def _scatter_plot(
+    scorer: Mapping[str, Any], index: int, points: Sequence[Mapping[str, Any]]
+) -> Plot | None:
+    if not points:
+        return None
+    fig = go.Figure(
+        go.Scatter(
+            x=[p["label"] for p in points],
+            y=[p["score"] for p in points],
+            mode="markers",
+            marker={"size": 6, "opacity": 0.6},
+            text=[str(p["item_id"]) for p in points],
+            hovertemplate="%{text}: human %{x}, score %{y:.3f}<extra></extra>",
+        )
+    )
+    fig.update_layout(
+        height=300,
+        margin={"l": 60, "r": 10, "t": 30, "b": 50},
+        title={
+            "text": f"score vs human label: {_label(scorer['scorer_id'])}",
+            "font": {"size": 13},
+        },
+        xaxis={"title": {"text": "human label"}},
+        yaxis={"title": {"text": "scorer score"}},
+    )
+    return Plot(f"cal-scatter-{index}", scorer["scorer_id"], _figure_json(fig))
+
+
+def calibration_section(
+    report: Mapping[str, Any], points: Mapping[str, Sequence[Mapping[str, Any]]] | None = None
+) -> dict[str, Any]:
+    """The template context of the HTML report's calibration section. ``points`` (scorer
+    id → ``{item_id, label, score}``) feed the score-vs-label scatter of numeric labels."""
+    scorers: list[dict[str, Any]] = []
+    for index, scorer in enumerate(report.get("scorers", [])):
+        plots = [_confusion_plot(scorer, index), _reliability_plot(scorer, index)]
+        if report["kind"] in ("numeric", "ordinal"):
+            plots.append(_scatter_plot(scorer, index, (points or {}).get(scorer["scorer_id"], [])))
+        cert = scorer.get("certificate")
+        scorers.append(
+            {
+                "id": scorer["scorer_id"],
+                "n": scorer["n"],
+                "errors": len(scorer.get("errors", [])),
+                "rows": statistic_rows(scorer),
+                "splits": {
+                    part: statistic_rows({"statistics": section.get("statistics", {})})
+                    for part, section in scorer.get("splits", {}).items()
+                },
+                "plots": [p for p in plots if p is not None],
+                "disagreements": [
+                    {
+                        "item": str(row["item_id"]),
+                        "direction": row["direction"],
+                        "label": _clip(row["label"]),
+                        "score": _number(row["score"]),
+                        "reason": _clip(row.get("reason")),
+                        "input": _clip(row.get("input")),
+                        "output": _clip(row.get("output")),
+                    }
+                    for row in scorer.get("disagreements", [])
+                ],
+                "certificate": None
+                if not cert
+                else {
+                    "id": cert["id"],
+                    "fingerprint": cert["fingerprint"][:16],
+                    "data_key": cert["data_key"],
+                    "passed": cert["passed"],
+                    "n": cert["n"],
+                    "when": datetime.fromtimestamp(cert["created_at"], tz=UTC).strftime(
+                        "%Y-%m-%d %H:%M UTC"
+                    ),
+                    "judge_model": cert.get("judge_model") or "—",
+                },
+            }
+        )
+    comparison = [
+        (cmp["baseline"], cmp["candidate"], name, _number(estimate.get("value")), _ci(estimate))
+        for cmp in report.get("comparison") or []
+        for name, estimate in cmp["differences"].items()
+    ]
+    return {
+        "kind": report["kind"],
+        "data_key": report["data_key"],
+        "scorers": scorers,
+        "comparison": comparison,
+    }

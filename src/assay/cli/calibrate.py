@@ -1,0 +1,156 @@
+"""``assay calibrate``: a scorer against human labels, with CIs, gates and a certificate."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from assay.cli.common import CliError, console, err_console
+
+_GATE_HELP = (
+    "METRIC=VALUE: exit 1 when the statistic's lower 95% CI bound (--gate-on ci, the "
+    "default) or its estimate (--gate-on point) is below VALUE, e.g. --min kappa=0.6. "
+    "Repeatable; adds to the config's 'min'."
+)
+
+
+def parse_min(values: list[str]) -> dict[str, float]:
+    """``["kappa=0.6"]`` → ``{"kappa": 0.6}``; a malformed one raises ``CliError``."""
+    gates: dict[str, float] = {}
+    for text in values:
+        name, sep, raw = text.partition("=")
+        try:
+            bound = float(raw)
+        except ValueError:
+            bound = math.nan
+        if not sep or not name.strip() or not math.isfinite(bound):
+            raise CliError(f"--min {text!r}: expected METRIC=NUMBER, e.g. --min kappa=0.6")
+        gates[name.strip()] = bound
+    return gates
+
+
+def calibrate(
+    config: Annotated[Path, typer.Argument(help="A calibration config (YAML).")],
+    json_out: Annotated[
+        str | None, typer.Option("--json", help="Write every statistic with its CI here.")
+    ] = None,
+    min_: Annotated[list[str] | None, typer.Option("--min", help=_GATE_HELP)] = None,
+    gate_on: Annotated[
+        str | None,
+        typer.Option(
+            "--gate-on",
+            help="What --min checks: 'ci' (the lower 95% CI bound; default) or 'point'.",
+        ),
+    ] = None,
+    require: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--require",
+            help="STATISTIC: exit 1 unless this statistic is defined with a CI (e.g. roc_auc "
+            "is undefined when the humans used one class only). Repeatable.",
+        ),
+    ] = None,
+    disagreements: Annotated[
+        str | None,
+        typer.Option(
+            "--disagreements",
+            help="Write the most-disagreeing items (input, output, label, score, reason) as a "
+            "JSONL dataset file for `assay datasets import`.",
+        ),
+    ] = None,
+    report: Annotated[
+        str | None, typer.Option("--report", help="Write an HTML report with the calibration.")
+    ] = None,
+    progress: Annotated[
+        bool | None,
+        typer.Option("--progress/--no-progress", help="Show a progress bar (default: terminal)."),
+    ] = None,
+) -> None:
+    """Calibrate a scorer against human labels: every statistic with a bootstrap 95% CI,
+    stored as a run plus a certificate bound to the scorer's fingerprint.
+
+    Gates: --min kappa=0.6 fails when the lower CI bound is below 0.6 (--gate-on point: the
+    estimate). With a 'split' in the config the gates judge the held-out test split.
+
+    Exit codes: 0 every gate passed; 1 a gate failed; 2 bad input (config, data, labels);
+    130 interrupted."""
+    from assay.analysis.report_calibration import calibration_tables, comparison_table
+    from assay.operations.calibrate import calibrate as run_calibration
+    from assay.operations.calibrate import write_calibration_report, write_disagreements
+    from assay.operations.calibration_config import CalibrationConfigError
+    from assay.operations.calibration_data import CalibrationDataError
+    from assay.store import StoreError
+
+    if gate_on is not None and gate_on not in ("ci", "point"):
+        raise CliError(f"--gate-on {gate_on!r}: expected 'ci' or 'point'")
+    gates = parse_min(min_ or [])
+    try:
+        result = run_calibration(config, min=gates or None, gate_on=gate_on, progress=progress)
+    except KeyboardInterrupt:
+        err_console.print(
+            "interrupted: finished results are kept; `assay runs list` shows the calibration "
+            "run and `assay runs resume ID` finishes it (run `assay calibrate` again for the "
+            "statistics)",
+            highlight=False,
+        )
+        raise typer.Exit(130) from None
+    except (CalibrationConfigError, CalibrationDataError, StoreError) as exc:
+        raise CliError(str(exc)) from exc
+    except (ValueError, TypeError, KeyError, LookupError) as exc:
+        raise CliError(str(exc)) from exc
+    data = result.to_json()
+    for table in calibration_tables(data):
+        console.print(table)
+    differences = comparison_table(data)
+    if differences is not None:
+        console.print(differences)
+    try:
+        if json_out:
+            target = Path(json_out)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(json.dumps(data, indent=2, ensure_ascii=False), encoding="utf-8")
+            console.print(f"wrote {target}", highlight=False)
+        if disagreements:
+            count = write_disagreements(result, disagreements)
+            console.print(f"wrote {count} disagreements to {disagreements}", highlight=False)
+        if report:
+            written = write_calibration_report(result, report)
+            console.print(f"wrote {written}", highlight=False)
+    except OSError as exc:
+        raise CliError(f"cannot write output: {exc}") from exc
+    failed = False
+    for scorer in result.scorers:
+        console.print(
+            f"{scorer.scorer_id}: run {scorer.run_id} stored · certificate "
+            f"{scorer.certificate.id[:8] if scorer.certificate else '—'}",
+            highlight=False,
+        )
+        for gate in scorer.gates:
+            if not gate.passed:
+                failed = True
+                err_console.print(
+                    f"gate failed: {scorer.scorer_id}: {gate.reason}",
+                    markup=False,
+                    highlight=False,
+                    soft_wrap=True,
+                )
+        for name in require or []:
+            estimate = scorer.statistics.get(name)
+            if estimate is None:
+                known = ", ".join(sorted(scorer.statistics))
+                raise CliError(f"--require {name!r}: no such statistic (there are: {known})")
+            if estimate.get("ci_low") is None:
+                failed = True
+                why = estimate.get("reason") or "undefined"
+                err_console.print(
+                    f"gate failed: {scorer.scorer_id}: {name} is required but has no CI: {why}",
+                    markup=False,
+                    highlight=False,
+                    soft_wrap=True,
+                )
+    if failed:
+        raise typer.Exit(1)

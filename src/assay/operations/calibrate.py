@@ -1,0 +1,723 @@
+"""``assay calibrate``: how well a scorer agrees with human labels, as a stored run, a
+report with every statistic's confidence interval, gates and a certificate.
+
+A calibration is a run with the scorer as its target (``ScorerTarget``) over labelled
+items, so it is stored, listed by ``runs list`` and resumable like any run. Then the
+scorer's scores are set against the human labels:
+
+* every statistic of the ``kind`` with a seeded bootstrap 95% CI (the statistics room);
+* with a ``split``: the same per split, and the gates judge the held-out ``test`` part, so a
+  prompt iterated on ``dev`` is not graded on its own exam;
+* with ``repeats`` > 1: the scorer's self-consistency (an item's score is its mean);
+* pairwise: each pair is judged in both orders; a verdict that flips with the order is
+  position bias and counts as a tie;
+* several scorers: paired bootstrap differences of each statistic against the first;
+* the items where scorer and humans disagree most, with the judge's reason;
+* a certificate per scorer bound to its fingerprint and the labelled data.
+
+An item whose scorer failed (every repeat) is left out of the statistics and *counted* in
+``errors``: the statistics say on how many items they stand (``n``).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field
+
+from assay.operations.calibration_config import (
+    CalibrationConfig,
+    CalibrationConfigError,
+    CalibrationKind,
+    load_calibration_config,
+    make_calibration_config,
+)
+from assay.operations.calibration_data import (
+    SWAPPED_SUFFIX,
+    CalibrationDataError,
+    LabelledItem,
+    dataset_data_key,
+    file_data_key,
+    labelled_items,
+    pairwise_run_items,
+)
+from assay.operations.calibration_measures import (
+    LOWER_IS_BETTER,
+    FloatArray,
+    as_array,
+    confusion_json,
+    ordinal_predictions,
+    paired_differences_json,
+    self_consistency_json,
+    statistics_json,
+)
+from assay.operations.certificates import judge_model_of, scorer_identity
+from assay.runner.options import RunOptions
+from assay.runner.scorer_set import build_scorers
+from assay.scoring.scorer import Scorer
+from assay.scoring.sync import run_sync
+from assay.store import Certificate, Store, using_store
+from assay.targets.scorer import ScorerTarget
+from assay.types import Item, ItemResult
+
+DEFAULT_THRESHOLD = 0.5
+HIGH, LOW = "scorer high, humans low", "scorer low, humans high"
+"""The two dangerous cells of a disagreement."""
+
+
+class GateResult(BaseModel):
+    """One ``min`` gate: ``statistic`` must be at least ``bound`` (its CI's lower end with
+    ``on="ci"``, its value with ``on="point"``)."""
+
+    statistic: str
+    bound: float
+    on: str
+    observed: float | None
+    passed: bool
+    reason: str
+
+
+class ScorerCalibration(BaseModel):
+    """One scorer's calibration: its run, statistics, sections and certificate."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    scorer_id: str
+    scorer_label: str
+    scorer_type: str
+    fingerprint: str
+    judge_model: str | None
+    run_id: str
+    n: int
+    errors: list[dict[str, Any]] = Field(default_factory=list)
+    statistics: dict[str, dict[str, Any]]
+    confusion_matrix: dict[str, Any] | None = None
+    reliability: dict[str, Any] | None = None
+    splits: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    self_consistency: dict[str, Any] | None = None
+    position_bias: dict[str, Any] | None = None
+    disagreements: list[dict[str, Any]] = Field(default_factory=list)
+    points: list[dict[str, Any]] = Field(default_factory=list)
+    gates: list[GateResult] = Field(default_factory=list)
+    passed: bool = True
+    certificate: Certificate | None = None
+
+
+class CalibrationReport(BaseModel):
+    """What ``calibrate`` returns and ``--json`` writes."""
+
+    name: str | None
+    kind: str
+    label: str
+    data_key: str
+    threshold: float | None
+    repeats: int
+    split: dict[str, Any] | None
+    gate_on: str
+    items: int
+    scorers: list[ScorerCalibration]
+    comparison: list[dict[str, Any]] = Field(default_factory=list)
+
+    @property
+    def passed(self) -> bool:
+        return all(s.passed for s in self.scorers)
+
+    def to_json(self) -> dict[str, Any]:
+        """The report as JSON-ready data: per scorer every statistic under its plain name
+        (``statistics.kappa.value``/``ci_low``/``ci_high``/``n``), and at the top level the
+        first scorer's statistics too, so ``kappa`` is one lookup away."""
+        data = self.model_dump(mode="json", exclude={"scorers": {"__all__": {"points"}}})
+        data["passed"] = self.passed
+        if self.scorers:
+            data["statistics"] = data["scorers"][0]["statistics"]
+        return data
+
+
+def _threshold(config: CalibrationConfig) -> float | None:
+    if config.kind == "binary":
+        return DEFAULT_THRESHOLD if config.threshold is None else config.threshold
+    return config.threshold
+
+
+def check_gates(
+    statistics: Mapping[str, Mapping[str, Any]], gates: Mapping[str, float], on: str
+) -> list[GateResult]:
+    """Each gate's outcome. An unknown statistic is a config error (naming the ones there
+    are); an undefined one fails its gate (no evidence is not a pass)."""
+    results: list[GateResult] = []
+    for name, bound in gates.items():
+        if name in LOWER_IS_BETTER:
+            raise CalibrationConfigError(
+                f"key 'min': {name!r} is lower-is-better; a minimum on it is meaningless"
+            )
+        if name not in statistics:
+            known = ", ".join(sorted(statistics))
+            raise CalibrationConfigError(
+                f"key 'min': no statistic {name!r} for this calibration (there are: {known})"
+            )
+        estimate = statistics[name]
+        observed = estimate.get("ci_low" if on == "ci" else "value")
+        if observed is None:
+            why = estimate.get("reason") or "undefined"
+            results.append(
+                GateResult(
+                    statistic=name,
+                    bound=bound,
+                    on=on,
+                    observed=None,
+                    passed=False,
+                    reason=f"{name} has no {'CI' if on == 'ci' else 'value'}: {why}",
+                )
+            )
+            continue
+        passed = float(observed) >= bound
+        what = "lower 95% CI bound" if on == "ci" else "estimate"
+        relation = ">=" if passed else "<"
+        results.append(
+            GateResult(
+                statistic=name,
+                bound=bound,
+                on=on,
+                observed=float(observed),
+                passed=passed,
+                reason=f"{name} {what} {float(observed):.4g} {relation} {bound:g}",
+            )
+        )
+    return results
+
+
+def check_gate_names(config: CalibrationConfig) -> None:
+    """Refuse a gate on a statistic the ``kind`` does not have (or a lower-is-better one)
+    before anything runs, naming the ones there are."""
+    from assay.analysis.calibration import STATISTICS
+
+    known = STATISTICS[config.kind]
+    for name in config.gates:
+        if name in LOWER_IS_BETTER:
+            raise CalibrationConfigError(
+                f"key 'min': {name!r} is lower-is-better; a minimum on it is meaningless"
+            )
+        if name not in known:
+            raise CalibrationConfigError(
+                f"key 'min': no statistic {name!r} for kind {config.kind!r} "
+                f"(there are: {', '.join(sorted(known))})"
+            )
+
+
+def _scores_by_item(
+    results: Sequence[ItemResult],
+) -> tuple[dict[str, dict[int, float]], dict[str, str | None], dict[str, str]]:
+    scores: dict[str, dict[int, float]] = defaultdict(dict)
+    reasons: dict[str, str | None] = {}
+    errors: dict[str, str] = {}
+    for result in results:
+        output = result.output if isinstance(result.output, Mapping) else None
+        score = output.get("score") if output is not None else None
+        if result.error is not None or score is None:
+            message = result.error.message if result.error is not None else "no score"
+            errors.setdefault(result.item_id, message)
+            continue
+        scores[result.item_id][result.repeat] = float(score)
+        reason = output.get("reason") if output is not None else None
+        reasons.setdefault(result.item_id, None if reason is None else str(reason))
+    return scores, reasons, errors
+
+
+_LETTER = {1.0: "A", 0.0: "B", 0.5: "tie"}
+_NUMBER = {"A": 1.0, "B": 0.0, "tie": 0.5}
+
+
+def _pair_verdict(score: float, *, swapped: bool) -> str:
+    """A pairwise score as a verdict on the pair in its original order: above 0.5 prefers
+    the output shown first, which after the swap is the original second (``B``)."""
+    if score == 0.5:
+        return "tie"
+    first_wins = score > 0.5
+    return "A" if first_wins != swapped else "B"
+
+
+class _Observed(BaseModel):
+    """The per-item numbers of one scorer on the labelled items it scored."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    entries: list[LabelledItem]
+    scores: list[float]
+    reasons: list[str | None]
+    by_repeat: list[list[float]]
+    errors: list[dict[str, Any]]
+    pair_verdicts: list[tuple[str, str]] = Field(default_factory=list)
+
+
+def _observe(
+    labelled: list[LabelledItem], results: Sequence[ItemResult], config: CalibrationConfig
+) -> _Observed:
+    scores, reasons, errors = _scores_by_item(results)
+    kept: list[LabelledItem] = []
+    values: list[float] = []
+    kept_reasons: list[str | None] = []
+    by_repeat: list[list[float]] = []
+    failed: list[dict[str, Any]] = []
+    pair_verdicts: list[tuple[str, str]] = []
+    for entry in labelled:
+        item_id = entry.item.id
+        if config.kind == "pairwise":
+            first, second = scores.get(item_id), scores.get(item_id + SWAPPED_SUFFIX)
+            if not first or not second:
+                message = errors.get(item_id) or errors.get(item_id + SWAPPED_SUFFIX) or "no score"
+                failed.append({"item_id": item_id, "error": message})
+                continue
+            forward = _pair_verdict(float(np.mean(list(first.values()))), swapped=False)
+            backward = _pair_verdict(float(np.mean(list(second.values()))), swapped=True)
+            pair_verdicts.append((forward, backward))
+            kept.append(entry)
+            values.append(_NUMBER[forward] if forward == backward else 0.5)
+            kept_reasons.append(reasons.get(item_id))
+            continue
+        repeats = scores.get(item_id)
+        if not repeats:
+            failed.append({"item_id": item_id, "error": errors.get(item_id, "no score")})
+            continue
+        kept.append(entry)
+        values.append(float(np.mean(list(repeats.values()))))
+        kept_reasons.append(reasons.get(item_id))
+        by_repeat.append([repeats.get(r, math.nan) for r in range(config.repeats)])
+    return _Observed(
+        entries=kept,
+        scores=values,
+        reasons=kept_reasons,
+        by_repeat=by_repeat,
+        errors=failed,
+        pair_verdicts=pair_verdicts,
+    )
+
+
+def _statistic_inputs(
+    kind: str, labels: FloatArray, scores: FloatArray, pairs: Sequence[tuple[str, str]]
+) -> tuple[Any, Any]:
+    """Labels and scores as the statistics room takes them: numbers, or for pairwise the
+    human verdict letters and each pair's (original order, swapped order) verdicts."""
+    if kind == "pairwise":
+        return [_LETTER[float(v)] for v in labels], list(pairs)
+    return labels, scores
+
+
+def _sections(
+    kind: CalibrationKind,
+    labels: FloatArray,
+    scores: FloatArray,
+    threshold: float | None,
+    config: CalibrationConfig,
+    pairs: Sequence[tuple[str, str]] = (),
+) -> dict[str, Any]:
+    section: dict[str, Any] = {"n": len(labels)}
+    stat_labels, stat_scores = _statistic_inputs(kind, labels, scores, pairs)
+    section.update(
+        statistics_json(
+            kind,
+            stat_labels,
+            stat_scores,
+            threshold=threshold,
+            n_resamples=config.resamples,
+            seed=config.seed,
+        )
+    )
+    if kind == "ordinal":
+        section["confusion_matrix"] = confusion_json(labels, ordinal_predictions(labels, scores))
+    return section
+
+
+def _normalised(values: FloatArray) -> FloatArray:
+    low, high = float(values.min()), float(values.max())
+    if high == low:
+        return np.zeros_like(values)
+    return (values - low) / (high - low)
+
+
+def _disagreements(
+    observed: _Observed,
+    labels: FloatArray,
+    scores: FloatArray,
+    config: CalibrationConfig,
+    threshold: float | None,
+) -> list[dict[str, Any]]:
+    """The items where scorer and humans disagree most, with ``direction`` naming the
+    dangerous cell. Binary: the verdicts that differ at the threshold, largest gap first
+    (``assay.analysis.calibration.disagreements``). Otherwise both sides are put on [0, 1]
+    (min-max over the items) and ranked by the gap."""
+    if config.disagreements == 0:
+        return []
+    ranked: list[tuple[int, float, bool]]  # (position, gap, scorer higher than humans)
+    if config.kind == "binary" and threshold is not None:
+        from assay.analysis.calibration import disagreements
+
+        found = disagreements(labels, scores, threshold=threshold, limit=config.disagreements)
+        ranked = [(d.position, d.gap, d.kind == "judge_high_human_low") for d in found]
+    else:
+        signed = _normalised(scores) - _normalised(labels)
+        order = np.argsort(-np.abs(signed), kind="stable")[: config.disagreements]
+        ranked = [(int(i), float(abs(signed[i])), bool(signed[i] > 0)) for i in order if signed[i]]
+    rows: list[dict[str, Any]] = []
+    for index, gap, scorer_high in ranked:
+        entry = observed.entries[index]
+        rows.append(
+            {
+                "item_id": entry.item.id,
+                "input": entry.item.input,
+                "output": entry.item.output,
+                "context": entry.item.context,
+                "label": entry.raw_label,
+                "label_value": entry.label,
+                "score": float(scores[index]),
+                "reason": observed.reasons[index],
+                "gap": gap,
+                "direction": "scorer high, humans low"
+                if scorer_high
+                else "scorer low, humans high",
+                "split": entry.split,
+            }
+        )
+    return rows
+
+
+def _on_scorer_scale(labels: FloatArray, scorer: Scorer, config: CalibrationConfig) -> FloatArray:
+    """Numeric/ordinal labels on the scorer's scale: mapped from ``label_range`` when
+    given; otherwise they must already lie in the scorer's range, or MAE, RMSE and α would
+    compare a 0..5 human scale with a 0..1 score and be silently meaningless."""
+    if config.kind not in ("numeric", "ordinal"):
+        return labels
+    low, high = scorer.score_range
+    if config.label_range is not None:
+        from_low, from_high = config.label_range
+        outside = (labels < from_low) | (labels > from_high)
+        if outside.any():
+            bad = float(labels[int(np.flatnonzero(outside)[0])])
+            raise CalibrationDataError(
+                f"a label is {bad:g}, outside key 'label_range' [{from_low:g}, {from_high:g}]"
+            )
+        return low + (labels - from_low) * (high - low) / (from_high - from_low)
+    if math.isfinite(low) and math.isfinite(high) and ((labels < low) | (labels > high)).any():
+        raise CalibrationDataError(
+            f"labels span {labels.min():g}..{labels.max():g} but scorer {scorer.id!r} scores "
+            f"on {low:g}..{high:g}: set key 'label_range' (e.g. [{labels.min():g}, "
+            f"{labels.max():g}]) to map the human scale onto the scorer's"
+        )
+    return labels
+
+
+def _calibrate_one(
+    scorer: Scorer,
+    labelled: list[LabelledItem],
+    run_id: str,
+    results: Sequence[ItemResult],
+    config: CalibrationConfig,
+) -> ScorerCalibration:
+    threshold = _threshold(config)
+    observed = _observe(labelled, results, config)
+    if len(observed.entries) < 2:
+        raise ValueError(
+            f"scorer {scorer.id!r} scored {len(observed.entries)} of {len(labelled)} items "
+            f"(errors: {observed.errors[:3]}); nothing to calibrate (run {run_id[:8]})"
+        )
+    labels = _on_scorer_scale(as_array([e.label for e in observed.entries]), scorer, config)
+    scores = as_array(observed.scores)
+    pairs = observed.pair_verdicts
+    overall = _sections(config.kind, labels, scores, threshold, config, pairs)
+    splits: dict[str, dict[str, Any]] = {}
+    if config.split is not None:
+        for part in ("dev", "test"):
+            mask = np.array([e.split == part for e in observed.entries])
+            if mask.sum() >= 2:
+                chosen = [p for p, keep in zip(pairs, mask, strict=False) if keep]
+                splits[part] = _sections(
+                    config.kind, labels[mask], scores[mask], threshold, config, chosen
+                )
+            else:
+                splits[part] = {
+                    "n": int(mask.sum()),
+                    "statistics": {},
+                    "reason": "fewer than 2 scored items",
+                }
+    gated = (
+        splits.get("test", overall)["statistics"]
+        if config.split is not None
+        else overall["statistics"]
+    )
+    gates = check_gates(gated, config.gates, config.gate_on)
+    consistency = None
+    if config.repeats > 1 and config.kind != "pairwise":
+        consistency = self_consistency_json(
+            np.array(observed.by_repeat, dtype=np.float64),
+            threshold,
+            n_resamples=config.resamples,
+            seed=config.seed,
+        )
+    position = None
+    if config.kind == "pairwise":
+        flipped = [e.item.id for e, (a, b) in zip(observed.entries, pairs, strict=True) if a != b]
+        position = {
+            "pairs": len(pairs),
+            "flips": len(flipped),
+            "flipped_items": flipped,
+            "note": "a verdict that changes when the two outputs swap places counts as a tie",
+        }
+    scorer_type, _ = scorer_identity(scorer)
+    return ScorerCalibration(
+        scorer_id=scorer.id,
+        scorer_label=scorer.label,
+        scorer_type=scorer_type,
+        fingerprint=scorer.fingerprint,
+        judge_model=judge_model_of(scorer),
+        run_id=run_id,
+        n=len(observed.entries),
+        errors=observed.errors,
+        statistics=overall["statistics"],
+        confusion_matrix=overall.get("confusion_matrix"),
+        reliability=overall.get("reliability"),
+        splits=splits,
+        self_consistency=consistency,
+        position_bias=position,
+        disagreements=_disagreements(observed, labels, scores, config, threshold),
+        points=[
+            {"item_id": e.item.id, "label": float(y), "score": float(s), "split": e.split}
+            | ({"verdicts": list(pairs[i])} if pairs else {})
+            for i, (e, y, s) in enumerate(zip(observed.entries, labels, scores, strict=True))
+        ],
+        gates=gates,
+        passed=all(g.passed for g in gates),
+    )
+
+
+def _comparison(
+    first: ScorerCalibration,
+    other: ScorerCalibration,
+    config: CalibrationConfig,
+) -> dict[str, Any]:
+    """Paired differences (other minus first) on the items both scored."""
+    a = {p["item_id"]: p for p in first.points}
+    b = {p["item_id"]: p for p in other.points}
+    common = [item_id for item_id in a if item_id in b]
+    labels = as_array([a[i]["label"] for i in common])
+    if config.kind == "pairwise":
+        stat_labels: Any = [_LETTER[float(v)] for v in labels]
+        baseline: Any = [tuple(a[i]["verdicts"]) for i in common]
+        candidate: Any = [tuple(b[i]["verdicts"]) for i in common]
+    else:
+        stat_labels = labels
+        baseline = as_array([a[i]["score"] for i in common])
+        candidate = as_array([b[i]["score"] for i in common])
+    differences = paired_differences_json(
+        config.kind,
+        stat_labels,
+        baseline,
+        candidate,
+        threshold=_threshold(config),
+        n_resamples=config.resamples,
+        seed=config.seed,
+    )
+    return {
+        "baseline": first.scorer_id,
+        "candidate": other.scorer_id,
+        "n": len(common),
+        "differences": differences,
+    }
+
+
+def as_calibration_config(
+    config: CalibrationConfig | Mapping[str, Any] | str | Path, **overrides: Any
+) -> CalibrationConfig:
+    """A ``CalibrationConfig`` from a config object, a dict or a YAML file path."""
+    if isinstance(config, CalibrationConfig):
+        if not overrides:
+            return config
+        raw = config.model_dump(by_alias=True, exclude_unset=True)
+        return make_calibration_config(
+            {**raw, **{k: v for k, v in overrides.items() if v is not None}}
+        )
+    if isinstance(config, str | Path):
+        return load_calibration_config(config, **overrides)
+    return make_calibration_config(
+        {**config, **{k: v for k, v in overrides.items() if v is not None}}
+    )
+
+
+async def calibrate_async(
+    config: CalibrationConfig | Mapping[str, Any] | str | Path,
+    *,
+    scorers: Sequence[Any] | None = None,
+    store: Store | None = None,
+    progress: bool | None = None,
+    issue_certificates: bool = True,
+    **overrides: Any,
+) -> CalibrationReport:
+    """Calibrate the config's scorer(s) (or ``scorers``: ``Scorer`` objects or configs,
+    which replace the config's ``scorer``) against its labelled data; see the module
+    docstring. ``overrides`` are config keys (``min={"kappa": 0.6}``, ``gate_on="point"``).
+    """
+    from assay.operations.stored_runs import run_dataset_async, run_stored_async
+
+    if scorers is not None:
+        overrides = {**overrides, "scorer": "custom"}
+    cfg = as_calibration_config(config, **overrides)
+    check_gate_names(cfg)
+    built = build_scorers(scorers if scorers is not None else cfg.scorer_configs)
+    if not built:
+        raise CalibrationConfigError("key 'scorer': no scorer to calibrate")
+    threshold = _threshold(cfg)
+    with using_store(store) as db:
+        if cfg.dataset is not None:
+            found = db.datasets.get(cfg.dataset)
+            pinned = found.version if cfg.version is None else cfg.version
+            items: list[Item] = list(db.datasets.items(found.id, pinned))
+            data_key = dataset_data_key(found.name, pinned)
+        else:
+            assert cfg.data is not None
+            from assay.runner.api import load_data
+
+            items, _ = load_data(cfg.data)
+            data_key = file_data_key(cfg.data)
+        labelled = labelled_items(items, cfg)
+        calibrations: list[ScorerCalibration] = []
+        for scorer in built:
+            options = RunOptions(
+                concurrency=cfg.concurrency,
+                repeats=cfg.repeats,
+                timeout_s=cfg.timeout,
+                name=cfg.name or f"calibrate {scorer.label}",
+                metadata={
+                    "calibration": {
+                        "kind": cfg.kind,
+                        "label": cfg.label,
+                        "data_key": data_key,
+                        "scorer": scorer.id,
+                    }
+                },
+                progress=progress,
+            )
+            target = ScorerTarget(scorer)
+            if cfg.kind == "pairwise":
+                run = await run_stored_async(
+                    pairwise_run_items(labelled), target, [], store=db, options=options
+                )
+            elif cfg.dataset is not None:
+                run = await run_dataset_async(
+                    cfg.dataset, target, [], version=pinned, store=db, options=options
+                )
+            else:
+                assert cfg.data is not None
+                run = await run_stored_async(cfg.data, target, [], store=db, options=options)
+            results = list(db.runs.results(run.id))
+            calibration = _calibrate_one(scorer, labelled, run.id, results, cfg)
+            if issue_certificates:
+                calibration.certificate = db.certificates.add(
+                    _certificate(scorer, calibration, cfg, data_key)
+                )
+            calibrations.append(calibration)
+    comparison = [_comparison(calibrations[0], other, cfg) for other in calibrations[1:]]
+    return CalibrationReport(
+        name=cfg.name,
+        kind=cfg.kind,
+        label=cfg.label,
+        data_key=data_key,
+        threshold=threshold,
+        repeats=cfg.repeats,
+        split=cfg.split.model_dump() if cfg.split is not None else None,
+        gate_on=cfg.gate_on,
+        items=len(labelled),
+        scorers=calibrations,
+        comparison=comparison,
+    )
+
+
+def _certificate(
+    scorer: Scorer, calibration: ScorerCalibration, config: CalibrationConfig, data_key: str
+) -> Certificate:
+    scorer_type, scorer_label = scorer_identity(scorer)
+    held_out = calibration.splits.get("test", {})
+    if config.split is not None and held_out.get("statistics"):
+        statistics, n = held_out["statistics"], int(held_out["n"])
+    else:
+        statistics, n = calibration.statistics, calibration.n
+    return Certificate(
+        fingerprint=scorer.fingerprint,
+        fingerprint_parts=scorer.fingerprint_parts(),
+        scorer_type=scorer_type,
+        scorer_label=scorer_label,
+        judge_model=calibration.judge_model,
+        data_key=data_key,
+        run_id=calibration.run_id,
+        kind=config.kind,
+        n=n,
+        statistics=statistics,
+        gates=[g.model_dump() for g in calibration.gates],
+        passed=calibration.passed,
+    )
+
+
+def calibrate(
+    config: CalibrationConfig | Mapping[str, Any] | str | Path,
+    **options: Any,
+) -> CalibrationReport:
+    """``calibrate_async`` for synchronous code."""
+    return run_sync(lambda: calibrate_async(config, **options))
+
+
+def write_disagreements(report: CalibrationReport, path: str | Path) -> int:
+    """Write the most-disagreeing items of every scorer as a JSONL dataset file that
+    ``assay datasets import`` accepts: the item with its human label as ``expected_output``
+    (to relabel, or to use as few-shot examples) and the scorer's score and reason in
+    metadata. Returns the number of rows. Written to a temporary file and renamed, so a
+    failure never leaves half a file."""
+    target = Path(path)
+    rows: list[str] = []
+    for calibration in report.scorers:
+        multi = len(report.scorers) > 1
+        for row in calibration.disagreements:
+            item_id = f"{calibration.scorer_id}:{row['item_id']}" if multi else row["item_id"]
+            record = {
+                "id": item_id,
+                "input": row["input"],
+                "output": row["output"],
+                "expected_output": row["label"],
+                "context": row["context"],
+                "metadata": {
+                    "scorer": calibration.scorer_id,
+                    "score": row["score"],
+                    "reason": row["reason"],
+                    "gap": row["gap"],
+                    "direction": row["direction"],
+                    "split": row["split"],
+                    "calibration_run": calibration.run_id,
+                },
+            }
+            rows.append(json.dumps(record, ensure_ascii=False))
+    partial = target.with_name(target.name + ".partial")
+    partial.write_text("".join(line + "\n" for line in rows), encoding="utf-8")
+    partial.replace(target)
+    return len(rows)
+
+
+def write_calibration_report(
+    report: CalibrationReport, path: str | Path, *, store: Store | None = None
+) -> Path:
+    """The HTML report of the (first) calibration run with the calibration section: every
+    scorer's statistics, plots, disagreements and certificate."""
+    from assay.analysis.report_html import write_html_report
+
+    first = report.scorers[0]
+    points = {s.scorer_id: s.points for s in report.scorers}
+    with using_store(store) as db:
+        record = db.runs.get(first.run_id)
+        return write_html_report(
+            path,
+            record,
+            db.runs.results(record.id),
+            calibration=report.to_json(),
+            calibration_points=points,
+        )

@@ -1,0 +1,377 @@
+"""``optimize`` and ``resume_optimization``: GEPA over assay, stored and resumable.
+
+The flow: validate the config, the models, the scorers and the data before anything is
+stored (a bad key or an unknown scorer fails now, naming it); create the stored
+optimization; run ``gepa.optimize`` in a worker thread with ``AssayAdapter`` (evaluations
+come back to the caller's event loop, see ``session``), GEPA's state in the optimization's
+``run_dir``; check the winner on the held-out test split; store the result.
+
+A kill at any point leaves a resumable optimization: GEPA saved its state at the start of
+the last iteration, the store holds every finished evaluation, candidate and reflection.
+``resume_optimization`` rebuilds the same splits (pinned dataset versions, seeded split)
+and the same budget, lets GEPA load its state, and replays the choices of the iteration
+that was cut short (``sampling``: draws are functions of seed and iteration).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from gepa.api import optimize as gepa_optimize
+from gepa.core.callbacks import GEPACallback
+from gepa.core.result import GEPAResult
+from pydantic import BaseModel
+
+from assay.models.base import Model
+from assay.models.resolve import resolve_model
+from assay.optimize.adapter import AssayAdapter
+from assay.optimize.config import OptimizeConfig, OptimizeConfigError, make_optimize_config
+from assay.optimize.events import EventHandler, Finished, Started, TestChecked
+from assay.optimize.gepa_log import FileLogger
+from assay.optimize.held_out import check_held_out
+from assay.optimize.results import OptimizeResult, summarize
+from assay.optimize.row_scores import weighted_specs
+from assay.optimize.sampling import IterationSeededSampler, IterationSeededSelector
+from assay.optimize.session import OptimizationStopped, Progress, Session
+from assay.optimize.splits import Splits, load_splits, pin_versions
+from assay.optimize.watch import BudgetStopper, Watcher
+from assay.runner.scorer_set import build_scorers, scorer_spec
+from assay.scoring.scorer import Scorer
+from assay.scoring.sync import run_sync
+from assay.store import Store, using_store
+from assay.store.optimizations_repo import (
+    CandidateRecord,
+    EvaluationRecord,
+    OptimizationRecord,
+    OptimizationStatus,
+    ReflectionRecord,
+)
+from assay.store.runs_repo import lease_is_live
+
+DEFAULT_RUN_ROOT = Path(".assay") / "optimizations"
+
+
+class OptimizeResumeError(ValueError):
+    """The optimization cannot be resumed (finished, or its models cannot be re-created)."""
+
+
+@dataclass
+class _Prepared:
+    config: OptimizeConfig
+    task_model: Model
+    reflection_model: Model
+    scorers: list[Scorer]
+    splits: Splits
+
+
+def _model(label: str, given: Model | None, base_url: str | None, key: str) -> Model:
+    if given is not None:
+        return given
+    try:
+        return resolve_model(label, base_url=base_url)
+    except (KeyError, ValueError) as exc:
+        raise OptimizeConfigError(
+            f"key {key!r}: cannot use model {label!r}: {exc}. A model given as a Python "
+            f"object must be passed again ({key}=...)"
+        ) from exc
+
+
+def _prepare(
+    config: OptimizeConfig,
+    store: Store,
+    task_model: Model | None,
+    reflection_model: Model | None,
+) -> _Prepared:
+    """Everything that can be wrong, checked before anything is stored or run."""
+    try:
+        scorers = build_scorers(config.scorers)
+        weighted_specs([scorer_spec(s) for s in scorers])
+    except (KeyError, ValueError, TypeError) as exc:
+        raise OptimizeConfigError(f"key 'scorers': {exc}") from exc
+    task = _model(config.task_model, task_model, config.task_base_url, "task_model")
+    reflection = _model(
+        config.reflection_model, reflection_model, config.reflection_base_url, "reflection_model"
+    )
+    try:
+        splits = load_splits(config, store)
+    except ValueError as exc:
+        raise OptimizeConfigError(f"key {exc}") from exc
+    return _Prepared(config, task, reflection, scorers, splits)
+
+
+def _label(model: Model) -> str:
+    provider = getattr(model, "provider", None)
+    return f"{provider}/{model.model_id}" if provider else model.model_id
+
+
+async def optimize_async(
+    config: OptimizeConfig | dict[str, Any] | None = None,
+    *,
+    task_model: str | Model | None = None,
+    reflection_model: str | Model | None = None,
+    on_event: EventHandler | None = None,
+    store: Store | None = None,
+    **fields: Any,
+) -> OptimizeResult:
+    """Optimize a prompt with GEPA; see ``OptimizeConfig`` for the settings (given as a
+    config, a dict, or keywords). ``task_model``/``reflection_model`` may be model strings
+    or ``Model`` objects (objects must be passed again to resume). ``on_event`` receives
+    the progress events (``assay.optimize.events``)."""
+    raw: dict[str, Any]
+    if isinstance(config, OptimizeConfig):
+        raw = config.model_dump(exclude_unset=True)
+    else:
+        raw = dict(config or {})
+    raw.update(fields)
+    task_obj = reflection_obj = None
+    if task_model is not None:
+        if isinstance(task_model, str):
+            raw["task_model"] = task_model
+        else:
+            task_obj, raw["task_model"] = task_model, _label(task_model)
+    if reflection_model is not None:
+        if isinstance(reflection_model, str):
+            raw["reflection_model"] = reflection_model
+        else:
+            reflection_obj, raw["reflection_model"] = reflection_model, _label(reflection_model)
+    checked = make_optimize_config(raw)
+    with using_store(store) as db:
+        checked = pin_versions(checked, db)
+        prepared = _prepare(checked, db, task_obj, reflection_obj)
+        optimization_id = uuid.uuid4().hex
+        run_dir = Path(checked.run_dir) if checked.run_dir else DEFAULT_RUN_ROOT / optimization_id
+        if (run_dir / "gepa_state.bin").exists():
+            raise OptimizeConfigError(
+                f"key 'run_dir': {run_dir} already holds the GEPA state of another "
+                "optimization; resume that one (assay optimize resume ID) or give an empty folder"
+            )
+        db.optimizations.create(
+            optimization_id,
+            name=checked.name,
+            config=checked.model_dump(mode="json", exclude_none=True),
+            run_dir=str(run_dir.resolve()),
+        )
+        return await _execute(
+            prepared, optimization_id, str(run_dir.resolve()), db, Progress(), False, on_event
+        )
+
+
+async def resume_optimization_async(
+    ref: str,
+    *,
+    task_model: Model | None = None,
+    reflection_model: Model | None = None,
+    on_event: EventHandler | None = None,
+    store: Store | None = None,
+) -> OptimizeResult:
+    """Continue a killed, failed or interrupted optimization (id or unique prefix)."""
+    with using_store(store) as db:
+        record = db.optimizations.get(ref)
+        if record.status == "completed":
+            raise OptimizeResumeError(f"optimization {record.id} is already completed")
+        owner = record.progress.get("lease_owner")
+        if record.status == "running" and lease_is_live(
+            owner, record.progress.get("lease_expires_at")
+        ):
+            raise OptimizeResumeError(
+                f"optimization {record.id} is running in process {owner}; wait for it to "
+                "finish or stop that process first"
+            )
+        config = make_optimize_config(record.config, source=f"optimization {record.id}")
+        prepared = _prepare(config, db, task_model, reflection_model)
+        progress = Progress.model_validate(record.progress)
+        db.optimizations.update(record.id, status="running")
+        return await _execute(prepared, record.id, record.run_dir, db, progress, True, on_event)
+
+
+async def _execute(
+    prepared: _Prepared,
+    optimization_id: str,
+    run_dir: str,
+    store: Store,
+    progress: Progress,
+    resumed: bool,
+    on_event: EventHandler | None,
+) -> OptimizeResult:
+    config = prepared.config
+    session = Session(
+        optimization_id=optimization_id,
+        config=config,
+        store=store,
+        task_model=prepared.task_model,
+        reflection_model=prepared.reflection_model,
+        scorers=prepared.scorers,
+        loop=asyncio.get_running_loop(),
+        progress=progress,
+        on_event=on_event,
+    )
+    session.save_progress()  # takes the lease before anything runs
+    known = {c.idx: c.components for c in store.optimizations.candidates(optimization_id)}
+    try:
+        return await asyncio.to_thread(
+            _run_blocking, session, prepared.splits, run_dir, known, resumed
+        )
+    except BaseException as exc:
+        session.stop_requested = True
+        session.release()
+        stopped = not isinstance(exc, Exception) or isinstance(exc, OptimizationStopped)
+        status: OptimizationStatus = "interrupted" if stopped else "failed"
+        store.optimizations.update(
+            optimization_id,
+            status=status,
+            progress=session.progress.model_dump() | {"elapsed_s": session.elapsed_s},
+            error=f"{type(exc).__name__}: {exc}",
+        )
+        raise
+
+
+def _run_blocking(
+    session: Session,
+    splits: Splits,
+    run_dir: str,
+    known: dict[int, dict[str, str]],
+    resumed: bool,
+) -> OptimizeResult:
+    """GEPA's run and the held-out check, in GEPA's (worker) thread."""
+    config = session.config
+    budget = config.budget
+    session.emit(
+        Started(
+            optimization_id=session.id,
+            resumed=resumed,
+            train_size=len(splits.train),
+            val_size=len(splits.val),
+            test_size=len(splits.test),
+            max_metric_calls=budget.max_metric_calls,
+            max_iterations=budget.max_iterations,
+            max_cost_usd=budget.max_cost_usd,
+            max_wall_time_s=budget.max_wall_time_s,
+        )
+    )
+    watcher = Watcher(session, known)
+    stopper = BudgetStopper(session, budget, watcher)
+    Path(run_dir).mkdir(parents=True, exist_ok=True)
+    callbacks: list[GEPACallback] = [watcher]  # type: ignore[list-item]
+    result: GEPAResult[Any, Any] = gepa_optimize(
+        seed_candidate=dict(config.candidate),
+        trainset=splits.train,
+        valset=splits.val,
+        adapter=AssayAdapter(session),
+        candidate_selection_strategy=IterationSeededSelector(
+            config.candidate_selection, config.seed
+        ),
+        frontier_type=config.frontier,
+        skip_perfect_score=config.skip_perfect_score,
+        batch_sampler=IterationSeededSampler(config.minibatch_size, config.seed),
+        module_selector=config.module_selector,
+        stop_callbacks=[stopper],
+        run_dir=run_dir,
+        logger=FileLogger(Path(run_dir) / "gepa.log"),
+        callbacks=callbacks,
+        seed=config.seed,
+        raise_on_exception=True,
+        display_progress_bar=False,
+    )
+    if session.failure is not None:
+        raise session.failure
+    if watcher.error is not None:
+        raise watcher.error
+    if session.stop_requested:
+        raise OptimizationStopped("optimization stopped")
+    best_idx = int(result.best_idx)
+    chosen = result.best_candidate
+    assert isinstance(chosen, dict)
+    best = {str(k): str(v) for k, v in chosen.items()}
+    seed = dict(config.candidate)
+    progress = session.progress
+    progress.best_idx = best_idx
+    progress.best_val_score = float(result.val_aggregate_scores[best_idx])
+    progress.seed_val_score = float(result.val_aggregate_scores[0])
+    progress.metric_calls = int(result.total_metric_calls or progress.metric_calls)
+    session.emit(
+        Finished(
+            optimization_id=session.id,
+            status="searched",
+            best_idx=best_idx,
+            best_val_score=progress.best_val_score,
+            seed_val_score=progress.seed_val_score,
+            metric_calls=progress.metric_calls,
+            iterations=progress.iterations,
+            cost_usd=progress.cost_usd,
+        )
+    )
+    test = session.run(check_held_out(session, splits.test, seed, best))
+    if test is not None:
+        session.emit(
+            TestChecked(
+                optimization_id=session.id,
+                seed_score=test.seed_score,
+                best_score=test.best_score,
+                delta=test.delta,
+                ci_low=test.ci_low,
+                ci_high=test.ci_high,
+                verdict=test.verdict,
+            )
+        )
+    outcome = OptimizeResult(
+        optimization_id=session.id,
+        status="completed",
+        best_idx=best_idx,
+        best_candidate=best,
+        seed_candidate=seed,
+        best_val_score=progress.best_val_score,
+        seed_val_score=progress.seed_val_score,
+        candidates=len(result.candidates),
+        metric_calls=progress.metric_calls,
+        iterations=progress.iterations,
+        cost_usd=progress.cost_usd,
+        elapsed_s=session.elapsed_s,
+        stop_reason=stopper.reason,
+        test=test,
+    )
+    outcome = outcome.model_copy(update={"summary": summarize(outcome)})
+    session.release()
+    session.save_progress()
+    session.store.optimizations.update(
+        session.id, status="completed", result=outcome.model_dump(mode="json")
+    )
+    return outcome
+
+
+def optimize(
+    config: OptimizeConfig | dict[str, Any] | None = None, **kwargs: Any
+) -> OptimizeResult:
+    """``optimize_async`` for synchronous code."""
+    return run_sync(lambda: optimize_async(config, **kwargs))
+
+
+def resume_optimization(ref: str, **kwargs: Any) -> OptimizeResult:
+    """``resume_optimization_async`` for synchronous code."""
+    return run_sync(lambda: resume_optimization_async(ref, **kwargs))
+
+
+class OptimizationView(BaseModel):
+    """Everything stored about one optimization (``assay optimize show``)."""
+
+    optimization: OptimizationRecord
+    candidates: list[CandidateRecord]
+    evaluations: list[EvaluationRecord]
+    reflections: list[ReflectionRecord]
+
+
+def show_optimization(ref: str, *, store: Store | None = None) -> OptimizationView:
+    """The stored optimization ``ref`` (id or unique prefix) with its candidates,
+    evaluations (each a stored run) and reflections."""
+    with using_store(store) as db:
+        record = db.optimizations.get(ref)
+        repo = db.optimizations
+        return OptimizationView(
+            optimization=record,
+            candidates=repo.candidates(record.id),
+            evaluations=repo.evaluations(record.id),
+            reflections=repo.reflections(record.id),
+        )

@@ -1,0 +1,314 @@
+"""One optimization in progress: evaluations as stored runs, reflections, cost, progress.
+
+GEPA is synchronous and calls the adapter from its own thread; assay's runner is async. The
+session owns that bridge: GEPA's thread submits coroutines to the caller's event loop
+(``run``) and waits for them, so a batch is executed by the runner's concurrent engine
+(concurrency, cache, retries, rate limits) and never item by item, and HTTP clients, the
+model cache and the store stay bound to one loop for the whole optimization.
+
+Everything GEPA does is written down as it happens: each (candidate, split) evaluation is
+a normal stored run plus an ``optimization_evaluations`` row, each reflection call a row
+with its prompt and answer, and the progress (metric calls, cost, elapsed time, best
+validation score) after every step. A killed optimization therefore loses at most the step
+in flight, and a resume reads completed validation evaluations back instead of paying for
+them again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Coroutine
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from pydantic import BaseModel
+
+from assay.models.base import ChatMessage, Model
+from assay.optimize.candidate_target import candidate_hash, candidate_target
+from assay.optimize.config import OptimizeConfig
+from assay.optimize.events import Evaluated, EventHandler, OptimizeEvent
+from assay.optimize.row_scores import RowScore, score_row, weighted_specs
+from assay.optimize.splits import Example
+from assay.runner.api import execute_run, plan_run
+from assay.runner.options import RunOptions
+from assay.runner.scorer_set import scorer_spec
+from assay.runner.sink import MemorySink
+from assay.scoring.scorer import Scorer
+from assay.store import Store, StoreSink
+from assay.store.runs_repo import new_lease_owner
+from assay.types import Item, ItemResult
+
+T = TypeVar("T")
+
+LEASE_S = 600.0
+"""How long an optimization's lease lasts without renewal. It is renewed at every stored
+step (an evaluation can take minutes); on the same host a dead owner is recognised at once,
+so a killed optimization can be resumed immediately."""
+
+
+class OptimizationStopped(RuntimeError):
+    """The optimization was asked to stop (cancelled, Ctrl-C) while GEPA was running."""
+
+
+class Progress(BaseModel):
+    """What an optimization has spent and found so far (stored after every step)."""
+
+    metric_calls: int = 0
+    iterations: int = 0
+    cost_usd: float = 0.0
+    elapsed_s: float = 0.0
+    best_idx: int = 0
+    best_val_score: float | None = None
+    seed_val_score: float | None = None
+    test_metric_calls: int = 0
+    lease_owner: str | None = None
+    """``host:pid:token`` of the process working on the optimization (``None``: nobody)."""
+    lease_expires_at: float | None = None
+    """Until when the lease holds without renewal (renewed at every stored step)."""
+
+
+@dataclass
+class Evaluation:
+    """A batch evaluated: rows aligned with the batch, and the stored run it is."""
+
+    rows: list[RowScore]
+    run_id: str | None
+    mean_score: float
+    event: Evaluated
+    """To emit from GEPA's thread (``Session.emit``), where every event is emitted."""
+
+
+class Session:
+    """The shared state of one optimization (see the module docstring)."""
+
+    def __init__(
+        self,
+        *,
+        optimization_id: str,
+        config: OptimizeConfig,
+        store: Store,
+        task_model: Model,
+        reflection_model: Model,
+        scorers: list[Scorer],
+        loop: asyncio.AbstractEventLoop,
+        progress: Progress,
+        on_event: EventHandler | None,
+    ) -> None:
+        self.id = optimization_id
+        self.config = config
+        self.store = store
+        self.task_model = task_model
+        self.reflection_model = reflection_model
+        self.scorers = scorers
+        self.specs = weighted_specs([scorer_spec(s) for s in scorers])
+        self.loop = loop
+        self.progress = progress
+        self.on_event = on_event
+        self.iteration = 0
+        self.stop_requested = False
+        self.failure: BaseException | None = None
+        """The first failure to store something. GEPA swallows exceptions raised while it
+        reflects; this one must not vanish: the stop condition ends the optimization on it
+        and the optimizer raises it."""
+        progress.lease_owner = new_lease_owner()
+        self._elapsed_before = progress.elapsed_s
+        self._started = time.monotonic()
+
+    # ------------------------------------------------------------------ bookkeeping
+    @property
+    def elapsed_s(self) -> float:
+        return self._elapsed_before + (time.monotonic() - self._started)
+
+    def emit(self, event: OptimizeEvent) -> None:
+        if self.on_event is not None:
+            self.on_event(event)
+
+    def save_progress(self) -> None:
+        self.progress.elapsed_s = self.elapsed_s
+        if self.progress.lease_owner is not None:
+            self.progress.lease_expires_at = time.time() + LEASE_S
+        self.store.optimizations.update(self.id, progress=self.progress.model_dump())
+
+    def release(self) -> None:
+        """Give up the lease (the optimization ended, or failed and may be resumed)."""
+        self.progress.lease_owner = None
+        self.progress.lease_expires_at = None
+
+    def run(self, factory: Coroutine[Any, Any, T]) -> T:
+        """Run a coroutine on the session's loop from GEPA's thread and wait for it."""
+        if self.failure is not None:
+            factory.close()
+            raise self.failure
+        if self.stop_requested:
+            factory.close()
+            raise OptimizationStopped("optimization stopped")
+        return asyncio.run_coroutine_threadsafe(factory, self.loop).result()
+
+    # ------------------------------------------------------------------ evaluation
+    async def evaluate(self, examples: list[Example], candidate: dict[str, str]) -> Evaluation:
+        """Run ``candidate`` on ``examples`` (one split) as one stored run; the rows come
+        back aligned with ``examples`` (a minibatch may hold an item twice)."""
+        split = examples[0].split
+        digest = candidate_hash(candidate)
+        unique: dict[str, Item] = {}
+        for example in examples:
+            unique.setdefault(example.item.id, example.item)
+        items = list(unique.values())
+        cost = 0.0
+        reused = None
+        if split != "train":
+            reused = await asyncio.to_thread(self._stored_results, digest, split, list(unique))
+        if reused is not None:
+            run_id, results = reused
+        else:
+            run_id, results, cost = await self._run(items, candidate, split, digest)
+        by_id = {r.item_id: score_row(r, self.specs) for r in results}
+        missing = [i for i in unique if i not in by_id]
+        if missing:
+            raise RuntimeError(
+                f"evaluation run {run_id} of split {split!r} has no result for item "
+                f"{missing[0]!r}: the run did not finish"
+            )
+        rows = [by_id[e.item.id] for e in examples]
+        mean = sum(r.score for r in rows) / len(rows)
+        self.progress.cost_usd += cost
+        if split == "test":
+            self.progress.test_metric_calls += 0 if reused else len(items)
+        await asyncio.to_thread(
+            self._record_evaluation, run_id, digest, split, len(examples), mean, cost
+        )
+        event = Evaluated(
+            optimization_id=self.id,
+            iteration=self.iteration,
+            split=split,
+            candidate_hash=digest,
+            items=len(examples),
+            mean_score=mean,
+            run_id=run_id,
+            reused=reused is not None,
+            cost_usd=self.progress.cost_usd,
+        )
+        return Evaluation(rows, run_id, mean, event)
+
+    async def _run(
+        self, items: list[Item], candidate: dict[str, str], split: str, digest: str
+    ) -> tuple[str, list[ItemResult], float]:
+        config = self.config
+        target = candidate_target(
+            candidate, config.prompt, self.task_model, settings=config.task_settings
+        )
+        memory = MemorySink()
+        options = RunOptions(
+            concurrency=config.concurrency,
+            timeout_s=config.timeout,
+            name=f"{config.name or 'optimize'} · {split} · {digest[:8]}",
+            metadata={
+                "optimization_id": self.id,
+                "split": split,
+                "candidate_hash": digest,
+                "iteration": self.iteration,
+            },
+            progress=False,
+            sink=memory,
+        )
+        plan = plan_run(
+            lambda: items,
+            target,
+            self.scorers,
+            options,
+            total_items=len(items),
+            data_source=f"optimization {self.id[:8]} {split}",
+        )
+        await asyncio.to_thread(self.store.runs.create, plan.info, items)
+        outcome = await execute_run(plan, StoreSink(self.store), options)
+        summary = outcome.summary
+        cost = (summary.target_cost_usd or 0.0) + (summary.cost_usd or 0.0)
+        return plan.info.id, memory.results, cost
+
+    def _stored_results(
+        self, digest: str, split: str, item_ids: list[str]
+    ) -> tuple[str, list[ItemResult]] | None:
+        """A completed stored run of this candidate on these items, if one exists (a resume
+        repeats the seed's validation evaluation; it is read back, not paid for twice)."""
+        wanted = set(item_ids)
+        records = self.store.optimizations.evaluations(self.id)
+        for record in reversed(records):
+            if record.candidate_hash != digest or record.split != split or not record.run_id:
+                continue
+            if not self.store.runs.exists(record.run_id):
+                continue
+            if self.store.runs.get(record.run_id).status != "completed":
+                continue
+            results = [r for r in self.store.runs.results(record.run_id) if r.item_id in wanted]
+            if {r.item_id for r in results} == wanted:
+                return record.run_id, results
+        return None
+
+    def _record_evaluation(
+        self,
+        run_id: str | None,
+        digest: str,
+        split: str,
+        metric_calls: int,
+        mean: float,
+        cost: float,
+    ) -> None:
+        self.store.optimizations.add_evaluation(
+            self.id,
+            run_id=run_id,
+            candidate_hash=digest,
+            split=split,
+            iteration=self.iteration,
+            metric_calls=metric_calls,
+            mean_score=mean,
+            cost_usd=cost,
+        )
+        self.save_progress()
+
+    # ------------------------------------------------------------------ reflection
+    async def reflect(self, component: str, prompt: str) -> str:
+        """Ask the reflection model; the prompt and the answer (or error) are stored."""
+        answer: str | None = None
+        error: str | None = None
+        cost: float | None = None
+        try:
+            response = await self.reflection_model.generate(
+                [ChatMessage(role="user", content=prompt)],
+                settings=self.config.reflection_settings,
+            )
+            answer = response.text
+            cost = response.cost_usd
+            return answer
+        except Exception as exc:
+            error = f"{type(exc).__name__}: {exc}"
+            raise
+        finally:
+            self.progress.cost_usd += cost or 0.0
+            try:
+                await asyncio.to_thread(
+                    self._record_reflection, component, prompt, answer, error, cost
+                )
+            except Exception as exc:
+                if self.failure is None:
+                    self.failure = exc
+                raise
+
+    def _record_reflection(
+        self,
+        component: str,
+        prompt: str,
+        answer: str | None,
+        error: str | None,
+        cost: float | None,
+    ) -> None:
+        self.store.optimizations.add_reflection(
+            self.id,
+            iteration=self.iteration,
+            component=component,
+            prompt=prompt,
+            answer=answer,
+            error=error,
+            cost_usd=cost,
+        )
+        self.save_progress()

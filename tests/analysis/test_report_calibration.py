@@ -1,0 +1,142 @@
+"""The calibration parts of the reports: the terminal table and the HTML section."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from rich.console import Console
+
+from assay.analysis.report_calibration import (
+    calibration_section,
+    calibration_tables,
+    comparison_table,
+)
+from assay.analysis.report_html import render_html_report
+from assay.types import RunInfo, RunRecord, TargetSpec
+
+
+def _report(kind: str = "binary", **scorer: Any) -> dict[str, Any]:
+    base = {
+        "scorer_id": "judge",
+        "run_id": "r" * 32,
+        "n": 40,
+        "errors": [{"item_id": "x", "error": "boom"}],
+        "statistics": {
+            "kappa": {"value": 0.71, "ci_low": 0.64, "ci_high": 0.77, "n": 40},
+            "roc_auc": {
+                "value": None,
+                "ci_low": None,
+                "ci_high": None,
+                "n": 40,
+                "reason": "one class",
+            },
+        },
+        "gates": [{"statistic": "kappa", "bound": 0.7, "on": "ci", "passed": False}],
+        "confusion_matrix": {"labels": [0, 1], "matrix": [[18, 2], [3, 17]]},
+        "reliability": {
+            "bins": [{"low": 0, "high": 0.1, "n": 5, "mean_score": 0.05, "positive_rate": 0.2}],
+            "ece": 0.04,
+        },
+        "splits": {},
+        "disagreements": [
+            {
+                "item_id": "i7",
+                "direction": "scorer high, humans low",
+                "label": "no",
+                "score": 0.9,
+                "reason": "looks fine <b>",
+                "input": "q",
+                "output": "a",
+            }
+        ],
+        "certificate": {
+            "id": "c" * 32,
+            "fingerprint": "f" * 64,
+            "data_key": "dataset:d@1",
+            "passed": False,
+            "n": 40,
+            "created_at": 1795480000.0,
+            "judge_model": "openai/x",
+        },
+    }
+    base.update(scorer)
+    return {
+        "kind": kind,
+        "data_key": "dataset:d@1",
+        "split": None,
+        "scorers": [base],
+        "comparison": [],
+    }
+
+
+def _text(renderable: Any) -> str:
+    console = Console(width=200, record=True)
+    console.print(renderable)
+    return " ".join(console.export_text().split())  # captions wrap
+
+
+def test_the_terminal_table_shows_value_ci_and_gate() -> None:
+    [table] = calibration_tables(_report())
+    text = _text(table)
+    assert "kappa" in text and "0.7100" in text and "[0.6400, 0.7700]" in text
+    assert "FAIL (≥ 0.7 on ci)" in text
+    assert "one class" in text  # an undefined statistic says why
+    assert "1 items not scored (left out)" in text and "certificate cccccccc (gates failed)" in text
+
+
+def test_a_split_adds_the_test_columns_the_gates_judge() -> None:
+    report = _report(
+        splits={
+            "test": {
+                "n": 12,
+                "statistics": {"kappa": {"value": 0.5, "ci_low": 0.2, "ci_high": 0.8, "n": 12}},
+            }
+        }
+    )
+    text = _text(calibration_tables(report)[0])
+    assert "test value" in text and "[0.2000, 0.8000]" in text
+    assert "gates judge the held-out test split (n=12)" in text
+
+
+def test_the_comparison_table_lists_each_difference() -> None:
+    report = _report()
+    assert comparison_table(report) is None
+    report["comparison"] = [
+        {
+            "baseline": "v1",
+            "candidate": "v2",
+            "n": 40,
+            "differences": {"kappa": {"value": -0.2, "ci_low": -0.3, "ci_high": -0.1, "n": 40}},
+        }
+    ]
+    table = comparison_table(report)
+    assert table is not None and "-0.2000" in _text(table)
+    assert calibration_section(report)["comparison"] == [
+        ("v1", "v2", "kappa", "-0.2000", "[-0.3000, -0.1000]")
+    ]
+
+
+def test_the_html_section_has_heatmap_reliability_scatter_disagreements_and_certificate() -> None:
+    record = RunRecord(
+        info=RunInfo(
+            id="r" * 32, target=TargetSpec(kind="scorer", label="scorer judge"), created_at=1.0
+        ),
+        status="completed",
+    )
+    points = {"judge": [{"item_id": "i1", "label": 0.2, "score": 0.3}]}
+    html = render_html_report(record, [], calibration=_report("numeric"), calibration_points=points)
+    assert 'id="calibration"' in html
+    for div in ("cal-confusion-0", "cal-reliability-0", "cal-scatter-0"):
+        assert f'id="plot-{div}"' in html
+    assert "looks fine &lt;b&gt;" in html  # escaped
+    assert "gates failed" in html and "dataset:d@1" in html
+    # binary calibrations have no scatter; a run report without calibration has no section
+    section = calibration_section(_report("binary"))
+    assert [p.div_id for p in section["scorers"][0]["plots"]] == [
+        "cal-confusion-0",
+        "cal-reliability-0",
+    ]
+    assert 'id="calibration"' not in render_html_report(record, [])
+    spec = json.loads(section["scorers"][0]["plots"][0].spec_json)
+    assert spec["data"][0]["z"] == [[18, 2], [3, 17]]

@@ -1,0 +1,122 @@
+"""``assay calibrate`` through the real command line on a real SQLite file: the STS-B
+example end to end, gates and exit codes, the JSON file, the disagreement export, and
+``assay run --require-calibrated``."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from .test_store_commands import ROOT, assay
+
+EXAMPLE = ROOT / "examples" / "calibration" / "stsb.yaml"
+
+
+def test_the_sts_b_example_runs_end_to_end(tmp_path: Path) -> None:
+    db = tmp_path / "cal.db"
+    out = tmp_path / "out.json"
+    dis = tmp_path / "dis.jsonl"
+    report = tmp_path / "report.html"
+    done = assay(
+        db,
+        "calibrate",
+        str(EXAMPLE),
+        "--json",
+        str(out),
+        "--disagreements",
+        str(dis),
+        "--report",
+        str(report),
+    )
+    assert done.returncode == 0, done.stderr
+    assert "calibration of content-similarity (numeric, n=80)" in done.stdout
+    assert "spearman" in done.stdout and "pass (≥ 0.3 on ci)" in done.stdout
+    data = json.loads(out.read_text())
+    spearman = data["statistics"]["spearman"]
+    assert set(spearman) == {"value", "ci_low", "ci_high", "n"} and spearman["n"] == 80
+    assert spearman["ci_low"] < spearman["value"] < spearman["ci_high"]
+    [scorer] = data["scorers"]
+    assert scorer["splits"]["test"]["n"] == 24 and scorer["splits"]["dev"]["n"] == 56
+    # the certificate stands on the held-out split it certifies
+    assert scorer["certificate"]["passed"] and scorer["certificate"]["n"] == 24
+    assert data["passed"] is True
+    # the calibration is a normal stored run
+    listed = assay(db, "runs", "list")
+    assert scorer["run_id"] in listed.stdout and "scorer Content Similarity" in listed.stdout
+    # the disagreements are a dataset file `assay datasets import` accepts
+    rows = [json.loads(line) for line in dis.read_text().splitlines()]
+    assert len(rows) == 20 and all("score" in r["metadata"] for r in rows)
+    imported = assay(db, "datasets", "import", str(dis), "--name", "to-relabel")
+    assert imported.returncode == 0, imported.stderr
+    shown = assay(db, "datasets", "show", "to-relabel")
+    assert "20" in shown.stdout
+    html = report.read_text()
+    assert 'id="calibration"' in html and "cal-scatter-0" in html and "Certificate" in html
+
+
+def test_min_gates_exit_1_on_the_ci_bound_and_point_checks_the_estimate(tmp_path: Path) -> None:
+    db = tmp_path / "cal.db"
+    out = tmp_path / "out.json"
+    first = assay(db, "calibrate", str(EXAMPLE), "--json", str(out))
+    assert first.returncode == 0, first.stderr
+    test = json.loads(out.read_text())["scorers"][0]["splits"]["test"]["statistics"]["spearman"]
+    between = round((test["ci_low"] + test["value"]) / 2, 4)
+
+    failed = assay(db, "calibrate", str(EXAMPLE), "--min", f"spearman={between}")
+    assert failed.returncode == 1, failed.stderr
+    assert "gate failed: content-similarity: spearman lower 95% CI bound" in failed.stderr
+    on_point = assay(
+        db, "calibrate", str(EXAMPLE), "--min", f"spearman={between}", "--gate-on", "point"
+    )
+    assert on_point.returncode == 0, on_point.stderr
+
+
+def test_bad_input_exits_2_with_the_key_named(tmp_path: Path) -> None:
+    db = tmp_path / "cal.db"
+    bad_gate = assay(db, "calibrate", str(EXAMPLE), "--min", "kappa")
+    assert bad_gate.returncode == 2 and "--min 'kappa': expected METRIC=NUMBER" in bad_gate.stderr
+    unknown = assay(db, "calibrate", str(EXAMPLE), "--min", "kappa=0.5")
+    assert unknown.returncode == 2
+    assert "key 'min': no statistic 'kappa' for kind 'numeric'" in unknown.stderr
+    config = tmp_path / "c.yaml"
+    config.write_text(f"scorer: content-similarity\ndata: {EXAMPLE.parent / 'stsb_sample.jsonl'}\n")
+    missing = assay(db, "calibrate", str(config))
+    assert missing.returncode == 2 and "missing key 'kind'" in missing.stderr
+    gate_on = assay(db, "calibrate", str(EXAMPLE), "--gate-on", "mean")
+    assert gate_on.returncode == 2 and "--gate-on 'mean'" in gate_on.stderr
+
+
+def test_require_names_a_statistic_that_must_have_a_ci(tmp_path: Path) -> None:
+    db = tmp_path / "cal.db"
+    fine = assay(db, "calibrate", str(EXAMPLE), "--require", "spearman")
+    assert fine.returncode == 0, fine.stderr
+    unknown = assay(db, "calibrate", str(EXAMPLE), "--require", "roc_auc")
+    assert unknown.returncode == 2 and "--require 'roc_auc': no such statistic" in unknown.stderr
+
+
+def test_run_require_calibrated_stops_an_uncalibrated_run_and_passes_a_calibrated_one(
+    tmp_path: Path,
+) -> None:
+    db = tmp_path / "cal.db"
+    data = EXAMPLE.parent / "stsb_sample.jsonl"
+    scorer = json.dumps({"type": "content-similarity", "params": {"compare_to": "input"}})
+    refused = assay(
+        db, "run", "--data", str(data), "--scorer", scorer, "--require-calibrated", "--no-progress"
+    )
+    assert refused.returncode == 2
+    assert "require_calibrated" in refused.stderr and "calibrated: no" in refused.stderr
+    assert "0 run(s)" in assay(db, "runs", "list").stdout
+
+    assert assay(db, "calibrate", str(EXAMPLE)).returncode == 0
+    allowed = assay(
+        db, "run", "--data", str(data), "--scorer", scorer, "--require-calibrated", "--no-progress"
+    )
+    assert allowed.returncode == 0, allowed.stderr
+    assert "content-similarity: calibrated: yes (ρ 0." in allowed.stdout
+
+
+def test_help_documents_the_gates(tmp_path: Path) -> None:
+    shown = assay(tmp_path / "h.db", "calibrate", "--help")
+    assert shown.returncode == 0
+    text = " ".join(shown.stdout.split())
+    assert "--min" in text and "lower 95% CI bound (--gate-on ci" in text and "%%" not in text

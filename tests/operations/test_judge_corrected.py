@@ -1,0 +1,62 @@
+"""Judge-corrected (prediction-powered) means of a stored run with a few human labels."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from assay.operations.judge_corrected import judge_corrected_means
+from assay.operations.stored_runs import run_stored
+from assay.scoring.scorer import Scorer
+from assay.store import open_store
+
+
+def test_the_corrected_mean_removes_the_judge_bias_the_plain_mean_keeps(tmp_path: Path) -> None:
+    rng = np.random.default_rng(5)
+    truth = rng.uniform(0.0, 0.8, 400)
+    items = []
+    for k, value in enumerate(truth):
+        meta = {"judge": float(min(1.0, value + 0.2))}  # the judge is 0.2 too generous
+        if k % 8 == 0:  # one item in eight carries a human label
+            meta["human_label"] = float(value)
+        items.append({"id": f"i{k}", "input": "q", "output": "a", "metadata": meta})
+    generous = Scorer("generous").score(lambda ctx: ctx.call.metadata["judge"])
+    with open_store(f"sqlite:///{tmp_path / 'ppi.db'}") as store:
+        run = run_stored(items, None, [generous], store=store, progress=False)
+        result = judge_corrected_means(run.id, store=store)["generous"]
+    assert result["n"] == 400 and result["n_labelled"] == 50
+    assert result["judge_mean"] == pytest.approx(truth.mean() + 0.2, abs=1e-9)
+    assert result["ci_low"] <= truth.mean() <= result["ci_high"]
+    assert abs(result["value"] - truth.mean()) < 0.02
+
+
+def test_too_few_labels_give_a_reason_not_a_number(tmp_path: Path) -> None:
+    items = [{"id": f"i{k}", "input": "q", "output": "a", "metadata": {}} for k in range(5)]
+    items[0]["metadata"]["human_label"] = 1.0
+    scorer = Scorer("constant").score(lambda ctx: 0.5)
+    with open_store(f"sqlite:///{tmp_path / 'ppi.db'}") as store:
+        run = run_stored(items, None, [scorer], store=store, progress=False)
+        result = judge_corrected_means(run.id, store=store)["constant"]
+    assert result["value"] is None and "PPI needs at least" in result["reason"]
+    assert result["judge_mean"] == 0.5 and result["n_labelled"] == 1
+
+
+def test_the_run_report_shows_the_corrected_mean_beside_the_plain_one(tmp_path: Path) -> None:
+    from assay.operations.reports import write_run_reports
+
+    items = [
+        {"id": f"i{k}", "input": "q", "output": "a", "metadata": {"j": k % 2 * 1.0}}
+        for k in range(20)
+    ]
+    for k in range(0, 20, 4):
+        items[k]["metadata"]["human_label"] = 0.0
+    scorer = Scorer("coin").score(lambda ctx: ctx.call.metadata["j"])
+    with open_store(f"sqlite:///{tmp_path / 'ppi.db'}") as store:
+        run = run_stored(items, None, [scorer], store=store, progress=False)
+        [path] = write_run_reports(run, report=tmp_path / "r.html", stored=True, store=store)
+        expected = judge_corrected_means(run.id, store=store)["coin"]
+    html = path.read_text()
+    assert 'id="judge-corrected"' in html
+    assert f"{expected['value']:.3f}" in html and "0.500" in html  # corrected, plain mean
