@@ -36,7 +36,7 @@ from assay.tasks.metrics import TASK_METRICS, aggregate_metrics
 from assay.tasks.processing import is_scorer_metric
 from assay.tasks.responses import as_json
 from assay.tasks.target import PredictionsTarget, TaskTarget
-from assay.tasks.task import Task
+from assay.tasks.task import DocContext, Task
 from assay.tasks.task_scorers import DEFAULT_BOOTSTRAP_ITERS, result_key, task_scorers
 from assay.tasks.yaml_loader import load_task_config
 from assay.types import Item, ItemResult
@@ -131,14 +131,16 @@ def task_items(
     items: list[Item] = []
     generation = task.output_type == "generate_until"
     note: str | None = None
-    try:
-        contexts = task.contexts(num_fewshot=num_fewshot, limit=limit)
-    except TaskConfigError as exc:
-        if prompts_needed or task.resolve_num_fewshot(num_fewshot) == 0:
-            raise
-        log.warning("recorded predictions: prompts shown zero-shot (%s)", exc)
-        note = f"zero-shot prompt shown; the few-shot examples could not be read ({exc})"
-        contexts = task.contexts(num_fewshot=0, limit=limit)
+    if task.output_type == "loglikelihood_rolling":  # no prompt: the text itself is scored
+        contexts = [
+            DocContext(i, doc, task.rolling_text(doc))
+            for i, doc in enumerate(task.eval_docs(limit))
+        ]
+    else:
+        contexts = _contexts(task, limit, num_fewshot, prompts_needed)
+        note = _ZERO_SHOT_NOTE if contexts is None else None
+        if contexts is None:
+            contexts = task.contexts(num_fewshot=0, limit=limit)
     for context in contexts:
         target = (
             task.generation_reference(context.doc)
@@ -155,6 +157,23 @@ def task_items(
             )
         )
     return items
+
+
+_ZERO_SHOT_NOTE = "zero-shot prompt shown: the few-shot examples could not be read"
+
+
+def _contexts(
+    task: Task, limit: int | None, num_fewshot: int | None, prompts_needed: bool
+) -> list[DocContext] | None:
+    """The prompts, or ``None`` when only the few-shot pool is missing and the prompts are
+    not needed (recorded predictions)."""
+    try:
+        return task.contexts(num_fewshot=num_fewshot, limit=limit)
+    except TaskConfigError as exc:
+        if prompts_needed or task.resolve_num_fewshot(num_fewshot) == 0:
+            raise
+        log.warning("recorded predictions: prompts shown zero-shot (%s)", exc)
+        return None
 
 
 async def run_task_async(

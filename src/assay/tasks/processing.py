@@ -20,6 +20,7 @@ from typing import Any
 
 from assay.tasks.config import MetricEntry, Pipeline
 from assay.tasks.filters import apply_filter_pipeline
+from assay.tasks.hf_metrics import hf_evaluate_metric
 from assay.tasks.metrics import (
     MetricValues,
     process_generate_until,
@@ -117,7 +118,15 @@ def process_doc(
 
 
 def _functions(entries: Sequence[MetricEntry]) -> dict[str, Callable[..., Any]]:
-    return {entry.name: entry.metric for entry in entries if callable(entry.metric)}
+    """Metric functions that are not registered task metrics: ``!function`` metrics, and
+    ``hf_evaluate: true`` metrics (computed locally, see ``hf_metrics``)."""
+    functions: dict[str, Callable[..., Any]] = {}
+    for entry in entries:
+        if callable(entry.metric):
+            functions[entry.name] = entry.metric
+        elif entry.hf_evaluate:
+            functions[entry.name] = hf_evaluate_metric(entry.name)
+    return functions
 
 
 def _generation(

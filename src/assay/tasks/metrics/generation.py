@@ -18,6 +18,7 @@ import re
 import string
 from collections.abc import Callable, Sequence
 from functools import lru_cache
+from operator import eq
 from typing import Any
 
 _PUNCTUATION = str.maketrans("", "", string.punctuation)
@@ -101,7 +102,7 @@ def exact_match(
         return {"exact_match": [int(p in golds) for p in preds]}
     paired = _pairwise_refs(references, len(preds), "exact_match")
     refs = paired if normalize is None else [normalize(r) for r in paired]
-    return {"exact_match": [int(p == r) for p, r in zip(preds, refs, strict=True)]}
+    return {"exact_match": list(map(int, map(eq, preds, refs)))}  # same lengths: paired
 
 
 def corpus_item(references: Any, predictions: Sequence[Any]) -> list[tuple[Any, Any]]:
