@@ -137,10 +137,9 @@ def task_items(
             for i, doc in enumerate(task.eval_docs(limit))
         ]
     else:
-        contexts = _contexts(task, limit, num_fewshot, prompts_needed)
-        note = _ZERO_SHOT_NOTE if contexts is None else None
-        if contexts is None:
-            contexts = task.contexts(num_fewshot=0, limit=limit)
+        found = _contexts(task, limit, num_fewshot, prompts_needed)
+        note = _ZERO_SHOT_NOTE if found is None else None
+        contexts = found if found is not None else task.contexts(num_fewshot=0, limit=limit)
     for context in contexts:
         target = (
             task.generation_reference(context.doc)

@@ -56,7 +56,7 @@ def uses_mutual_info(metrics: Sequence[MetricEntry]) -> bool:
 def is_scorer_metric(entry: MetricEntry) -> bool:
     """Whether ``entry`` names a registered assay scorer (an LLM judge, a code scorer)
     rather than a task metric: those are run as assay scorers on the filtered response."""
-    if not isinstance(entry.metric, str):
+    if not isinstance(entry.metric, str) or entry.metric in ("ensemble", "filter_agreement"):
         return False
     from assay.scoring.registry import SCORER_TYPES
     from assay.tasks.metrics import TASK_METRICS
@@ -66,7 +66,11 @@ def is_scorer_metric(entry: MetricEntry) -> bool:
 
 def task_metrics_of(pipeline: Pipeline) -> list[MetricEntry]:
     """The pipeline's entries computed by task-metric processing (assay scorers apart)."""
-    return [entry for entry in pipeline.metric_list if not is_scorer_metric(entry)]
+    return [
+        entry
+        for entry in pipeline.metric_list
+        if not is_scorer_metric(entry) and entry.name not in ("ensemble", "filter_agreement")
+    ]
 
 
 def doc_instances(task: Task, doc: Mapping[str, Any], responses: Any) -> list[list[Any]]:

@@ -32,6 +32,7 @@ from assay.scoring.registry import create_scorer
 from assay.scoring.score_value import Score
 from assay.scoring.scorer import Scorer
 from assay.summary.aggregations import get_aggregation, register_aggregation
+from assay.tasks.combined import COMBINED_METRICS, combined_scorer
 from assay.tasks.config import MetricEntry, Pipeline
 from assay.tasks.metrics import TASK_METRICS, resolve_aggregation, stderr_for
 from assay.tasks.processing import (
@@ -41,28 +42,11 @@ from assay.tasks.processing import (
     process_doc,
 )
 from assay.tasks.responses import as_json
+from assay.tasks.scales import metric_scale
 from assay.tasks.task import Task
 
 DEFAULT_BOOTSTRAP_ITERS = 100_000
 """lm-eval's default number of bootstrap resamples for the stderr of non-mean aggregations."""
-
-_UNIT_RANGE = (0.0, 1.0)
-_SCALES: dict[str, tuple[float, float]] = {
-    "acc": _UNIT_RANGE,
-    "acc_norm": _UNIT_RANGE,
-    "acc_bytes": _UNIT_RANGE,
-    "acc_mutual_info": _UNIT_RANGE,
-    "acc_all": _UNIT_RANGE,
-    "exact_match": _UNIT_RANGE,
-    "exact_match_mc": _UNIT_RANGE,
-    "f1": _UNIT_RANGE,
-    "mcc": (-1.0, 1.0),
-    "brier_score": (0.0, 2.0),
-    "bleu": (0.0, 100.0),
-    "chrf": (0.0, 100.0),
-    "chrf++": (0.0, 100.0),
-}
-"""Per-doc value ranges of the built-in metrics; anything else is unbounded."""
 
 _CORRECTNESS_AGGREGATIONS = frozenset({"f1", "matthews_corrcoef"})
 """Corpus aggregations over (gold, prediction) pairs: a doc's own value is correctness."""
@@ -221,6 +205,9 @@ def task_scorers(task: Task, *, bootstrap_iters: int = DEFAULT_BOOTSTRAP_ITERS) 
     for pipeline in task.config.pipelines():
         for entry in pipeline.metric_list:
             key = result_key(entry.name, pipeline.name)
+            if entry.name in COMBINED_METRICS:
+                scorers.append(combined_scorer(task, pipeline, entry, key, identity))
+                continue
             if is_scorer_metric(entry):
                 inner = create_scorer(str(entry.metric), **entry.kwargs)
                 scorers.append(
@@ -255,6 +242,6 @@ def _metric_scorer(
         f"of task {task.name}",
         params={"task": task.name, "metric": entry.name, "filter": pipeline.name},
         higher_is_better=higher,
-        score_range=_SCALES.get(entry.name, (-math.inf, math.inf)),
+        score_range=metric_scale(entry.name),
         aggregations=run_aggregation_names(entry.name, entry.aggregation, bootstrap_iters),
     ).score(step)

@@ -415,8 +415,9 @@ def _reductions() -> Any:
 def _is_scorer_type(name: str) -> bool:
     """Any registered assay scorer may be a task metric (beyond lm-eval)."""
     from assay.scoring.registry import SCORER_TYPES
+    from assay.tasks.combined import COMBINED_METRICS
 
-    return name in SCORER_TYPES
+    return name in SCORER_TYPES or name in COMBINED_METRICS
 
 
 def _unknown(kind: str, name: str, suggestions: list[str]) -> str:
