@@ -10,7 +10,7 @@ from assay.operations.tasks import load_task, run_task
 from assay.scoring.registry import create_scorer
 from assay.tasks.combined import CombinedMetricError
 from assay.tasks.task_scorers import task_scorers
-from tests.tasks.yaml_tree import TASK_FILES, build_tree, compat_cases
+from tests.tasks.yaml_tree import build_tree, compat_cases
 
 GSM8K = next(c for c in compat_cases() if c["label"] == "gsm8k")
 
