@@ -189,3 +189,39 @@ def test_cut_at_stop() -> None:
     assert cut_at_stop("a\n\nb\nc", ["\n\n", "c"]) == "a"
     assert cut_at_stop("abc", []) == "abc"
     assert cut_at_stop("abc", ["", "z"]) == "abc"
+
+
+def test_a_group_runs_its_tasks_and_aggregates_them(
+    tmp_path: Path, server: MockOpenAIServer
+) -> None:
+    """Two multiple-choice subtasks (one by name, one by tag), micro-averaged by size."""
+    for name, rows in (
+        ("one", [{"q": "a", "choices": ["x", "Yy"], "gold": 0}]),
+        (
+            "two",
+            [
+                {"q": "b", "choices": ["x", "Yy"], "gold": 1},
+                {"q": "c", "choices": ["x", "Yy"], "gold": 0},
+                {"q": "d", "choices": ["x", "Yy"], "gold": 0},
+            ],
+        ),
+    ):
+        jsonl(tmp_path / f"{name}.jsonl", rows)
+        write(
+            tmp_path / f"{name}.yaml",
+            f"task: mc_{name}\ntag: [mc_tag_{name}]\ndataset_path: {name}.jsonl\n"
+            "test_split: train\noutput_type: multiple_choice\ndoc_to_text: q\n"
+            "doc_to_choice: choices\ndoc_to_target: gold\nmetric_list:\n  - metric: acc\n",
+        )
+    group = write(
+        tmp_path / "group.yaml",
+        "group: mc_all\ntask: [mc_one, mc_tag_two]\naggregate_metric_list:\n"
+        "  - metric: acc\n    weight_by_size: true\n",
+    )
+    from assay.operations.tasks import run_group
+
+    outcome = run_group(group, model=MODEL, base_url=server.base_url, stored=False, progress=False)
+    # " x" (-0.5, greedy) beats " Yy" (-0.75): gold 0 is right, gold 1 wrong
+    assert outcome.tasks["mc_one"].report["aggregate"]["acc,none"] == 1.0
+    assert outcome.tasks["mc_two"].report["aggregate"]["acc,none"] == pytest.approx(2 / 3)
+    assert outcome.aggregate["acc,none"] == pytest.approx(3 / 4)  # micro: 3 of 4 docs

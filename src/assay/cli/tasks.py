@@ -163,6 +163,21 @@ def tasks_run(
 
     if (model is None) == (predictions is None):
         raise CliError("give --model or --predictions (exactly one)")
+    if _is_group(file):
+        if docs is not None or predictions is not None:
+            raise CliError("a group runs its tasks on a model: --docs/--predictions are per task")
+        _run_group(
+            file,
+            model,
+            limit,
+            num_fewshot,
+            json_path,
+            base_url,
+            concurrency,
+            bootstrap_iters,
+            store,
+        )
+        return
     try:
         loaded_docs = read_docs(docs) if docs is not None else None
         task = load_task(file, docs=loaded_docs)
@@ -215,6 +230,79 @@ def tasks_run(
         err_console.print(
             f"{len(outcome.errors)} doc(s) failed; the aggregates leave them out "
             f"(first: doc {outcome.errors[0]['doc']}: {outcome.errors[0]['error']})",
+            markup=False,
+            soft_wrap=True,
+        )
+        raise typer.Exit(1)
+
+
+def _is_group(file: Path) -> bool:
+    from assay.tasks.config import GroupConfig
+    from assay.tasks.errors import TaskConfigError
+    from assay.tasks.yaml_loader import load_task_config
+
+    try:
+        return isinstance(load_task_config(file), GroupConfig)
+    except (TaskConfigError, OSError) as exc:
+        raise CliError(str(exc)) from exc
+
+
+def _run_group(
+    file: Path,
+    model: str | None,
+    limit: int | None,
+    num_fewshot: int | None,
+    json_path: Path | None,
+    base_url: str | None,
+    concurrency: int | None,
+    bootstrap_iters: int,
+    store: bool,
+) -> None:
+    from assay.operations.tasks import TaskRunError, run_group
+    from assay.tasks.errors import TaskConfigError
+
+    assert model is not None
+    options: dict[str, Any] = {"progress": False}
+    if concurrency is not None:
+        options["concurrency"] = concurrency
+    try:
+        outcome = run_group(
+            file,
+            model=model,
+            limit=limit,
+            num_fewshot=num_fewshot,
+            base_url=base_url,
+            bootstrap_iters=bootstrap_iters,
+            stored=store,
+            **options,
+        )
+    except (TaskConfigError, TaskRunError, OSError) as exc:
+        raise CliError(str(exc)) from exc
+    except (ValueError, TypeError, KeyError, LookupError) as exc:
+        raise CliError(f"{type(exc).__name__}: {exc}") from exc
+    table = Table(title=f"group {outcome.group} · {len(outcome.tasks)} tasks")
+    for column in ("task", "metric", "filter", "value", "stderr"):
+        table.add_column(column)
+    rows = [(outcome.group, outcome.aggregate)] + [
+        (name, run.report["aggregate"]) for name, run in outcome.tasks.items()
+    ]
+    for name, aggregate in rows:
+        for key, value in aggregate.items():
+            metric, _, pipeline = key.partition(",")
+            if metric.endswith("_stderr"):
+                continue
+            stderr = aggregate.get(f"{metric}_stderr,{pipeline}")
+            table.add_row(name, metric, pipeline, _number(value), _number(stderr))
+    console.print(table)
+    if json_path is not None:
+        json_path.write_text(
+            json.dumps(outcome.report, indent=2, ensure_ascii=False), encoding="utf-8"
+        )
+        console.print(f"wrote {json_path}", highlight=False)
+    failed = {name: run.errors for name, run in outcome.tasks.items() if run.errors}
+    if failed:
+        err_console.print(
+            f"docs failed in {', '.join(failed)}; the aggregates leave them out",
             markup=False,
             soft_wrap=True,
         )

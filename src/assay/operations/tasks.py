@@ -314,3 +314,113 @@ def _finite_or_none(value: Any) -> Any:
     if isinstance(value, float) and not math.isfinite(value):
         return None
     return value
+
+
+# ----------------------------------------------------------------- groups
+
+
+@dataclass
+class GroupRun:
+    """A group run: each leaf task's run, and the group's aggregates over them."""
+
+    group: str
+    tasks: dict[str, TaskRun]
+    aggregate: dict[str, Any]
+
+    @property
+    def report(self) -> dict[str, Any]:
+        return {
+            "group": self.group,
+            "aggregate": self.aggregate,
+            "tasks": {name: run.report for name, run in self.tasks.items()},
+        }
+
+
+def group_leaves(path: str | Path) -> tuple[GroupConfig, dict[str, Task]]:
+    """The group at ``path`` and its leaf tasks: children by task name or tag (looked up
+    among the YAMLs under the group file's directory), inline task configs, nested groups."""
+    from assay.tasks.yaml_loader import discover_tasks
+
+    source = Path(path)
+    config = load_task_config(source)
+    if not isinstance(config, GroupConfig):
+        raise TaskConfigError(f"{path} is a task, not a group", key="group")
+    entries = [e for e in discover_tasks(source.parent) if e.error is None]
+    leaves: dict[str, Task] = {}
+
+    def add(group: GroupConfig, where: Path, trail: tuple[str, ...]) -> None:
+        if group.group in trail:
+            raise TaskConfigError(f"group {group.group!r} contains itself", key="task")
+        for child in group.task:
+            if isinstance(child, GroupConfig):
+                add(child, where, (*trail, group.group))
+            elif isinstance(child, TaskConfig):
+                leaves[child.task or f"{group.group}[{len(leaves)}]"] = Task(
+                    child, base_dir=where.parent
+                )
+            else:
+                found = [e for e in entries if e.name == child or child in e.tags]
+                if not found:
+                    raise TaskConfigError(
+                        f"group {group.group!r}: no task or tag {child!r} under {source.parent}",
+                        key="task",
+                    )
+                for entry in found:
+                    loaded = load_task_config(entry.file)
+                    if isinstance(loaded, GroupConfig):
+                        add(loaded, entry.file, (*trail, group.group))
+                    else:
+                        leaves[loaded.task or str(entry.file)] = Task(
+                            loaded, base_dir=entry.file.parent
+                        )
+
+    add(config, source, ())
+    return config, leaves
+
+
+def group_aggregates(
+    config: GroupConfig, reports: Mapping[str, Mapping[str, Any]]
+) -> dict[str, Any]:
+    """lm-eval's group numbers: each ``aggregate_metric_list`` entry over the leaves'
+    aggregates (micro average by size, or the plain mean of the leaf means)."""
+    from assay.tasks.metrics import aggregate_group
+
+    leaf_results = {
+        name: {**report["aggregate"], "sample_len": report.get("n_docs", 0)}
+        for name, report in reports.items()
+    }
+    out: dict[str, Any] = {}
+    for entry in config.aggregate_metric_list or []:
+        filters = entry.filter_list or sorted(
+            {
+                key.partition(",")[2]
+                for result in leaf_results.values()
+                for key in result
+                if key.startswith(f"{entry.metric},")
+            }
+        )
+        for filter_key in filters:
+            key = f"{entry.metric},{filter_key}"
+            found = aggregate_group(leaf_results, key, weight_by_size=entry.weight_by_size)
+            if found is not None:
+                out[key] = found.value
+                out[f"{entry.metric}_stderr,{filter_key}"] = found.stderr
+    return out
+
+
+async def run_group_async(
+    path: str | Path, *, model: str | Model, limit: int | None = None, **kwargs: Any
+) -> GroupRun:
+    """Run every leaf task of the group at ``path`` on ``model`` (one stored run each) and
+    aggregate them as lm-eval does."""
+    config, leaves = group_leaves(path)
+    runs: dict[str, TaskRun] = {}
+    for name, task in leaves.items():
+        runs[name] = await run_task_async(task, model=model, limit=limit, **kwargs)
+    aggregate = group_aggregates(config, {name: run.report for name, run in runs.items()})
+    return GroupRun(group=config.group, tasks=runs, aggregate=aggregate)
+
+
+def run_group(path: str | Path, **kwargs: Any) -> GroupRun:
+    """``run_group_async`` for synchronous code."""
+    return run_sync(lambda: run_group_async(path, **kwargs))
