@@ -29,7 +29,8 @@ from assay.runner.options import RunOptions
 from assay.runner.result import RunResult
 from assay.scoring.sync import run_sync
 from assay.store.engine import Store, using_store
-from assay.tasks.config import GroupConfig, TaskConfig
+from assay.tasks.combined import COMBINED_METRICS, FILTER_AGREEMENT, agreement_key
+from assay.tasks.config import GroupConfig, MetricEntry, TaskConfig
 from assay.tasks.docs import read_doc_file
 from assay.tasks.errors import TaskConfigError
 from assay.tasks.metrics import TASK_METRICS, aggregate_metrics
@@ -235,7 +236,7 @@ def _key_aggregations(config: TaskConfig) -> dict[str, Any]:
     aggregations: dict[str, Any] = {}
     for pipeline in config.pipelines():
         for entry in pipeline.metric_list:
-            if is_scorer_metric(entry):
+            if is_scorer_metric(entry) or entry.name in COMBINED_METRICS:
                 aggregations.setdefault(entry.name, "mean")
             elif entry.aggregation is not None:
                 aggregations.setdefault(entry.name, entry.aggregation)
@@ -250,11 +251,13 @@ def lmeval_results(
 ) -> dict[str, Any]:
     """lm-eval's ``per_doc`` and ``aggregate`` for a task run's results (first repeat)."""
     pipelines = task.config.pipelines()
-    entries = {
-        result_key(entry.name, p.name): (entry, p.name)
-        for p in pipelines
-        for entry in p.metric_list
-    }
+    entries: dict[str, tuple[MetricEntry, str]] = {}
+    for p in pipelines:
+        for entry in p.metric_list:
+            key = result_key(entry.name, p.name)
+            if entry.name == FILTER_AGREEMENT:
+                key = agreement_key(task, entry)
+            entries.setdefault(key, (entry, key.partition(",")[2]))
     per_doc: dict[tuple[int, str], dict[str, Any]] = {}
     errors: list[dict[str, Any]] = []
     for result in sorted(results, key=lambda r: (r.position, r.repeat)):
@@ -285,7 +288,7 @@ def lmeval_results(
             else:
                 row["metrics"][entry.name] = score.score
     order = {p.name: i for i, p in enumerate(pipelines)}
-    rows = sorted(per_doc.values(), key=lambda r: (order[r["filter"]], r["doc"]))
+    rows = sorted(per_doc.values(), key=lambda r: (order.get(r["filter"], len(order)), r["doc"]))
     raw: dict[tuple[str, str], list[Any]] = {}
     for row in rows:
         for metric, value in row["metrics"].items():

@@ -160,6 +160,7 @@ def combined_scorer(
     else:
         step = AgreementStep(task, _agreeing(task, entry), identity)
         description = "whether the filter pipelines agree: " + ", ".join(step.names)
+        key = agreement_key(task, entry)
     return Scorer(
         id=key,
         label=key,
@@ -206,6 +207,12 @@ def _members(entry: MetricEntry) -> list[_Member]:
     if not math.isfinite(sum(m.weight for m in members)):
         raise CombinedMetricError("ensemble: weights must be finite")
     return members
+
+
+def agreement_key(task: Task, entry: MetricEntry) -> str:
+    """The result key of a ``filter_agreement`` entry: one per set of pipelines
+    (``filter_agreement,strict-match+flexible-extract``), however many pipelines list it."""
+    return f"{FILTER_AGREEMENT},{'+'.join(p.name for p in _agreeing(task, entry))}"
 
 
 def _agreeing(task: Task, entry: MetricEntry) -> list[Pipeline]:

@@ -206,7 +206,9 @@ def task_scorers(task: Task, *, bootstrap_iters: int = DEFAULT_BOOTSTRAP_ITERS) 
         for entry in pipeline.metric_list:
             key = result_key(entry.name, pipeline.name)
             if entry.name in COMBINED_METRICS:
-                scorers.append(combined_scorer(task, pipeline, entry, key, identity))
+                combined = combined_scorer(task, pipeline, entry, key, identity)
+                if all(s.id != combined.id for s in scorers):  # agreement: once per set
+                    scorers.append(combined)
                 continue
             if is_scorer_metric(entry):
                 inner = create_scorer(str(entry.metric), **entry.kwargs)
