@@ -20,6 +20,11 @@ _SCALES: dict[str, tuple[float, float]] = {
     "bleu": (0.0, 100.0),
     "chrf": (0.0, 100.0),
     "chrf++": (0.0, 100.0),
+    "distinct_1": _UNIT_RANGE,
+    "distinct_2": _UNIT_RANGE,
+    "distinct_n": _UNIT_RANGE,
+    "unique_share": _UNIT_RANGE,
+    "self_bleu": (0.0, 100.0),
 }
 
 
