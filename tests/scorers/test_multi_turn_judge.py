@@ -9,7 +9,7 @@ import pytest
 from assay import ScriptedModel, create_scorer, get_scorer_type
 from assay.models.base import ModelError
 from assay.scorers._lib.judge_common import INJECTION_GUARD
-from assay.scorers.multi_turn_judge import assistant_turns
+from assay.scorers._lib.transcript import assistant_turns
 from assay.scoring.registry import ScorerParamsError
 from assay.testing.runs import create_test_message, create_tool_invocation
 from assay.types import ScoreResult

@@ -9,7 +9,7 @@ import pytest
 from assay import ScriptedModel, create_scorer, get_scorer_type
 from assay.models.base import ModelError
 from assay.scorers._lib.judge_common import INJECTION_GUARD
-from assay.scorers.rubric import parse_rubric_string
+from assay.scorers._lib.rubric_criteria import parse_rubric_string
 from assay.scoring.registry import ScorerParamsError
 from assay.types import ScoreResult
 

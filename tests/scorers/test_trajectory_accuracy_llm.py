@@ -10,7 +10,7 @@ import pytest
 from assay import ScriptedModel, create_scorer, get_scorer_type
 from assay.models.base import ModelError
 from assay.scorers._lib.judge_common import INJECTION_GUARD
-from assay.scorers.trajectory_accuracy_llm import format_expected_steps, format_trajectory
+from assay.scorers._lib.trajectory_format import format_expected_steps, format_trajectory
 from assay.scoring.registry import ScorerParamsError
 from assay.testing.runs import create_test_message, create_tool_invocation
 from assay.types import ScoreResult

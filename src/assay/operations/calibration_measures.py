@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from assay.analysis.calibration import StatisticsTable
 from assay.operations.calibration_config import CalibrationKind
 
 FloatArray = npt.NDArray[np.float64]
@@ -49,30 +50,10 @@ def verdicts(scores: FloatArray, threshold: float) -> FloatArray:
     return (scores >= threshold).astype(np.float64)
 
 
-def _as_json(value: Any, n: int) -> dict[str, Any]:
-    if isinstance(value, str):
-        return {"value": None, "ci_low": None, "ci_high": None, "n": n, "reason": value}
-    if hasattr(value, "to_json"):
-        data = value.to_json()
-        return dict(data) if isinstance(data, Mapping) else {"value": data}
-    if isinstance(value, Mapping):
-        return dict(value)
-    raise TypeError(f"unexpected statistic {value!r}")
-
-
-def _statistics_map(result: Any, n: int) -> dict[str, dict[str, Any]]:
-    """The statistics room's result as ``{name: json}`` whatever container it comes in."""
-    if isinstance(result, Mapping):
-        return {str(k): _as_json(v, n) for k, v in result.items()}
-    for attribute in ("statistics", "estimates"):
-        inner = getattr(result, attribute, None)
-        if isinstance(inner, Mapping):
-            return {str(k): _as_json(v, n) for k, v in inner.items()}
-    if hasattr(result, "to_json"):
-        data = result.to_json()
-        if isinstance(data, Mapping):
-            return {str(k): _as_json(v, n) for k, v in data.items()}
-    raise TypeError(f"unexpected statistics result {type(result).__name__}")
+def _statistics_map(result: StatisticsTable) -> dict[str, dict[str, Any]]:
+    """``{name: {value, ci_low, ci_high, n}}`` for every statistic of ``result``, the
+    undefined ones included (``value: null`` and their ``reason``)."""
+    return {name: dict(data) for name, data in result.to_json().items()}
 
 
 def statistics_json(
@@ -92,7 +73,7 @@ def statistics_json(
     result = calibration_statistics(
         kind, labels, scores, threshold=threshold, n_resamples=n_resamples, seed=seed
     )
-    out: dict[str, Any] = {"statistics": _statistics_map(result, len(labels))}
+    out: dict[str, Any] = {"statistics": _statistics_map(result)}
     matrix = getattr(result, "confusion_matrix", None)
     if matrix is not None:
         counts = matrix.model_dump()
@@ -151,7 +132,7 @@ def self_consistency_json(
     return {
         "repeats": int(by_repeat.shape[1]),
         "n": result.n,
-        "statistics": _statistics_map(result, result.n),
+        "statistics": _statistics_map(result),
         "per_item_spread": result.spread,
     }
 
@@ -173,7 +154,7 @@ def paired_differences_json(
     result = paired_difference(
         kind, labels, candidate, baseline, threshold=threshold, n_resamples=n_resamples, seed=seed
     )
-    return _statistics_map(result, len(labels))
+    return _statistics_map(result)
 
 
 def ppi_json(

@@ -1,21 +1,6 @@
 """Answer relevancy: how much of the response addresses the user's input.
 
-Reference structure (``createAnswerRelevancyScorer``): a judge call splits the response
-into statements (it does not need the input), a second call marks each statement's
-relevance to the input — ``"yes"`` directly relevant, ``"unsure"`` partly relevant (the
-right kind of information, or on the question but wrong), ``"no"`` unrelated. Relevance,
-not correctness, is judged. Score ``round2((#yes + uncertainty_weight·#unsure) / n ×
-scale)``, results compared after trim and lower-casing; no statements → 0.
-
-Deviations from the reference
-- Params merge over the defaults (the reference's ``{scale: 10}`` alone leaves
-  ``uncertaintyWeight`` undefined and any "unsure" makes the score NaN); ``uncertainty_weight``
-  must lie in [0, 1].
-- The user's text reaches the judge inside a data block rather than JSON-quoted.
-- The LLM reason gets the input, the per-statement results and the score.
-- A result other than "yes", "unsure" or "no", or a result count that differs from the
-  statement count, gets one repair turn and then fails the run (``status="error"``).
-"""
+Formula and deviations from the reference: docs/scorers.md, "answer-relevancy"."""
 
 from __future__ import annotations
 

@@ -1,22 +1,6 @@
 """Context precision: were the passages that helped the response ranked first?
 
-Parity with ``createContextPrecisionScorer`` (reference §2.6). The judge marks each
-retrieved passage "yes" (it was useful for producing the response) or "no"; the score is
-the mean average precision of those verdicts in passage order, so a useful passage ranked
-behind useless ones costs more than one ranked first. Example: ``[yes, no, yes]`` →
-``(1/1 + 2/3) / 2 = 0.83``. Like the reference, the response (not the ground truth) is what
-the passages are judged against. Judge calls: one, plus one for an ``llm`` reason.
-
-Deviations from the reference
-- The reference's ``contextExtractor`` becomes the run's ``context`` argument (the
-  ``context`` param is the fallback). A run with no context from either source fails before
-  any judge call ("No context available for evaluation", as the reference raises when its
-  extractor returns nothing).
-- The LLM reason gets the score and the verdicts only.
-- A verdict other than "yes" or "no" (after trimming and lower-casing), or verdicts that are
-  not exactly one per passage (``context_index`` 0..n-1, each once), get one repair turn and
-  then fail the run (``status="error"``).
-"""
+Formula and deviations from the reference: docs/scorers.md, "context-precision"."""
 
 from __future__ import annotations
 

@@ -1,27 +1,12 @@
 """Context recall: how much of the ground-truth answer the retrieved context supports.
 
-Parity with ``createContextRecallScorer`` (reference §2.7). The judge splits the ground-truth
-answer into atomic claims, then marks each claim "yes" (attributable to the context
-passages) or "no"; the score is ``min(1, #yes / #claims) × scale``. It measures the
-retriever, not the response: the response is never read. Judge calls: two, plus one for an
-``llm`` reason.
-
-Deviations from the reference
-- The reference's ``contextExtractor`` becomes the run's ``context`` argument (the
-  ``context`` param is the fallback). With no context, or no ground truth, the run fails
-  before any judge call (the reference would judge an empty text and score 0); a missing
-  reference answer is a data problem, not a recall of 0.
-- The LLM reason gets the score and the verdicts (with their claims) only.
-- A verdict other than "yes" or "no" (after trimming and lower-casing), or a verdict count
-  that differs from the claim count, gets one repair turn and then fails the run.
-"""
+Formula and deviations from the reference: docs/scorers.md, "context-recall"."""
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Any
 
-from pydantic import BaseModel, Field
-
+from assay.scorers._lib.claim_attribution import AttributionVerdicts, Claims
 from assay.scorers._lib.formulas import share
 from assay.scorers._lib.judge_common import ContextJudgeParams, numbered
 from assay.scorers._lib.judge_scorer import (
@@ -29,30 +14,15 @@ from assay.scorers._lib.judge_scorer import (
     Prompt,
     View,
     as_json,
+    listed,
     needs_context,
     needs_ground_truth,
     one_per_item,
 )
-from assay.scorers._lib.verdicts import TRIMMED_LOWERED
 
 
 class ContextRecallParams(ContextJudgeParams):
     """Params of context-recall."""
-
-
-class Claims(BaseModel):
-    claims: list[str] = Field(description="Atomic, self-contained claims of the reference answer.")
-
-
-class AttributionVerdict(BaseModel):
-    verdict: Annotated[Literal["yes", "no"], TRIMMED_LOWERED] = Field(
-        description='"yes" if the passages support the claim, else "no".'
-    )
-    reason: str = Field(description="One sentence explaining the verdict.")
-
-
-class AttributionVerdicts(BaseModel):
-    verdicts: list[AttributionVerdict] = Field(description="One verdict per claim, in order.")
 
 
 class ContextRecall(JudgeScorer[ContextRecallParams]):
@@ -106,15 +76,13 @@ otherwise. Use only the passages, never your own knowledge."""
         return {"claim verdicts": [{"claim": c, **v.model_dump()} for c, v in pairs]}
 
     def reason(self, j: View[ContextRecallParams]) -> str:
-        claims, verdicts, scale = j.pre.claims, j.analysis.verdicts, j.params.scale
+        claims, verdicts = j.pre.claims, j.analysis.verdicts
         if not claims:
-            return (
-                f"The score is {j.score} of {scale}: the ground truth yielded no claims to check."
-            )
+            return f"{j.headline}: the ground truth yielded no claims to check."
         pairs = list(zip(claims, verdicts, strict=True))
         missing = [c for c, v in pairs if v.verdict != "yes"]
         text = (
-            f"The score is {j.score} of {scale}: the context supports "
+            f"{j.headline}: the context supports "
             f"{len(pairs) - len(missing)} of the {len(claims)} claims of the ground truth."
         )
-        return text + (" Not supported: " + "; ".join(missing) + "." if missing else "")
+        return text + listed("Not supported", missing)

@@ -1,23 +1,6 @@
 """Faithfulness: the share of the response's claims that the context supports.
 
-Two judge calls, as in the reference (``createFaithfulnessScorer``): the first extracts the
-claims from the response (it never sees the context), the second gives each claim a verdict
-against the context — ``"yes"`` supported, ``"no"`` contradicted, ``"unsure"`` not settled
-by it. The score is ``round2(#yes / #verdicts × scale)``; ``"unsure"`` counts as unsupported.
-Prompts are lean: the context goes only to the verdict step, the question nowhere, and with
-``reason="template"`` the reason is written from the verdicts without a third call.
-
-Context, first that has passages: the run's ``context``, the ``context`` param, then the
-reference's rule — the JSON of every legacy ``content.toolInvocations`` result.
-
-Deviations from the reference
-- No context at all is an error before any judge call; the reference judges the claims
-  against an empty context and returns 0, a number that measures nothing.
-- The context may come from the run's ``context`` argument.
-- The LLM reason gets the claims, verdicts and score only (the shared reason prompt).
-- A verdict other than "yes", "no" or "unsure", or a verdict count that differs from the
-  claim count, gets one repair turn and then fails the run (``status="error"``).
-"""
+Formula, context and deviations from the reference: docs/scorers.md, "faithfulness"."""
 
 from __future__ import annotations
 

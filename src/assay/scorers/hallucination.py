@@ -1,21 +1,6 @@
 """Hallucination: the share of the response's claims that the context does not back.
 
-Reference structure (``createHallucinationScorer``): a judge call extracts the claims from
-the response (it never sees the context), a second call marks each claim ``"yes"`` (a
-hallucination: it contradicts the context, or the context does not support it, speculative
-claims about facts absent from the context included) or ``"no"`` (supported; approximate
-numbers and dates and omissions are fine). Score ``round2(#yes / #verdicts × scale)``;
-lower is better. Context: as for faithfulness (run, param, legacy tool results).
-
-Deviations from the reference
-- No context at all is an error before any judge call. The reference defaults to an empty
-  context, where every claim is a "hallucination" and the score is the maximum.
-- ``getContext`` (a function option) is not a param: the context comes from the run's
-  ``context``, then the ``context`` param, then the output's tool results.
-- The LLM reason gets the verdicts and score only (the shared reason prompt).
-- A verdict other than exactly "yes" or "no", or a verdict count that differs from the
-  claim count, gets one repair turn and then fails the run (``status="error"``).
-"""
+Formula, context and deviations from the reference: docs/scorers.md, "hallucination"."""
 
 from __future__ import annotations
 

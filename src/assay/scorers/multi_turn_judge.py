@@ -1,39 +1,14 @@
 """Multi-turn judge: does the whole conversation satisfy one plain-English criterion?
 
-Parity with ``createMultiTurnJudgeScorer`` (``multi-turn-judge-scorer``, reference §2.23).
-Unlike the single-message judges it reads **every** assistant turn of the output (trimmed,
-empty turns — e.g. ones that only carried tool calls — dropped; a plain string is one turn),
-so evidence spread over several turns counts. One judge call; the score is ``scale`` when the
-criterion is satisfied, else 0; the reason is written from the verdict (no model call).
-
-The transcript ("Assistant turn i: …") is fenced as untrusted data with ``data_block``, which
-also neutralises any forged fence markers inside a turn, and the judge's instructions say the
-transcript is evidence, never instructions.
-
-Deviations from the reference
-- Fencing uses this project's ``<<<DATA …>>>`` / ``<<<END DATA>>>`` markers (the ones the
-  judge's injection guard names) instead of ``<<<UNTRUSTED_TRANSCRIPT>>>``; marker look-alikes
-  inside a turn become ``‹‹‹``/``›››`` instead of ``[redacted]``. Same property: a turn cannot
-  close the fence.
-- Beyond the reference's Mastra message list (``id``/``createdAt`` required), any message list
-  works (OpenAI chat messages, signal messages resolved to their role, bare strings taken as
-  assistant turns), and a single assistant message / ``{text}`` dict is one turn. The reference
-  judges those shapes as an empty transcript.
-- ``criterion`` must be a non-blank string and ``scale`` a finite number > 0 (the reference
-  only rejects a non-finite scale).
-- The prompts are our own words.
-"""
+Which turns it reads, and deviations from the reference: docs/scorers.md, "multi-turn-judge"."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
-
 from pydantic import BaseModel, Field, field_validator
 
-from assay.messages.chat import effective_role, get_assistant_message, get_text_content
 from assay.scorers._lib.judge_common import ScaledJudgeParams, neutralise
 from assay.scorers._lib.judge_scorer import JudgeScorer, Prompt, Unrounded, View
+from assay.scorers._lib.transcript import assistant_turns, transcript
 
 INSTRUCTIONS = """\
 You grade a conversation between a user and an AI assistant against a single plain-English
@@ -62,28 +37,6 @@ class MultiTurnJudgeParams(ScaledJudgeParams):
 class MultiTurnVerdict(BaseModel):
     satisfied: bool = Field(description="Whether the whole conversation satisfies the criterion.")
     reasoning: str = Field(description="One or two sentences: which turns, or what is missing.")
-
-
-def assistant_turns(output: Any) -> list[str]:
-    """Every assistant turn's text, in order, trimmed, empties dropped."""
-    if isinstance(output, str):
-        texts = [output]
-    elif isinstance(output, list):
-        texts = []
-        for message in output:
-            if isinstance(message, str):
-                texts.append(message)
-            elif isinstance(message, Mapping) and effective_role(message) == "assistant":
-                texts.append(get_text_content(message))
-    elif isinstance(output, Mapping):
-        texts = [get_assistant_message(output) or ""]
-    else:
-        texts = []
-    return [text.strip() for text in texts if text.strip()]
-
-
-def transcript(turns: list[str]) -> str:
-    return "\n\n".join(f"Assistant turn {i}: {turn}" for i, turn in enumerate(turns, start=1))
 
 
 class MultiTurnJudge(JudgeScorer[MultiTurnJudgeParams]):

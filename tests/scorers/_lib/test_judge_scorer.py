@@ -15,9 +15,12 @@ from assay.scorers._lib.judge_common import ReasonedJudgeParams, ScaledJudgePara
 from assay.scorers._lib.judge_scorer import (
     REASON_INSTRUCTIONS,
     JudgeScorer,
+    MissingInputError,
+    Needs,
     Prompt,
     Unrounded,
     View,
+    listed,
     needs_ground_truth,
 )
 from assay.scoring.context import ScorerCall, StepContext
@@ -270,3 +273,31 @@ def test_the_direction_reaches_the_reason_prompt(registered: Any) -> None:
     assert get_scorer_type(TYPE_ID).higher_is_better is False
     result, model = _run([_verdicts("yes"), "Because."], reason="llm")
     assert "lower is better" in model.calls[1].messages[1].content and result.score == 1
+
+
+def test_listed_is_a_sentence_tail_or_nothing() -> None:
+    assert listed("Missing", ["a", "b"]) == " Missing: a; b."
+    assert listed("Extra", ["a", "b"], ", ") == " Extra: a, b."
+    assert listed("Missing", []) == ""
+
+
+def test_the_headline_prints_score_and_scale_as_python_does() -> None:
+    view = _view()
+    assert view.headline == "The score is None of 1.0"
+    scored = View(
+        ScaledJudgeParams(scale=10),
+        StepContext(ScorerCall(output="x"), {}, score=2.5),
+        JudgeScorer(),
+    )
+    assert scored.headline == "The score is 2.5 of 10.0"
+
+
+def test_a_need_message_may_depend_on_the_view() -> None:
+    class NeedsLongOutput(JudgeScorer[ScaledJudgeParams]):
+        needs = (Needs("output", lambda j: len(j.output) > 3, lambda j: f"{j.output!r} is short"),)
+
+    NeedsLongOutput.type_id = "needs-test"  # set after the class body: not registered
+    spec = NeedsLongOutput()
+    spec.check_needs(_view("long enough"))
+    with pytest.raises(MissingInputError, match=r"^needs-test needs output: 'ab' is short$"):
+        spec.check_needs(_view("ab"))

@@ -73,6 +73,11 @@ def tally(
     return text + (": " + "; ".join(listed) if listed else "") + "."
 
 
+def listed(label: str, items: Sequence[str], sep: str = "; ") -> str:
+    """A template reason's tail: `` <label>: a; b.`` (leading space), or ``""`` for no items."""
+    return f" {label}: {sep.join(items)}." if items else ""
+
+
 class Unrounded(float):
     """A score the framework scales but does not round (the reference's fixed branches,
     e.g. ``1 × scale`` when there is nothing to judge)."""
@@ -108,6 +113,12 @@ class View(Generic[P]):
     @property
     def score(self) -> float | None:
         return self.ctx.score
+
+    @property
+    def headline(self) -> str:
+        """The head of a scaled template reason, ``The score is 0.5 of 1.0`` (score and
+        scale as Python prints them)."""
+        return f"The score is {self.score} of {getattr(self.params, 'scale', 1.0)}"
 
     @property
     def context(self) -> list[str]:
@@ -207,11 +218,12 @@ class MissingInputError(ValueError):
 @dataclass(frozen=True, slots=True)
 class Needs:
     """A required input: ``present(view)`` must hold, else the run fails before any judge
-    call with ``"<scorer> needs <field>: <message>"``."""
+    call with ``"<scorer> needs <field>: <message>"`` (``message`` may be a function of the
+    view, for a message that depends on the params)."""
 
     field: str
     present: Callable[[View[Any]], bool]
-    message: str
+    message: str | Callable[[View[Any]], str]
 
 
 def _has_text(value: Any) -> bool:
@@ -352,7 +364,8 @@ class JudgeScorer(Generic[P]):
     def check_needs(self, j: View[P]) -> None:
         for need in self.needs:
             if not need.present(j):
-                raise MissingInputError(f"{self.type_id} needs {need.field}: {need.message}")
+                message = _text(need.message, j)
+                raise MissingInputError(f"{self.type_id} needs {need.field}: {message}")
 
     def build(self, params: P) -> Scorer:
         """The scorer for ``params`` (registered as the type's factory)."""

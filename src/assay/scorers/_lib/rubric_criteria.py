@@ -1,5 +1,6 @@
 """Rubrics: their criteria, the accepted forms (a list of criteria or a checklist string),
-and where a run's rubric comes from (params, ``metadata["rubric"]``, ``input["rubric"]``).
+where a run's rubric comes from (params, ``metadata["rubric"]``, ``input["rubric"]``), and
+the judge's verdict per criterion.
 
 Kept apart from ``rubric`` so the scorer module is its declaration only.
 """
@@ -13,7 +14,8 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 from pydantic.alias_generators import to_camel
 
-from assay.scoring.context import StepContext
+from assay.scorers._lib.judge_scorer import View
+from assay.scoring.context import NotScorable, StepContext, not_scorable
 
 _MARKER = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s*")
 
@@ -102,3 +104,68 @@ def source_rubric(ctx: StepContext, static: list[RubricCriterion]) -> tuple[str,
 def input_field(ctx: StepContext, key: str) -> str | None:
     value = ctx.call.input.get(key) if isinstance(ctx.call.input, Mapping) else None
     return value if isinstance(value, str) else None
+
+
+class CriterionVerdict(BaseModel):
+    criterion: str = Field(description="The criterion's text, as given in the rubric.")
+    satisfied: bool = Field(description="True only if the output clearly and fully meets it.")
+    required: bool = Field(default=True, description="The criterion's required flag, as given.")
+    reasoning: str = Field(description="Why it is or is not satisfied (what is present/missing).")
+
+
+class RubricAnalysis(BaseModel):
+    criteria: list[CriterionVerdict] = Field(
+        description="One verdict per rubric criterion, in the rubric's order."
+    )
+    overallAssessment: str = Field(
+        default="", description="One or two sentences: what passed and what is missing."
+    )
+
+
+def criteria_lines(criteria: list[RubricCriterion]) -> str:
+    """Rubric text is not fenced (it is the standard, not the judged data); ``Prompt.after``
+    neutralises data-marker look-alikes in it."""
+    return "\n".join(
+        f"{i}. [{'required' if c.required else 'optional'}] {c.description}"
+        for i, c in enumerate(criteria, start=1)
+    )
+
+
+def plural(n: int) -> str:
+    """``criterion`` or ``criteria``."""
+    return "criterion" if n == 1 else "criteria"
+
+
+def criteria_of(j: View[Any]) -> list[RubricCriterion]:
+    """The run's rubric, as the prepare step found it."""
+    return [RubricCriterion.model_validate(c) for c in j.pre["criteria"]]
+
+
+def prepared_rubric(ctx: StepContext, criteria_param: Any) -> dict[str, Any] | NotScorable:
+    """The rubric step's result: where the run's rubric came from and its criteria, or
+    ``not_scorable`` when there is none (no judge call, no free pass)."""
+    source, raw = source_rubric(ctx, normalize_rubric(criteria_param))
+    criteria = normalize_rubric(raw)
+    if not criteria:
+        return not_scorable(
+            "no rubric: set the criteria param, or give the item a rubric in "
+            "metadata['rubric'] or input['rubric']"
+        )
+    return {"source": source, "criteria": [c.model_dump(exclude_none=True) for c in criteria]}
+
+
+def verdict_lines(pairs: list[tuple[RubricCriterion, CriterionVerdict]]) -> str:
+    """One ✅/❌ line per criterion with the judge's reasoning under it."""
+    return "\n".join(
+        f"{'✅' if v.satisfied else '❌'} [{'required' if c.required else 'optional'}] "
+        f"{c.description}\n   → {v.reasoning}"
+        for c, v in pairs
+    )
+
+
+def what_is_left(pairs: list[tuple[RubricCriterion, CriterionVerdict]]) -> str:
+    """The footer of a failing rubric: how many (required) criteria are still unmet."""
+    has_required = any(c.required for c, _ in pairs)
+    unmet = sum(1 for c, v in pairs if (c.required or not has_required) and not v.satisfied)
+    kind = "required " if has_required else ""
+    return f"To finish, address the {unmet} unmet {kind}{plural(unmet)} above."

@@ -12,6 +12,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
+from assay.scorers._lib.judge_common import ReasonedJudgeParams
+
 Ordering = Literal["strict", "relaxed", "unordered"]
 
 
@@ -63,3 +65,11 @@ class TrajectoryWeightsParams(_CamelModel):
 
 
 ExpectedStep.model_rebuild()
+
+
+class TrajectoryAccuracyLLMParams(ReasonedJudgeParams):
+    expected_trajectory: TrajectoryExpectation | list[ExpectedStep] | None = Field(
+        default=None,
+        description="Expected steps (a list, or a trajectory with steps); if unset, each "
+        "item's expected_trajectory is used, and without one the judge works from the task.",
+    )
