@@ -225,3 +225,25 @@ def test_a_group_runs_its_tasks_and_aggregates_them(
     assert outcome.tasks["mc_one"].report["aggregate"]["acc,none"] == 1.0
     assert outcome.tasks["mc_two"].report["aggregate"]["acc,none"] == pytest.approx(2 / 3)
     assert outcome.aggregate["acc,none"] == pytest.approx(3 / 4)  # micro: 3 of 4 docs
+
+
+def test_multiple_choice_on_the_embedded_local_model() -> None:
+    """The README's example: the local model scores each choice; the per-doc values are
+    exactly its loglikelihoods of ``" " + choice`` after the prompt."""
+    import asyncio
+
+    from assay.models.resolve import resolve_model
+
+    examples = Path(__file__).parents[2] / "examples" / "tasks"
+    task = load_task(examples / "capitals.yaml")
+    report = run_task(task, model="local/smollm2", stored=False, progress=False).report
+    assert report["errors"] == []
+    model = resolve_model("local/smollm2")
+    for row, context in zip(report["per_doc"], task.contexts(), strict=True):
+        choices = task.doc_to_choice(context.doc)
+        direct = asyncio.run(
+            model.loglikelihood([(str(context.context), f" {c}") for c in choices])  # type: ignore[attr-defined]
+        )
+        assert [pair[0] for pair in row["filtered"]] == pytest.approx([d.logprob for d in direct])
+    acc = report["aggregate"]["acc,none"]
+    assert 0.0 <= acc <= 1.0
