@@ -3,8 +3,16 @@
 Every number goes through the real model stack a judge scorer uses in production,
 ``CachedModel(ReliableModel(OpenAICompatibleModel))`` on the ``openai`` SDK, pointed at the
 project's mock OpenAI-compatible server (``assay.testing.openai_server.MockOpenAIServer``)
-on 127.0.0.1. Four tables:
+on 127.0.0.1. Five tables:
 
+0. The user path (the goal's measurement): ``run_evals`` with default settings, start-up
+   included, 200 and 1,000 items x ``faithfulness(reason="llm")`` at concurrency 32 against
+   the mock with 100 ms latency, each run in a fresh process with the judge model given as a
+   model string plus ``base_url`` (model resolution, the SDK import and client, the
+   endpoint's limiter and the default SQLite call cache all start inside the timed call).
+   Goal: efficiency >= 0.85 at 1,000 items and >= 0.7 at 200 (median of ``--repeats``).
+   The same runs against 10% HTTP 429s with ``Retry-After: 1`` and against 10% HTTP 500s
+   must lose no item.
 1. Efficiency: 1,000 items x ``faithfulness`` with ``reason="llm"`` (three judge calls per
    item: claims -> verdicts -> reason) at concurrency 32 (an ``asyncio.Semaphore`` around
    ``scorer.run``), 100 ms server latency, cache off. efficiency = ideal time (calls x
@@ -34,14 +42,16 @@ prompts would be unrealistically short. ``plausible_answer`` sizes its answers l
 judge's: one claim/statement per sentence of the judged text, one verdict per numbered item
 or rubric criterion or trajectory step, empty "missing"/"extra" lists, one-sentence reasons.
 
-The adaptive limiter is configured explicitly for this endpoint: ``AdaptiveLimiter(initial=32,
-maximum=64)``, so it never caps below the benchmark's concurrency of 32 (the default starts at
-16 and slow-starts upward). A fresh limiter per run keeps runs independent.
+Tables 1-3 measure the model stack alone (``scorer.run`` under a semaphore, one warm-up
+item not timed) and configure the adaptive limiter explicitly for this endpoint:
+``AdaptiveLimiter(initial=32, maximum=64)``, so it never caps below the benchmark's
+concurrency of 32. (Inside a run the limiter now starts at the run's concurrency by itself;
+outside one it starts at 16.) A fresh limiter per run keeps runs independent.
 
 Usage::
 
     .venv/bin/python benchmarks/judge_throughput.py [--items 1000] [--repeats 3]
-        [--only efficiency 429 cache cost]
+        [--only user efficiency 429 cache cost]
 
 About 70 s on 2 cores. Other processes on the machine show up in the numbers, so each table
 prints the load average it started at.
@@ -865,6 +875,188 @@ async def cost() -> list[str]:
     return failures
 
 
+# ------------------------------------------------------------------- the user path
+USER_PATH_SIZES = (200, 1000)
+USER_PATH_GOALS = {200: 0.7, 1000: 0.85}
+FAULT_RATE = 0.1
+
+
+def faulty_answer(status: int, rate: float, seed: int = 0) -> Callable[[JSON], Any]:
+    """``plausible_answer``, but a seeded ``rate`` of the requests get HTTP ``status`` (with
+    ``Retry-After: 1`` for a 429) after the usual latency."""
+    import random
+
+    from assay.testing.openai_server import MockReply
+
+    rng = random.Random(seed)
+
+    def answer(body: JSON) -> Any:
+        if rng.random() < rate:
+            headers = {"Retry-After": "1"} if status == 429 else {}
+            return MockReply(status=status, headers=headers)
+        return plausible_answer(body)
+
+    return answer
+
+
+def _serve_faulty(conn: Connection, options: JSON) -> None:
+    """Child process: the mock server with ``faulty_answer`` (see ``_serve``)."""
+    from assay.testing.openai_server import MockOpenAIServer
+
+    status, rate = options.pop("fault_status"), options.pop("fault_rate")
+    responder = faulty_answer(status, rate) if status else plausible_answer
+    server = MockOpenAIServer(responder=responder, record_requests=False, **options)
+    server.start()
+    conn.send(server.base_url)
+    with suppress(EOFError):
+        conn.recv()
+    server.stop()
+
+
+def _user_run(conn: Connection, base_url: str, count: int) -> None:
+    """Child process: what a user's script does, timed from the ``run_evals`` call: default
+    settings except ``concurrency``; the judge model is a model string with ``base_url`` (so
+    model resolution, the SDK client, the limiter and the default SQLite call cache in a new
+    working directory all start inside the timed call)."""
+    os.chdir(tempfile.mkdtemp(prefix="assay-judge-user-"))
+    os.environ.setdefault("OPENAI_API_KEY", "sk-mock")
+    import assay
+
+    items = [
+        {
+            "id": f"item-{i}",
+            "input": row["input"],
+            "output": row["output"],
+            "context": row["context"],
+        }
+        for i, row in enumerate(throughput_item(i) for i in range(count))
+    ]
+    scorer = {
+        "type": THROUGHPUT_SCORER,
+        "params": {
+            **THROUGHPUT_PARAMS,
+            "model": "openai-compatible/mock-judge",
+            "base_url": base_url,
+        },
+    }
+    started = time.perf_counter()
+    run = assay.run_evals(items, None, [scorer], concurrency=CONCURRENCY, progress=False)
+    wall = time.perf_counter() - started
+    scores = [r.scores[THROUGHPUT_SCORER] for r in run.results]
+    conn.send(
+        {
+            "wall_s": wall,
+            "results": len(run.results),
+            "ready": sum(1 for s in scores if s.status == "ready"),
+            "errors": [s.error.message for s in scores if s.error is not None][:3],
+            "calls": sum(len(s.judge_calls) for s in scores),
+        }
+    )
+
+
+def user_run(base_url: str, count: int) -> JSON:
+    context = multiprocessing.get_context("spawn")
+    parent, child = context.Pipe()
+    process = context.Process(target=_user_run, args=(child, base_url, count), daemon=True)
+    process.start()
+    try:
+        outcome: JSON = parent.recv()
+    finally:
+        process.join(30)
+    return outcome
+
+
+@contextmanager
+def faulty_server(fault_status: int, fault_rate: float) -> Iterator[ServerHandle]:
+    context = multiprocessing.get_context("spawn")
+    parent, child = context.Pipe()
+    options = {"latency_s": LATENCY_S, "fault_status": fault_status, "fault_rate": fault_rate}
+    process = context.Process(target=_serve_faulty, args=(child, options), daemon=True)
+    process.start()
+    try:
+        yield ServerHandle(str(parent.recv()), process.pid)
+    finally:
+        with suppress(OSError):
+            parent.send("stop")
+        process.join(10)
+        if process.is_alive():
+            process.terminate()
+            process.join(5)
+
+
+async def user_path(repeats: int) -> list[str]:
+    heading(
+        "0. The user path: run_evals with default settings, start-up included",
+        f"a fresh process per run: items as dicts (input, output, context), no target, "
+        f"scorer {{'type': '{THROUGHPUT_SCORER}', 'params': {{'reason': 'llm', 'model': "
+        f"'openai-compatible/mock-judge', 'base_url': ...}}}}; run_evals(..., concurrency="
+        f"{CONCURRENCY}, progress=False), everything else default (limiter, retries, the "
+        f"SQLite call cache in a new working directory); timed from the run_evals call; "
+        f"latency {LATENCY_S * 1000:.0f} ms; efficiency = judge calls x latency / "
+        f"{CONCURRENCY} / wall",
+    )
+    failures: list[str] = []
+    rows = []
+    cases = [
+        ("none", 0, 0.0),
+        ("429, Retry-After 1 s", 429, FAULT_RATE),
+        ("HTTP 500", 500, FAULT_RATE),
+    ]
+    for label, status, rate in cases:
+        with faulty_server(status, rate) as server:
+            for count in USER_PATH_SIZES:
+                before = server.stats()["statuses"]
+                runs = [
+                    user_run(server.base_url, count) for _ in range(repeats if not status else 1)
+                ]
+                after = server.stats()["statuses"]
+                faults = int(after.get(str(status), 0)) - int(before.get(str(status), 0))
+                effs = [r["calls"] * LATENCY_S / CONCURRENCY / r["wall_s"] for r in runs]
+                median = statistics.median(effs)
+                last = runs[-1]
+                lost = count - last["ready"]
+                goal = USER_PATH_GOALS[count]
+                verdict = "-" if status else ("met" if median >= goal else "NOT met")
+                rows.append(
+                    [
+                        label,
+                        count,
+                        last["ready"],
+                        lost,
+                        last["calls"],
+                        faults if status else "-",
+                        " / ".join(f"{r['wall_s']:.2f}" for r in runs),
+                        " / ".join(f"{e:.3f}" for e in effs),
+                        f"{median:.3f}",
+                        f">= {goal}" if not status else "0 lost",
+                        verdict if not status else ("met" if lost == 0 else "NOT met"),
+                    ]
+                )
+                if lost:
+                    failures.append(
+                        f"user path, {label}, {count} items: {lost} lost {last['errors']}"
+                    )
+    print(
+        table(
+            [
+                "faults",
+                "items",
+                "ready",
+                "lost",
+                "judge calls",
+                "HTTP errors answered (all runs)",
+                "wall s (runs)",
+                "efficiency (runs)",
+                "median",
+                "goal",
+                "verdict",
+            ],
+            rows,
+        )
+    )
+    return failures
+
+
 # ----------------------------------------------------------------------------- main
 async def main(items_count: int, repeats: int, sections: set[str]) -> int:
     global MACHINE
@@ -872,6 +1064,7 @@ async def main(items_count: int, repeats: int, sections: set[str]) -> int:
     print("# Judge throughput benchmark")
     items = [throughput_item(i) for i in range(items_count)]
     steps: list[tuple[str, Callable[[], Any]]] = [
+        ("user", lambda: user_path(repeats)),
         ("efficiency", lambda: efficiency(items, repeats)),
         ("429", lambda: rate_limits(items)),
         ("cache", lambda: cache(items)),
@@ -895,8 +1088,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument(
         "--only",
         nargs="+",
-        choices=["efficiency", "429", "cache", "cost"],
-        default=["efficiency", "429", "cache", "cost"],
+        choices=["user", "efficiency", "429", "cache", "cost"],
+        default=["user", "efficiency", "429", "cache", "cost"],
         help="run only these sections",
     )
     return parser.parse_args(argv)

@@ -1,26 +1,30 @@
-"""Runner overhead: how many items per second the runner itself can move.
+"""Runner overhead on the path users take, measured beside the floor in one process run.
 
-Workload (the issue's): N items (default 100,000), a trivial async target (returns its
-input), the ``exact-match`` scorer, concurrency 64. Four rows, measured in one process run
-so their ratios are comparable:
+Workload (issue 14): N items (default 100,000), a zero-latency target that returns its
+input, the ``exact-match`` scorer, concurrency 20. Rows, all in one run so their ratios are
+comparable (the 2 cores are shared, so each row is the median of ``--repeats`` runs, and
+the rows of one repetition run back to back):
 
-1. ``floor: plain asyncio``   64 worker coroutines pulling from one iterator, awaiting the
-   target and comparing strings: what any runner costs at least.
-2. ``floor: asyncio + scorer`` the same loop calling ``scorer.run`` (the scorer pipeline's
-   own cost, which every runner pays too).
-3. ``run_evals (memory)``     ``assay.run_evals_async``: results kept in memory.
-4. ``run_stored (SQLite)``    ``run_stored_async`` on a fresh SQLite file: items saved with
-   the run, every result + score written through ``StoreSink`` (batched transactions).
+1. ``floor``: plain asyncio — one task per item under an ``asyncio.Semaphore(20)``, a real
+   ``await asyncio.sleep(0)`` per item, the target call and the ``==`` comparison. What any
+   asyncio runner costs at least.
+2. ``run_evals, async target``: ``assay.run_evals_async`` with an ``async def`` target,
+   default settings (only ``concurrency=20`` and ``progress=False``), in memory. Timed from
+   the call, so start-up (planning, validating the items) is included.
+3. ``run_evals, def target``: the same with a plain ``def`` target, the form the README
+   shows.
+4. ``run_stored → SQLite``: ``run_stored_async`` on a fresh SQLite file with the ``def``
+   target (items saved with the run, every result and score written), timed including the
+   final commit.
 
-Overhead per item = (1 / rate) - (1 / floor rate).
+Goals: row 2 ≤ 2× the floor, row 3 ≤ 3× the floor, row 4 ≤ 150 µs/item over the floor.
 
-Memory: a fresh child process per size (``--memory-sizes``) stores the items as a dataset
-(streamed), then runs the persisted workload on it (``run_dataset``: items streamed from the
-database, results streamed to it). It prints the RSS high-water mark before and after the
-run and the tracemalloc peak during the run; the goal is that they do not grow with the
-number of items.
+Memory (``--memory-sizes``, default 10,000 and 100,000): a fresh child process per size and
+stored path runs the workload from a JSONL file (``run_stored``) and from a stored dataset
+(``run_dataset``) and prints the RSS high-water mark before and after the run and the
+tracemalloc peak during it; the goal is that they do not grow with the number of items.
 
-Run: ``.venv/bin/python benchmarks/runner_overhead.py [--items 100000]``.
+Run: ``.venv/bin/python benchmarks/runner_overhead.py [--items 100000] [--repeats 3]``.
 """
 
 from __future__ import annotations
@@ -30,18 +34,16 @@ import asyncio
 import json
 import os
 import platform
+import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-from assay.runner.api import run_evals_async
-from assay.scoring.registry import create_scorer
-from assay.types import Item
-
-CONCURRENCY = 64
+CONCURRENCY = 20
 
 
 def make_items(n: int) -> list[dict[str, Any]]:
@@ -51,58 +53,60 @@ def make_items(n: int) -> list[dict[str, Any]]:
     ]
 
 
-async def target(text: str) -> str:
+async def async_target(text: str) -> str:
     return text
 
 
-async def floor_plain(rows: list[dict[str, Any]]) -> float:
-    it = iter(rows)
+def def_target(text: str) -> str:
+    return text
+
+
+async def floor(rows: list[dict[str, Any]]) -> float:
+    start = time.perf_counter()
+    semaphore = asyncio.Semaphore(CONCURRENCY)
     hits = 0
 
-    async def worker() -> None:
+    async def one(row: dict[str, Any]) -> None:
         nonlocal hits
-        for row in it:
-            out = await target(row["input"])
-            hits += out == row["expected_output"]
+        async with semaphore:
+            await asyncio.sleep(0)
+            hits += def_target(row["input"]) == row["expected_output"]
 
-    start = time.perf_counter()
-    await asyncio.gather(*(worker() for _ in range(CONCURRENCY)))
-    return time.perf_counter() - start
-
-
-async def floor_scorer(rows: list[dict[str, Any]]) -> float:
-    scorer = create_scorer("exact-match")
-    items = [Item(**row) for row in rows]
-    it = iter(items)
-
-    async def worker() -> None:
-        for item in it:
-            out = await target(item.input)
-            await scorer.run(input=item.input, output=out, ground_truth=item.expected_output)
-
-    start = time.perf_counter()
-    await asyncio.gather(*(worker() for _ in range(CONCURRENCY)))
-    return time.perf_counter() - start
+    await asyncio.gather(*(one(row) for row in rows))
+    elapsed = time.perf_counter() - start
+    assert hits == len(rows) // 2, hits
+    return elapsed
 
 
-async def runner_memory(rows: list[dict[str, Any]]) -> float:
+async def run_evals_with(rows: list[dict[str, Any]], target: Callable[..., Any]) -> float:
+    from assay.runner.api import run_evals_async
+
     start = time.perf_counter()
     run = await run_evals_async(
         rows, target, ["exact-match"], concurrency=CONCURRENCY, progress=False
     )
     elapsed = time.perf_counter() - start
     assert run.summary.results == len(rows), run.summary
+    assert len(run.results) == len(rows)
     return elapsed
 
 
-async def runner_stored(rows: list[dict[str, Any]], db: Path) -> float:
+async def run_evals_async_target(rows: list[dict[str, Any]]) -> float:
+    return await run_evals_with(rows, async_target)
+
+
+async def run_evals_def_target(rows: list[dict[str, Any]]) -> float:
+    return await run_evals_with(rows, def_target)
+
+
+async def run_stored_sqlite(rows: list[dict[str, Any]]) -> float:
     from assay.operations.stored_runs import run_stored_async
     from assay.store import open_store
 
-    with open_store(f"sqlite:///{db}") as store:
+    with tempfile.TemporaryDirectory() as tmp, open_store(f"sqlite:///{tmp}/bench.db") as store:
         start = time.perf_counter()
         run = await run_stored_async(
-            rows, target, ["exact-match"], store=store, concurrency=CONCURRENCY, progress=False
+            rows, def_target, ["exact-match"], store=store, concurrency=CONCURRENCY, progress=False
         )
         elapsed = time.perf_counter() - start
         assert run.summary.results == len(rows), run.summary
@@ -111,36 +115,59 @@ async def runner_stored(rows: list[dict[str, Any]], db: Path) -> float:
     return elapsed
 
 
-def child_memory(n: int, workdir: Path) -> tuple[float, float, float]:
-    """Memory of a fresh process running the persisted workload on a stored dataset:
-    (RSS high-water before the run, after the run, tracemalloc peak during the run), MiB.
+ROWS: dict[str, Callable[[list[dict[str, Any]]], Awaitable[float]]] = {
+    "floor (asyncio + semaphore + sleep(0))": floor,
+    "run_evals, async target": run_evals_async_target,
+    "run_evals, def target": run_evals_def_target,
+    "run_stored → SQLite, def target": run_stored_sqlite,
+}
 
-    ``VmHWM`` is read from /proc (``ru_maxrss`` would include the parent's RSS at fork);
-    tracemalloc sees Python and numpy allocations, not SQLite's page cache.
-    """
-    code = f"""
-import asyncio, sys, tracemalloc
-sys.path.insert(0, {str(Path(__file__).parent)!r})
-from runner_overhead import target, CONCURRENCY, vm_hwm_mib
+
+_CHILD = """
+import asyncio, json, sys, tracemalloc
+sys.path.insert(0, {here!r})
+from runner_overhead import def_target, CONCURRENCY, vm_hwm_mib
 from assay.store import open_store
-from assay.operations.stored_runs import run_dataset_async
+from assay.operations.stored_runs import run_dataset_async, run_stored_async
 from assay.types import Item
 
+n, path, mode = {n}, {path!r}, {mode!r}
 def items():
-    for i in range({n}):
+    for i in range(n):
         yield Item(id=f"i{{i}}", input=f"q{{i}}", expected_output=f"q{{i}}" if i % 2 else "other")
 
-with open_store("sqlite:///{workdir}/mem{n}.db") as store:
-    store.datasets.create("bench")
-    store.datasets.add_items("bench", items())
+with open_store(f"sqlite:///{{path}}.db") as store:
+    if mode == "run_dataset":
+        store.datasets.create("bench")
+        store.datasets.add_items("bench", items())
+    else:
+        with open(f"{{path}}.jsonl", "w") as out:
+            for item in items():
+                out.write(item.model_dump_json() + "\\n")
     before = vm_hwm_mib()
     tracemalloc.start()
-    run = asyncio.run(run_dataset_async("bench", target, ["exact-match"], store=store,
-                                        concurrency=CONCURRENCY, progress=False))
+    if mode == "run_dataset":
+        run = asyncio.run(run_dataset_async("bench", def_target, ["exact-match"], store=store,
+                                            concurrency=CONCURRENCY, progress=False))
+    else:
+        run = asyncio.run(run_stored_async(f"{{path}}.jsonl", def_target, ["exact-match"],
+                                           store=store, concurrency=CONCURRENCY, progress=False))
     traced = tracemalloc.get_traced_memory()[1] / 2**20
-    assert run.summary.results == {n}
+    assert run.summary.results == n
 print(before, vm_hwm_mib(), traced)
 """
+
+
+def child_memory(mode: str, n: int, workdir: Path) -> tuple[float, float, float]:
+    """(RSS high-water before the run, after it, tracemalloc peak during it) in MiB, of a
+    fresh process running ``mode`` (``run_stored`` from a JSONL file, or ``run_dataset``).
+
+    ``VmHWM`` is read from /proc (``ru_maxrss`` would include the parent's RSS at fork);
+    tracemalloc sees Python allocations, not SQLite's page cache.
+    """
+    code = _CHILD.format(
+        here=str(Path(__file__).parent), n=n, path=str(workdir / f"{mode}{n}"), mode=mode
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     before, after, traced = (float(x) for x in out.stdout.split())
     return before, after, traced
@@ -158,31 +185,48 @@ def vm_hwm_mib() -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--items", type=int, default=100_000)
-    parser.add_argument("--memory-sizes", default="25000,50000,100000")
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--memory-sizes", default="10000,100000")
+    parser.add_argument("--only", choices=("speed", "memory"), default=None)
     args = parser.parse_args()
     rows = make_items(args.items)
-    print(f"# runner overhead — {args.items:,} items, concurrency {CONCURRENCY}, exact-match")
-    print(f"# {platform.python_version()} on {platform.machine()}, {os.cpu_count()} cores")
-    with tempfile.TemporaryDirectory() as tmp:
-        results = {
-            "floor: plain asyncio": asyncio.run(floor_plain(rows)),
-            "floor: asyncio + scorer.run": asyncio.run(floor_scorer(rows)),
-            "run_evals (memory)": asyncio.run(runner_memory(rows)),
-            "run_stored (SQLite)": asyncio.run(runner_stored(rows, Path(tmp) / "bench.db")),
-        }
-        floor = results["floor: plain asyncio"]
-        print(f"{'mode':<30} {'seconds':>8} {'items/s':>10} {'µs/item over floor':>20}")
-        for mode, seconds in results.items():
-            rate = args.items / seconds
-            over = (seconds - floor) / args.items * 1e6
-            print(f"{mode:<30} {seconds:>8.2f} {rate:>10,.0f} {over:>20.1f}")
+    load = os.getloadavg()[0]
+    print(f"# runner overhead — {args.items:,} items, concurrency {CONCURRENCY}, exact-match,")
+    print(
+        f"# median of {args.repeats}; Python {platform.python_version()} on "
+        f"{platform.machine()}, {os.cpu_count()} cores, load {load:.2f}"
+    )
+    timings: dict[str, list[float]] = {name: [] for name in ROWS}
+    if args.only != "memory":
+        asyncio.run(run_evals_def_target(rows[:200]))  # imports, as a user's earlier code would
+        for _ in range(args.repeats):
+            for name, measure in ROWS.items():
+                timings[name].append(asyncio.run(measure(rows)))
+        base = statistics.median(timings[next(iter(ROWS))])
+        print(
+            f"{'mode':<40} {'seconds':>8} {'items/s':>10} {'µs/item':>8} {'over floor':>11} "
+            f"{'× floor':>8}"
+        )
+        for name, values in timings.items():
+            seconds = statistics.median(values)
+            per_item = seconds / args.items * 1e6
+            over = (seconds - base) / args.items * 1e6
+            print(
+                f"{name:<40} {seconds:>8.2f} {args.items / seconds:>10,.0f} {per_item:>8.1f} "
+                f"{over:>11.1f} {seconds / base:>8.2f}"
+            )
+    if args.only != "speed":
         print()
-        header = f"{'persisted run (dataset)':<26} {'RSS before':>11} {'RSS after':>10}"
-        print(f"{header} {'traced peak':>12}   (MiB)")
-        for size in (int(x) for x in args.memory_sizes.split(",") if x):
-            before, after, traced = child_memory(size, Path(tmp))
-            print(f"{size:<26,} {before:>11.1f} {after:>10.1f} {traced:>12.1f}")
-    print(json.dumps({k: round(args.items / v) for k, v in results.items()}))
+        print(
+            f"{'stored path':<14} {'items':>8} {'RSS before':>11} {'RSS after':>10} "
+            f"{'traced peak':>12}   (MiB)"
+        )
+        with tempfile.TemporaryDirectory() as tmp:
+            for mode in ("run_stored", "run_dataset"):
+                for size in (int(x) for x in args.memory_sizes.split(",") if x):
+                    before, after, traced = child_memory(mode, size, Path(tmp))
+                    print(f"{mode:<14} {size:>8,} {before:>11.1f} {after:>10.1f} {traced:>12.1f}")
+    print(json.dumps({k: [round(v, 3) for v in vs] for k, vs in timings.items() if vs}))
 
 
 if __name__ == "__main__":

@@ -220,3 +220,26 @@ def test_cache_policy_from_env(monkeypatch: pytest.MonkeyPatch) -> None:
         cache_policy_from_env()
     with pytest.raises(ValueError):
         CachedModel(OpenAICompatibleModel("m", base_url="http://x/v1"), policy="never")  # type: ignore[arg-type]
+
+
+async def test_writes_of_one_loop_iteration_share_one_transaction(tmp_path: Path) -> None:
+    """Answers arriving together are written in one batch (one worker-thread hop and one
+    commit, not one per answer), and each ``put`` returns only once its entry is stored."""
+    import asyncio
+
+    batches: list[int] = []
+
+    class Counting(SQLiteModelCache):
+        def put_many(self, entries: list[tuple[str, str]]) -> None:
+            batches.append(len(entries))
+            super().put_many(entries)
+
+    cache = Counting(tmp_path / "cache.db", memory_entries=0)
+    await asyncio.gather(*(cache.put(f"k{n}", {"n": n}) for n in range(50)))
+    assert batches == [50]
+    assert cache.count() == 50
+    fresh = SQLiteModelCache(tmp_path / "cache.db")  # nothing held in memory: from the file
+    assert [await fresh.get(f"k{n}") for n in (0, 49)] == [{"n": 0}, {"n": 49}]
+    await cache.put("k0", {"n": "again"})  # last write wins
+    assert batches == [50, 1]
+    assert await SQLiteModelCache(tmp_path / "cache.db").get("k0") == {"n": "again"}

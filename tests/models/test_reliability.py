@@ -9,6 +9,7 @@ from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime
 
 import pytest
+from pydantic import BaseModel
 
 from assay.models.base import (
     ChatMessage,
@@ -273,3 +274,78 @@ async def test_models_of_one_endpoint_share_its_limiter(server: MockOpenAIServer
     first = _reliable(server)
     second = _reliable(server)
     assert first.limiter is second.limiter is limiter_for(server.base_url)
+
+
+# ---------------------------------------------------------------------- where the limit starts
+async def test_limiter_starts_at_the_run_concurrency_but_never_lower_or_past_the_ceiling() -> None:
+    limiter = AdaptiveLimiter(16, maximum=64)
+    limiter.start_at(32)
+    assert limiter.limit == 32
+    limiter.start_at(8)  # a smaller run does not shrink a healthy endpoint's limit
+    assert limiter.limit == 32
+    limiter.start_at(500)
+    assert limiter.limit == 64
+
+
+async def test_limiter_does_not_jump_back_up_after_the_endpoint_throttled() -> None:
+    limiter = AdaptiveLimiter(16, maximum=64, tolerance=0.0)
+    limiter.start_at(32)
+    ticket = await limiter.acquire()
+    limiter.on_throttle(ticket)
+    limiter.release()
+    assert limiter.limit == 16 and limiter.decreases == 1
+    limiter.start_at(32)
+    assert limiter.limit == 16  # the backed-off limit stands
+
+
+async def test_limiter_start_wakes_queued_callers() -> None:
+    limiter = AdaptiveLimiter(1, maximum=8)
+    first = await limiter.acquire()
+    waiting = asyncio.ensure_future(limiter.acquire())
+    await asyncio.sleep(0)
+    assert not waiting.done()
+    limiter.start_at(4)
+    assert await asyncio.wait_for(waiting, 1.0) == first
+    assert limiter.in_flight == 2
+
+
+def test_a_run_starts_the_limiter_at_its_concurrency_and_still_backs_off() -> None:
+    """Through ``run_evals``: a judge scorer on a ``ReliableModel`` whose endpoint limiter
+    starts at 2 has 12 calls in flight at once in a run of concurrency 12; a run whose
+    endpoint answers with 429s halves the limit all the same."""
+    import assay
+    from assay.runner.api import run_evals
+
+    def judged(model: ReliableModel) -> assay.Scorer:
+        judge = assay.JudgeConfig(model=model, instructions="You judge.")
+        return (
+            assay.Scorer("echo-judge", judge=judge)
+            .preprocess(assay.judge_step(lambda ctx: f"judge {ctx.output_text}", _Verdict))
+            .score(lambda ctx: float(ctx.preprocess_result.ok))
+        )
+
+    limiter = AdaptiveLimiter(2, maximum=64)
+    slow = ScriptedModel(responder=lambda *_: '{"ok": true}', delay_s=0.05)
+    data = [{"id": f"i{n}", "input": "q", "output": f"a{n}"} for n in range(36)]
+    run = run_evals(data, None, [judged(ReliableModel(slow, limiter=limiter))], concurrency=12)
+    assert all(r.scores["echo-judge"].score == 1.0 for r in run.results)
+    assert limiter.peak_in_flight == 12 and limiter.limit >= 12
+
+    throttled = AdaptiveLimiter(2, maximum=64, tolerance=0.0)
+    replies = iter([ModelRateLimitError("slow down", retry_after_s=0.01)] * 6)
+
+    def answer(*_: object) -> str:
+        reply = next(replies, None)
+        if reply is not None:
+            raise reply
+        return '{"ok": true}'
+
+    busy = ScriptedModel(responder=answer, delay_s=0.01)
+    model = ReliableModel(busy, policy=FAST, limiter=throttled)
+    run = run_evals(data, None, [judged(model)], concurrency=12)
+    assert all(r.scores["echo-judge"].score == 1.0 for r in run.results)
+    assert throttled.peak_in_flight == 12 and throttled.decreases >= 1
+
+
+class _Verdict(BaseModel):
+    ok: bool

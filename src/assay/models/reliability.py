@@ -18,9 +18,15 @@ through ``ReliableModel``
   budget the call fails at once instead of sleeping uselessly;
 - runs under a per-call timeout (``asyncio.timeout``), never longer than the budget left.
 
-Defaults (``RetryPolicy`` and ``AdaptiveLimiter``), chosen for LLM judges: limit starts at
-16 concurrent calls per endpoint (Ragas' default), floor 1, ceiling 64, halving factor 0.5,
-tolerance 0.2 over windows of at least 8 answers; 6 attempts;
+Where the limit starts: at the concurrency of the run making the calls. The runner sets
+``RUN_CONCURRENCY`` (a context variable) for its workers, and a call raises its endpoint's
+limit to that many slots (up to the ceiling) unless the endpoint has throttled already
+(then the limit it backed off to stands). Starting lower and slow-starting up would cost the
+first round trips of every run: at 200 items a third of the run's throughput. Outside a run
+the limit starts at 16 concurrent calls per endpoint (Ragas' default).
+
+Defaults (``RetryPolicy`` and ``AdaptiveLimiter``), chosen for LLM judges: floor 1, ceiling
+64, halving factor 0.5, tolerance 0.2 over windows of at least 8 answers; 6 attempts;
 120 s total per call including waits (the clock starts when the call first gets a slot, so
 time queued behind other items of a big run does not count); 60 s per attempt (judge
 answers are short; ``ModelSettings.timeout_s`` overrides it per call); backoff base 0.5 s,
@@ -34,6 +40,7 @@ and each limiter's ``throttles``/``decreases``/``increases``/``limit``.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import email.utils
 import math
 import random
@@ -55,8 +62,15 @@ from assay.models.base import (
     ModelTimeoutError,
     unsupported,
 )
+from assay.models.wrapper import PassThrough
 
 _T = TypeVar("_T")
+
+RUN_CONCURRENCY: contextvars.ContextVar[int | None] = contextvars.ContextVar(
+    "assay_run_concurrency", default=None
+)
+"""The concurrency of the run the current task belongs to (set by the runner): where the
+limiter of an endpoint a run calls starts."""
 
 _RETRYABLE_STATUSES = frozenset({408, 409, 425, 429})
 _THROTTLE_STATUSES = frozenset({429, 503, 529})
@@ -180,6 +194,15 @@ class AdaptiveLimiter:
 
     def release(self) -> None:
         self._in_flight = max(0, self._in_flight - 1)
+        self._wake()
+
+    def start_at(self, concurrency: int) -> None:
+        """Raise the limit to ``concurrency`` (at most ``maximum``) unless the endpoint has
+        throttled since this limiter was made: then the limit it backed off to stands.
+        Never lowers the limit. Called with the run's concurrency on each call (cheap)."""
+        if self.decreases or concurrency <= self._limit:
+            return
+        self._limit = float(min(self.maximum, concurrency))
         self._wake()
 
     @asynccontextmanager
@@ -309,11 +332,13 @@ class ReliabilityStats:
 
 
 @dataclass
-class ReliableModel:
+class ReliableModel(PassThrough):
     """Wraps a ``Model`` with the endpoint's adaptive limiter, retries and timeouts.
 
     ``limiter`` defaults to the shared limiter of the inner model's endpoint (base URL),
-    so every model object talking to one server shares one limit.
+    so every model object talking to one server shares one limit; inside a run it starts at
+    the run's concurrency (``RUN_CONCURRENCY``). Its identity is the inner model's
+    (``PassThrough``).
     """
 
     inner: Model
@@ -325,24 +350,6 @@ class ReliableModel:
     def __post_init__(self) -> None:
         if self.limiter is None:
             self.limiter = limiter_for(endpoint_of(self.inner))
-
-    @property
-    def model_id(self) -> str:
-        return self.inner.model_id
-
-    @property
-    def provider(self) -> str | None:
-        return self.inner.provider
-
-    @property
-    def base_url(self) -> str | None:
-        value = getattr(self.inner, "base_url", None)
-        return value if isinstance(value, str) else None
-
-    @property
-    def cache_identity(self) -> dict[str, Any]:
-        value = getattr(self.inner, "cache_identity", None)
-        return dict(value) if isinstance(value, dict) else {}
 
     async def generate(
         self,
@@ -396,6 +403,9 @@ class ReliableModel:
         its result and the attempts it took."""
         limiter = self.limiter
         assert limiter is not None
+        wanted = RUN_CONCURRENCY.get()
+        if wanted is not None:
+            limiter.start_at(wanted)
         policy = self.policy
         self.stats.calls += 1
         per_call = settings.timeout_s if settings and settings.timeout_s else policy.call_timeout_s

@@ -14,11 +14,14 @@ scores were written in one transaction so none is half there, and the unique key
 
 from __future__ import annotations
 
+import itertools
 import logging
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from assay.runner.api import DataSource, execute_run, load_data, plan_run, validate_settings
+from assay.datasets.load import load_items
+from assay.runner.api import DataSource, execute_run, plan_run, validate_settings
 from assay.runner.engine import RunPlan
 from assay.runner.hooks import RunHooks
 from assay.runner.options import RunOptions
@@ -94,13 +97,30 @@ async def run_stored_async(
     resumed) and every result goes to the database. Settings: ``options`` and/or
     ``RunOptions`` keywords (see ``run_evals``)."""
     run_options = RunOptions.of(options, **option_values)
-    items, source = load_data(data)
-    plan = plan_run(
-        lambda: items, target, scorers, run_options, total_items=len(items), data_source=source
-    )
+    source = str(data) if isinstance(data, str | Path) else None
     with using_store(store) as db:
-        db.runs.create(plan.info, items)
+        runs = db.runs
+        # nothing per item stays in memory: the items are validated as they stream into the
+        # run's row (one transaction: a bad row stores nothing) and the run reads them back
+        plan = plan_run(
+            lambda: runs.inline_items(plan.info.id),
+            target,
+            scorers,
+            run_options,
+            total_items=None,
+            data_source=source,
+        )
+        record = runs.create(plan.info, _non_empty(load_items(data, unique_ids=False), source))
+        plan.info = plan.info.model_copy(update={"total_items": record.info.total_items})
         return await _execute_stored(db, plan, run_options)
+
+
+def _non_empty(items: Iterator[Item], source: str | None) -> Iterator[Item]:
+    """``items``, or a ``ValueError`` before anything is stored when there are none."""
+    first = next(items, None)
+    if first is None:
+        raise ValueError(f"no items in {source or 'data'}")
+    return itertools.chain((first,), items)
 
 
 async def resume_run_async(

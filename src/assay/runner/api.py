@@ -109,12 +109,7 @@ async def run_evals_async(
     )
     memory = MemorySink()
     outcome = await execute_run(plan, memory, run_options)
-    results = sorted(memory.results, key=_order)
-    return RunResult.finished(plan.info, outcome.status, outcome.summary, results)
-
-
-def _order(result: ItemResult) -> tuple[int, int]:
-    return result.position, result.repeat
+    return RunResult.finished(plan.info, outcome.status, outcome.summary, memory.ordered())
 
 
 def run_evals(

@@ -24,9 +24,11 @@ from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TypeVar
 
+from assay.models.reliability import RUN_CONCURRENCY
 from assay.runner.hooks import RunHooks
 from assay.runner.progress import RunProgress
 from assay.runner.sink import ResultSink
+from assay.runner.trusted import construct
 from assay.scoring.scorer import Scorer
 from assay.summary.accumulator import SummaryAccumulator
 from assay.targets.base import Target, TargetOutput
@@ -88,20 +90,23 @@ async def _limited(work: Awaitable[_T], limit: asyncio.Timeout | None) -> _T:
 
 
 async def _score(
-    scorer: Scorer, item: Item, output: object, timeout_s: float | None = None
+    scorer: Scorer,
+    item: Item,
+    output: object,
+    timeout_s: float | None = None,
+    call_id: str | None = None,
 ) -> ScoreResult:
     limit = asyncio.timeout(timeout_s) if timeout_s is not None else None
     try:
-        return await _limited(
-            scorer.run(
-                input=item.input,
-                output=output,
-                ground_truth=item.expected_output,
-                context=item.context,
-                metadata=item.metadata,
-            ),
-            limit,
+        scoring = scorer.run(
+            input=item.input,
+            output=output,
+            ground_truth=item.expected_output,
+            context=item.context,
+            metadata=item.metadata,
+            call_id=call_id,
         )
+        return await (scoring if limit is None else _limited(scoring, limit))
     except Exception as exc:  # a broken custom scorer: isolate it to this score
         if isinstance(exc, TimeoutError) and limit is not None and limit.expired():
             message = f"scorer {scorer.label!r} did not finish within {timeout_s:g} s (timeout)"
@@ -111,7 +116,7 @@ async def _score(
         return ScoreResult(
             scorer_id=scorer.id,
             scorer_label=scorer.label,
-            call_id="",
+            call_id=call_id or "",
             status="error",
             error=ScoreError(message=message, kind=kind),
         )
@@ -124,14 +129,15 @@ async def run_unit(plan: RunPlan, position: int, item: Item, repeat: int) -> Ite
     clock = time.perf_counter()
     error: TargetError | None = None
     output: object = None
-    warnings: list[str] = []
     produced: TargetOutput | None = None
     timeout_s = plan.info.timeout_s
     limit = asyncio.timeout(timeout_s) if timeout_s is not None else None
     try:
-        produced = await _limited(plan.target.execute(item), limit)
+        if limit is None:  # no timeout: no wrapper coroutine either (the common case)
+            produced = await plan.target.execute(item)
+        else:
+            produced = await _limited(plan.target.execute(item), limit)
         output = produced.output
-        warnings.extend(produced.warnings)
     except Exception as exc:
         if isinstance(exc, TimeoutError) and limit is not None and limit.expired():
             error = TargetError(
@@ -145,34 +151,45 @@ async def run_unit(plan: RunPlan, position: int, item: Item, repeat: int) -> Ite
                 traceback="".join(traceback.format_exception(exc, limit=-8)),
             )
     latency_ms = (time.perf_counter() - clock) * 1000.0 if timed else None
+    warnings = list(produced.warnings) if produced is not None else []
     scores: dict[str, ScoreResult] = {}
     if error is None and plan.scorers:
+        # the call id says which run, item, repeat and scorer a score belongs to (and costs
+        # a tenth of the random UUID ``Scorer.run`` would draw)
+        call = f"{plan.info.id[:12]}-{position}-{repeat}-"
         if len(plan.scorers) == 1:
             scorer = plan.scorers[0]
-            scores[scorer.id] = await _score(scorer, item, output, timeout_s)
+            scores[scorer.id] = await _score(scorer, item, output, timeout_s, call + "0")
         else:
             results = await asyncio.gather(
-                *(_score(scorer, item, output, timeout_s) for scorer in plan.scorers)
+                *(
+                    _score(scorer, item, output, timeout_s, f"{call}{index}")
+                    for index, scorer in enumerate(plan.scorers)
+                )
             )
             scores = {
                 scorer.id: result for scorer, result in zip(plan.scorers, results, strict=True)
             }
-    return ItemResult.model_construct(
-        item_id=item.id,
-        repeat=repeat,
-        position=position,
-        input=item.input,
-        output=output,
-        expected_output=item.expected_output,
-        error=error,
-        latency_ms=latency_ms,
-        scores=scores,
-        warnings=warnings,
-        started_at=started,
-        completed_at=time.time(),
-        usage=produced.usage if produced is not None else None,
-        cost_usd=produced.cost_usd if produced is not None else None,
-        samples=produced.samples if produced is not None else None,
+    # every part was validated where it came in (item, target output, scores): built as is
+    return construct(
+        ItemResult,
+        {
+            "item_id": item.id,
+            "repeat": repeat,
+            "position": position,
+            "input": item.input,
+            "output": output,
+            "expected_output": item.expected_output,
+            "error": error,
+            "latency_ms": latency_ms,
+            "scores": scores,
+            "warnings": warnings,
+            "started_at": started,
+            "completed_at": time.time(),
+            "usage": produced.usage if produced is not None else None,
+            "cost_usd": produced.cost_usd if produced is not None else None,
+            "samples": produced.samples if produced is not None else None,
+        },
     )
 
 
@@ -222,7 +239,12 @@ async def execute(
                 if item_hooks:
                     await hooks.item_complete(result)
 
-        workers = [asyncio.create_task(worker()) for _ in range(max(1, info.concurrency))]
+        # judge calls of this run start their endpoint's limiter at the run's concurrency
+        concurrency = RUN_CONCURRENCY.set(info.concurrency)
+        try:
+            workers = [asyncio.create_task(worker()) for _ in range(max(1, info.concurrency))]
+        finally:
+            RUN_CONCURRENCY.reset(concurrency)
         try:
             await asyncio.gather(*workers)
         except asyncio.CancelledError:

@@ -7,6 +7,7 @@ in-memory sink keeps results; the store's sink writes them to the database in ba
 
 from __future__ import annotations
 
+from operator import attrgetter
 from typing import Protocol
 
 from assay.types import ItemResult, RunInfo, RunStatus, RunSummary
@@ -44,3 +45,10 @@ class MemorySink:
     async def finish(self, run_id: str, status: RunStatus, summary: RunSummary) -> None:
         self.status = status
         self.summary = summary
+
+    def ordered(self) -> list[ItemResult]:
+        """The results by item position, then repeat (they finish in any order)."""
+        return sorted(self.results, key=_ORDER)
+
+
+_ORDER = attrgetter("position", "repeat")

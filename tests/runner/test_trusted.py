@@ -1,0 +1,66 @@
+"""``construct``: the runner's trusted constructor builds exactly what validation builds."""
+
+from __future__ import annotations
+
+import pytest
+from pydantic import BaseModel, PrivateAttr
+
+from assay.runner.trusted import construct
+from assay.types import ItemResult, ScoreResult, TargetError, Usage
+
+
+def _fields() -> dict[str, object]:
+    score = ScoreResult(scorer_id="s", scorer_label="S", call_id="c", status="ready", score=0.5)
+    return {
+        "item_id": "i1",
+        "repeat": 1,
+        "position": 3,
+        "input": "q",
+        "output": {"answer": "a"},
+        "expected_output": "a",
+        "error": None,
+        "latency_ms": 1.5,
+        "scores": {"s": score},
+        "warnings": ["w"],
+        "started_at": 10.0,
+        "completed_at": 11.0,
+        "usage": Usage(input_tokens=3, output_tokens=4),
+        "cost_usd": 0.25,
+        "samples": ["a", "b"],
+    }
+
+
+def test_construct_equals_the_validated_model_and_dumps_the_same() -> None:
+    built = construct(ItemResult, _fields())
+    validated = ItemResult(**_fields())  # type: ignore[arg-type]
+    assert built == validated
+    assert built.model_dump(mode="json") == validated.model_dump(mode="json")
+    assert built.model_fields_set == validated.model_fields_set
+    assert ItemResult.model_validate_json(built.model_dump_json()) == validated
+
+
+def test_construct_keeps_the_model_frozen() -> None:
+    built = construct(ItemResult, _fields())
+    with pytest.raises(ValueError, match="frozen"):
+        built.position = 4  # type: ignore[misc]
+    copy = built.model_copy(update={"error": TargetError(message="x")})
+    assert copy.error is not None and built.error is None
+
+
+def test_a_missing_or_unknown_field_is_an_error_not_a_silent_default() -> None:
+    fields = _fields()
+    del fields["latency_ms"]
+    with pytest.raises(TypeError, match=r"missing fields \['latency_ms'\]"):
+        construct(ItemResult, fields)
+    fields = {**_fields(), "latency": 1.0}
+    with pytest.raises(TypeError, match=r"unknown fields \['latency'\]"):
+        construct(ItemResult, fields)
+
+
+def test_models_that_need_pydantic_construction_are_refused() -> None:
+    class WithPrivate(BaseModel):
+        value: int
+        _cache: int = PrivateAttr(default=0)
+
+    with pytest.raises(TypeError, match="pydantic's own construction"):
+        construct(WithPrivate, {"value": 1})
