@@ -482,3 +482,16 @@ def test_task_local_filters_by_function(tmp_path: Path) -> None:
     error = error_of(bad)
     assert error.key is not None and error.key.startswith("filter_list[0].filter[0]")
     assert "size" in str(error)
+
+
+def test_unknown_reduction_names_the_key_with_a_suggestion(tmp_path: Path) -> None:
+    path = tmp_path / "t.yaml"
+    path.write_text(
+        "task: t\ndataset_path: x.jsonl\ndoc_to_text: q\ndoc_to_target: a\n"
+        "metric_list:\n  - metric: exact_match\n    reduction: pas@k\n",
+        encoding="utf-8",
+    )
+    with pytest.raises(TaskConfigError, match=r"metric_list\[0\]\.reduction.*'pass@k'"):
+        load_task_config(path)
+    path.write_text(path.read_text().replace("pas@k", "majority"), encoding="utf-8")
+    assert isinstance(load_task_config(path), TaskConfig)

@@ -398,18 +398,13 @@ def _metric_problems(entry: MetricEntry, config: TaskConfig) -> Iterator[tuple[s
             _unknown("aggregation", aggregation, TASK_AGGREGATIONS.suggest(aggregation)),
         )
     if entry.reduction is not None:
-        reductions = _reductions()
-        if reductions is not None and entry.reduction not in reductions:
-            close = [str(n) for n in reductions if str(n).startswith(entry.reduction[:3])]
-            yield "reduction", _unknown("reduction", entry.reduction, close)
+        from assay.tasks.metrics import REDUCTIONS
 
-
-def _reductions() -> Any:
-    try:
-        module = importlib.import_module("assay.tasks.metrics")
-    except ImportError:
-        return None
-    return getattr(module, "REDUCTIONS", None)
+        if entry.reduction not in REDUCTIONS:
+            yield (
+                "reduction",
+                _unknown("reduction", entry.reduction, REDUCTIONS.suggest(entry.reduction)),
+            )
 
 
 def _is_scorer_type(name: str) -> bool:
