@@ -137,3 +137,17 @@ def test_read_predictions_reports_the_line(tmp_path: Path) -> None:
     path.write_text(json.dumps({"doc_id": -1, "responses": "x"}) + "\n")
     with pytest.raises(TaskRunError, match="non-negative"):
         read_predictions(path)
+
+
+def test_each_score_says_what_the_filters_extracted(tree: Path) -> None:
+    case = next(c for c in CASES if c["label"] == "gsm8k")
+    task = load_task(task_file(tree, case), docs=case["docs"])
+    run = run_task(
+        task, predictions=dict(enumerate(case["responses"])), stored=False, progress=False
+    ).run
+    first = next(r for r in run.results if r.item_id == "1")
+    strict = first.scores["exact_match,strict-match"]
+    assert strict.reason == "strict-match extracted '[invalid]' → exact_match 0"
+    assert strict.steps["preprocess"] == ["[invalid]"]
+    flexible = first.scores["exact_match,flexible-extract"]
+    assert flexible.reason == "flexible-extract extracted '$1,000.' → exact_match 1"

@@ -90,7 +90,13 @@ def process_doc(
     task: Task, doc: Mapping[str, Any], responses: Any, pipeline: Pipeline
 ) -> DocOutcome:
     """Filter ``doc``'s responses with ``pipeline`` and compute its per-doc metric values."""
-    results = filter_doc(task, doc, responses, pipeline)
+    return process_filtered(task, doc, filter_doc(task, doc, responses, pipeline), pipeline)
+
+
+def process_filtered(
+    task: Task, doc: Mapping[str, Any], results: list[Any], pipeline: Pipeline
+) -> DocOutcome:
+    """The per-doc metric values of ``doc`` from its filtered per-request ``results``."""
     entries = task_metrics_of(pipeline)
     names = [entry.name for entry in entries]
     filtered = results[0] if task.output_type == "generate_until" else results

@@ -2,7 +2,7 @@
 
 Every ``metric_list`` entry of every pipeline becomes a ``Scorer`` whose id is lm-eval's
 result key, ``"<metric>,<pipeline>"`` (``exact_match,strict-match``). For one doc it runs
-``processing.process_doc`` (filter → per-doc value) and returns:
+the pipeline's filters (its preprocess step) and the task's processing (score step) and returns:
 
 * ``value``: the per-doc number (0/1 for acc and exact_match, the log-likelihood for
   perplexity). Corpus metrics have no per-doc number in lm-eval; there the value is the
@@ -39,7 +39,7 @@ from assay.tasks.processing import (
     DocOutcome,
     filter_doc,
     is_scorer_metric,
-    process_doc,
+    process_filtered,
 )
 from assay.tasks.responses import as_json
 from assay.tasks.scales import metric_scale
@@ -129,7 +129,10 @@ class TaskMetricStep:
         self.pipeline_name = pipeline.name
 
     def __call__(self, ctx: StepContext) -> Score:
-        outcome = process_doc(self.task, _doc(ctx.call), ctx.call.output, self.pipeline)
+        results = ctx.preprocess_result
+        if not isinstance(results, list):
+            raise ValueError("the filter step gave no per-request results")
+        outcome = process_filtered(self.task, _doc(ctx.call), results, self.pipeline)
         return self.score(outcome)
 
     def score(self, outcome: DocOutcome) -> Score:
@@ -167,6 +170,38 @@ class TaskMetricStep:
                 f"({type(exc).__name__}: {exc}); its corpus value is still aggregated"
             ) from exc
         return single
+
+
+class FilterStep:
+    """The preprocess step of a task scorer: the pipeline's filtered per-request results
+    (kept in the result's steps, so a drill-down shows what the metric compared)."""
+
+    def __init__(self, task: Task, pipeline: Pipeline, *, identity: str) -> None:
+        self.task = task
+        self.pipeline = pipeline
+        self.identity = identity
+        self.pipeline_name = pipeline.name
+
+    def __call__(self, ctx: StepContext) -> list[Any]:
+        return filter_doc(self.task, _doc(ctx.call), ctx.call.output, self.pipeline)
+
+
+class MetricReason:
+    """The reason step: what the pipeline extracted and what the metric made of it, e.g.
+    ``strict-match extracted '72' → exact_match 1`` (the extraction notes an optimizer's
+    reflection model reads)."""
+
+    def __init__(self, metric: str, pipeline: str) -> None:
+        self.metric = metric
+        self.pipeline = pipeline
+
+    def __call__(self, ctx: StepContext) -> str:
+        results = ctx.preprocess_result
+        shown: Any = results[0] if isinstance(results, list) and len(results) == 1 else results
+        text = repr(as_json(shown))
+        if len(text) > 300:
+            text = text[:297] + "..."
+        return f"{self.pipeline} extracted {text} → {self.metric} {ctx.score:g}"
 
 
 def _is_number(value: Any) -> bool:
@@ -237,7 +272,7 @@ def _metric_scorer(
     if higher is None:
         higher = registered.higher_is_better if registered is not None else True
     step = TaskMetricStep(task, pipeline, entry, identity=identity)
-    return Scorer(
+    scorer = Scorer(
         id=key,
         label=key,
         description=f"lm-eval metric {entry.name} on filter pipeline {pipeline.name!r} "
@@ -246,4 +281,9 @@ def _metric_scorer(
         higher_is_better=higher,
         score_range=metric_scale(entry.name),
         aggregations=run_aggregation_names(entry.name, entry.aggregation, bootstrap_iters),
-    ).score(step)
+    )
+    return (
+        scorer.preprocess(FilterStep(task, pipeline, identity=identity))
+        .score(step)
+        .reason(MetricReason(entry.name, pipeline.name))
+    )
