@@ -38,7 +38,8 @@ tokens, greedy when each is its position's top token. A 404 on ``/completions``,
 without ``logprobs`` or a refused ``echo`` raises ``UnsupportedCapabilityError`` naming the
 endpoint; a refused ``max_tokens=0`` is retried once with 1 (the extra token is ignored).
 
-The ``openai`` package is imported on the first call, so ``import assay`` stays fast.
+The ``openai`` package is not imported by ``import assay``: making a model starts importing it
+in a background thread (``assay.models.sdk_import``), and the first call waits for that.
 """
 
 from __future__ import annotations
@@ -66,6 +67,7 @@ from assay.models.base import (
 )
 from assay.models.prices import DEFAULT_PRICES, PriceTable
 from assay.models.reliability import is_throttle_status, parse_retry_after, retryable_status
+from assay.models.sdk_import import start_openai_import, wait_for_openai
 from assay.models.structured import (
     prompt_contains_schema,
     schema_instruction,
@@ -183,6 +185,7 @@ class OpenAICompatibleModel:
             weakref.WeakKeyDictionary()
         )
         self._closing: set[asyncio.Task[None]] = set()
+        start_openai_import()
 
     # ------------------------------------------------------------------ identity
     @property
@@ -247,6 +250,7 @@ class OpenAICompatibleModel:
         settings: ModelSettings,
         n: int,
     ) -> ModelResponse:
+        wait_for_openai()
         client = self._client()
         from openai import OpenAIError
 
@@ -320,6 +324,7 @@ class OpenAICompatibleModel:
     async def _echo_logprobs(
         self, prompts: list[str], settings: ModelSettings | None
     ) -> list[list[_EchoToken]]:
+        wait_for_openai()
         from openai import APIStatusError, OpenAIError
         from openai.types import Completion
 
@@ -414,6 +419,7 @@ class OpenAICompatibleModel:
                 closing = loop.create_task(client.close())
                 self._closing.add(closing)
                 closing.add_done_callback(self._closing.discard)
+            wait_for_openai()
             try:
                 from openai import AsyncOpenAI
             except ImportError as exc:  # pragma: no cover - depends on the environment

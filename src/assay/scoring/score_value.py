@@ -51,6 +51,8 @@ def check_score(value: Any) -> CheckedScore:
     """Validate a score step's result: a finite real number (bools are rejected) or a
     ``Score`` whose value and values are finite numbers, whose value names are non-empty
     strings and whose corpus payload is JSON-serialisable (it is stored as JSON)."""
+    if type(value) is float and math.isfinite(value):  # the common case, checked cheaply
+        return CheckedScore(value, {}, None)
     if not isinstance(value, Score):
         return CheckedScore(_finite(value, ""), {}, None)
     values: dict[str, float] = {}

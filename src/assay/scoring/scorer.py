@@ -29,6 +29,7 @@ from assay.scoring.judge import JudgeStepError, execute_judge_step
 from assay.scoring.score_value import CheckedScore, check_score
 from assay.scoring.steps import FunctionStep, JudgeConfig, JudgeStep, Step, StepFunction, as_step
 from assay.scoring.sync import run_sync
+from assay.scoring.trusted_result import score_result
 from assay.types import (
     STEP_ORDER,
     JudgeCall,
@@ -44,6 +45,10 @@ class ScorerDefinitionError(ValueError):
 
 
 CallPreparer = Callable[[ScorerCall], ScorerCall]
+
+_PLAIN = frozenset({float, int, str, bool, type(None), dict, list, tuple})
+"""Result types that are never awaitable: a step returning one skips ``inspect.isawaitable``
+(which walks the ABC machinery) — most score steps return a plain float."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -208,7 +213,10 @@ class Scorer:
         metadata: dict[str, Any] | None = None,
     ) -> ScoreResult:
         """Score one output. Always returns a ``ScoreResult``; failures are ``status="error"``."""
-        if not any(name == "score" for name, _ in self.steps):
+        for name, _ in self.steps:  # a loop, not any(...): this runs once per item
+            if name == "score":
+                break
+        else:
             raise ScorerDefinitionError(
                 f"scorer {self.id!r} has no score step; add one with .score(...)"
             )
@@ -248,7 +256,7 @@ class Scorer:
                 ctx = StepContext(run, results, score)
                 if isinstance(step, FunctionStep):
                     value = step.fn(ctx)
-                    if inspect.isawaitable(value):
+                    if type(value) not in _PLAIN and inspect.isawaitable(value):
                         value = await value
                     if isinstance(value, NotScorable):
                         return self._result(
@@ -329,18 +337,18 @@ class Scorer:
         values: dict[str, float] | None = None,
         corpus: Any = None,
     ) -> ScoreResult:
-        return ScoreResult(
+        return score_result(
             scorer_id=self.id,
             scorer_label=self.label,
             call_id=run.call_id,
             status=status,
             score=score,
-            values=values or {},
+            values=dict(values) if values else {},
             corpus=corpus,
             reason=reason,
             steps=dict(results),
-            prompts=prompts,
-            judge_calls=calls,
+            prompts=dict(prompts),
+            judge_calls=list(calls),
             error=error,
             not_scorable_step=not_scorable_step,
             duration_ms=(time.perf_counter() - started) * 1000,
