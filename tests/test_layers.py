@@ -28,7 +28,8 @@ LAYERS: list[set[str]] = [
     {"store", "analysis"},
     {"operations", "testing"},
     {"optimize"},
-    {"cli", "server"},
+    {"server"},
+    {"cli"},
     {"assay", "__main__"},  # the package root: the public names, the composition root
 ]
 LEVEL = {room: level for level, rooms in enumerate(LAYERS) for room in rooms}

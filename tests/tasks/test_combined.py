@@ -50,7 +50,9 @@ def test_ensemble_and_filter_agreement(tree: Path) -> None:
         ensemble = scores[(str(doc), "ensemble,strict-match")]
         assert ensemble.score == pytest.approx((2 * exact + sim) / 3)
         assert ensemble.values == pytest.approx({"exact_match": exact, "content-similarity": sim})
-    agreement = [scores[(str(d), "filter_agreement,strict-match+flexible-extract")].score for d in range(3)]
+    agreement = [
+        scores[(str(d), "filter_agreement,strict-match+flexible-extract")].score for d in range(3)
+    ]
     assert agreement == [1.0, 0.0, 0.0]  # "72"/"72", "[invalid]"/"$1,000.", "[invalid]"/"70"
 
 

@@ -22,6 +22,7 @@ from assay.cli.datasets import datasets_app
 from assay.cli.optimize import optimize_command
 from assay.cli.run_cmd import run as run_command
 from assay.cli.runs import runs_app
+from assay.cli.serve import serve as serve_command
 from assay.cli.tasks import tasks_app
 from assay.scoring.registry import (
     ScorerRegistryError,
@@ -47,6 +48,7 @@ app.add_typer(tasks_app, name="tasks")
 app.command("run")(run_command)
 app.command("optimize")(optimize_command)
 app.command("calibrate")(calibrate_command)
+app.command("serve")(serve_command)
 
 
 def _print_version(value: bool) -> None:

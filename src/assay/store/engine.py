@@ -29,6 +29,7 @@ from sqlalchemy import URL, Connection, Engine, create_engine, make_url
 from sqlalchemy import exc as sa_exc
 from sqlalchemy.pool import StaticPool
 
+from assay.store.annotations_repo import AnnotationRepository
 from assay.store.cache import StoreModelCache
 from assay.store.certificates_repo import CertificateRepository
 from assay.store.codec import dumps, loads
@@ -36,6 +37,7 @@ from assay.store.datasets_repo import DatasetRepository
 from assay.store.db import WRITE_OPTION, Database, install_sqlite_transactions
 from assay.store.errors import StoreUnavailableError, describe_database_error
 from assay.store.optimizations_repo import OptimizationRepository
+from assay.store.run_queries import RunQueries
 from assay.store.runs_repo import RunRepository
 
 DATABASE_URL_ENV = "ASSAY_DATABASE_URL"
@@ -145,6 +147,8 @@ class Store:
         self.runs = RunRepository(self._db)
         self.certificates = CertificateRepository(self._db)
         self.optimizations = OptimizationRepository(self._db)
+        self.annotations = AnnotationRepository(self._db)
+        self.run_queries = RunQueries(self._db)
         self._cache: StoreModelCache | None = None
 
     @property

@@ -380,3 +380,21 @@ optimization_reflections = sa.Table(
     sa.Column("created_at", Timestamp, nullable=False),
     sa.Index("ix_optimization_reflections_optimization", "optimization_id", "created_at"),
 )
+
+item_annotations = sa.Table(
+    "annotations",
+    metadata,
+    sa.Column("id", RowId, primary_key=True, autoincrement=True),
+    sa.Column(
+        "run_id", sa.String(64), sa.ForeignKey("runs.id", ondelete="CASCADE"), nullable=False
+    ),
+    sa.Column("item_id", NulSafeString(255), nullable=False),
+    sa.Column("repeat", sa.Integer(), nullable=True),
+    sa.Column("scorer_id", sa.String(255), nullable=True),
+    sa.Column("author", NulSafeString(255), nullable=False),
+    sa.Column("label", NulSafeText(), nullable=True),
+    sa.Column("score", sa.Double(), nullable=True),
+    sa.Column("comment", NulSafeText(), nullable=True),
+    sa.Column("created_at", Timestamp, nullable=False),
+    sa.Index("ix_annotations_item", "run_id", "item_id", "id"),
+)

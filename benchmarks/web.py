@@ -1,0 +1,232 @@
+"""The HTTP server over a large stored run (issue 12).
+
+Builds (directly through the store, seeded) two runs of ``--items`` items (default
+100,000) with one scorer each, in a SQLite file, then starts ``assay serve``'s app under
+uvicorn in a child process and measures over real HTTP on loopback:
+
+- the run-detail API's first page (``GET /api/runs/{id}/items?limit=50``),
+- a filtered page (score range + scorer + text search),
+- the HTML run page (``GET /runs/{id}``, the web UI's; reported missing if it 404s),
+- a compare of the two runs, first page of rows (``GET /api/runs/{b}/compare?baseline={a}
+  &statistics=false``), a deep page, and the paired statistics
+  (``/compare/statistics``: the bootstrap over every item, cold, then cached),
+- paging through every item (``limit=500``), sampling the server's RSS, to show that
+  memory stays flat.
+
+Goals: each page < 300 ms, the compare's first page < 1 s, RSS flat while paging.
+Each timing is the median of ``--repeats`` requests (the cold compare: one request).
+
+Run: ``.venv/bin/python benchmarks/web.py [--items 100000] [--repeats 5]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import httpx
+
+from assay.store import Store, open_store
+from assay.types import ItemResult, RunInfo, ScoreResult, ScorerSpec, TargetSpec
+
+WORDS = [
+    "alpha", "beta", "gamma", "delta", "epsilon", "zeta",
+    "eta", "theta", "iota", "kappa", "lambda", "mu",
+]  # fmt: skip
+
+
+def _results(n: int, seed: int) -> list[ItemResult]:
+    rng = random.Random(seed)
+    out = []
+    for i in range(n):
+        score = round(rng.random(), 3)
+        text = " ".join(rng.choices(WORDS, k=8))
+        out.append(
+            ItemResult(
+                item_id=f"item-{i:06d}",
+                position=i,
+                input=f"question {i}: {text}",
+                output=f"answer {text}",
+                expected_output=f"answer {WORDS[i % len(WORDS)]}",
+                latency_ms=rng.uniform(50, 500),
+                scores={
+                    "similarity": ScoreResult(
+                        scorer_id="similarity",
+                        scorer_label="Similarity",
+                        call_id=f"c{i}",
+                        status="ready",
+                        score=score,
+                        reason="seeded",
+                    )
+                },
+            )
+        )
+    return out
+
+
+def build_run(store: Store, run_id: str, n: int, seed: int) -> None:
+    spec = ScorerSpec(id="similarity", label="Similarity")
+    store.runs.create(
+        RunInfo(
+            id=run_id,
+            name=run_id,
+            target=TargetSpec(kind="stored-output", label="stored"),
+            scorers=[spec],
+            total_items=n,
+        )
+    )
+    batch = 2000
+    for start in range(0, n, batch):
+        chunk = _results(min(batch, n - start), seed + start)
+        chunk = [
+            r.model_copy(update={"item_id": f"item-{start + i:06d}", "position": start + i})
+            for i, r in enumerate(chunk)
+        ]
+        store.runs.write_results(run_id, chunk)
+    store.runs.finish(run_id, "completed", None)
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def rss_mb(pid: int) -> float:
+    with open(f"/proc/{pid}/status", encoding="ascii") as fh:
+        for line in fh:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def timed(client: httpx.Client, url: str, repeats: int) -> tuple[float, int]:
+    times = []
+    status = 0
+    for _ in range(repeats):
+        start = time.perf_counter()
+        answer = client.get(url)
+        times.append((time.perf_counter() - start) * 1000)
+        status = answer.status_code
+    return statistics.median(times), status
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--items", type=int, default=100_000)
+    parser.add_argument("--repeats", type=int, default=5)
+    args = parser.parse_args()
+
+    with tempfile.TemporaryDirectory(prefix="assay-web-bench-") as tmp:
+        url = f"sqlite:///{Path(tmp) / 'bench.db'}"
+        started = time.perf_counter()
+        with open_store(url) as store:
+            build_run(store, "base", args.items, seed=1)
+            build_run(store, "cand", args.items, seed=2)
+        print(f"built 2 runs x {args.items:,} items in {time.perf_counter() - started:.1f} s")
+
+        port = _free_port()
+        env = {**os.environ, "ASSAY_DATABASE_URL": url, "ASSAY_SERVER_TOKEN": ""}
+        command = [
+            sys.executable, "-m", "uvicorn", "--factory", "assay.server.app:app_from_env",
+            "--port", str(port), "--log-level", "warning",
+        ]  # fmt: skip
+        server = subprocess.Popen(command, env=env)
+        base = f"http://127.0.0.1:{port}"
+        try:
+            with httpx.Client(base_url=base, timeout=60) as client:
+                for _ in range(300):
+                    try:
+                        client.get("/api/runs")
+                        break
+                    except httpx.TransportError:
+                        time.sleep(0.1)
+                rows = []
+
+                def measure(label: str, path: str, goal_ms: float, repeats: int) -> None:
+                    ms, status = timed(client, path, repeats)
+                    ok = status == 200 and ms < goal_ms
+                    verdict = "ok" if ok else ("MISSING" if status == 404 else "SLOW/FAIL")
+                    rows.append((label, ms, status, goal_ms, verdict))
+
+                measure(
+                    "run items, first page (50)", "/api/runs/cand/items?limit=50", 300, args.repeats
+                )
+                measure(
+                    "run items, filtered page (score 0.2-0.4, q=gamma)",
+                    "/api/runs/cand/items?limit=50&scorer=similarity&min_score=0.2&max_score=0.4&q=gamma",
+                    300,
+                    args.repeats,
+                )
+                measure(
+                    "run items, errors only (none)",
+                    "/api/runs/cand/items?errors_only=true",
+                    300,
+                    args.repeats,
+                )
+                measure("HTML run page /runs/{id}", "/runs/cand", 300, args.repeats)
+                compare = "/api/runs/cand/compare?baseline=base&limit=50"
+                measure(
+                    "compare first page, rows only (cold)", compare + "&statistics=false", 1000, 1
+                )
+                measure(
+                    "compare first page, rows only",
+                    compare + "&statistics=false",
+                    1000,
+                    args.repeats,
+                )
+                measure(
+                    "compare page 101 (offset 5,000), rows only",
+                    compare + "&offset=5000&statistics=false",
+                    1000,
+                    args.repeats,
+                )
+                stats = "/api/runs/cand/compare/statistics?baseline=base"
+                measure("compare statistics alone, cold (bootstrap)", stats, 1000, 1)
+                measure("compare statistics alone, cached", stats, 1000, args.repeats)
+                measure("compare first page with statistics (cached)", compare, 1000, args.repeats)
+                for label, ms, status, goal, verdict in rows:
+                    print(
+                        f"{label:55s} {ms:8.1f} ms  HTTP {status}  goal < {goal:.0f} ms  {verdict}"
+                    )
+
+                samples = []
+                page_times = []
+                offset = 0
+                pages = 0
+                while True:
+                    start = time.perf_counter()
+                    page = client.get(f"/api/runs/cand/items?limit=500&offset={offset}").json()
+                    page_times.append((time.perf_counter() - start) * 1000)
+                    if pages % 20 == 0:
+                        samples.append(rss_mb(server.pid))
+                    pages += 1
+                    offset += len(page["items"])
+                    if not page["items"]:
+                        break
+                samples.append(rss_mb(server.pid))
+                print(
+                    f"paged {offset:,} items in {pages} pages of 500: median "
+                    f"{statistics.median(page_times):.0f} ms, max {max(page_times):.0f} ms per page"
+                )
+                print(
+                    "server RSS MB while paging (every 20 pages): "
+                    + ", ".join(f"{s:.0f}" for s in samples)
+                    + f"  (first {samples[0]:.0f}, max {max(samples):.0f}, last {samples[-1]:.0f})"
+                )
+        finally:
+            server.terminate()
+            server.wait(timeout=10)
+
+
+if __name__ == "__main__":
+    main()

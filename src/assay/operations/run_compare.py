@@ -1,0 +1,139 @@
+"""Compare runs against a baseline item by item: paged rows, worst change first, and the
+paired statistics of ``analysis.compare`` for each run against the baseline.
+
+The rows come from SQL (``store.run_queries.compare_rows``) so the first page of two
+100,000-item runs does not wait for Python to walk every item; the statistics are computed
+once per (baseline, run, result counts) and kept in a small cache, because the bootstrap
+over every paired item is the expensive part and stored results never change.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+
+from pydantic import BaseModel
+
+from assay.analysis.compare import RunComparison, compare_runs
+from assay.store import Store, using_store
+from assay.types import RunRecord
+
+MAX_PAGE = 500
+_CACHE_SIZE = 16
+_cache: OrderedDict[tuple[str, int, str, int, float], RunComparison] = OrderedDict()
+_cache_lock = threading.Lock()
+
+
+class CompareRowOut(BaseModel):
+    """One (item, scorer): the baseline's mean, each run's mean and delta (``None`` where
+    that run has no number), and whether any run regressed on it."""
+
+    item_id: str
+    scorer: str
+    position: int
+    baseline: float
+    scores: list[float | None]
+    deltas: list[float | None]
+    regressed: bool
+
+
+class ComparePage(BaseModel):
+    baseline: str
+    runs: list[str]
+    total: int
+    offset: int
+    limit: int
+    rows: list[CompareRowOut]
+    statistics: list[RunComparison]
+    """One paired comparison per run in ``runs`` (run B) against the baseline (run A)."""
+
+
+def _statistics(db: Store, base: RunRecord, other: RunRecord, threshold: float) -> RunComparison:
+    key = (base.info.id, base.completed_results, other.info.id, other.completed_results, threshold)
+    live = base.status in ("pending", "running") or other.status in ("pending", "running")
+    with _cache_lock:
+        cached = _cache.get(key)
+    if cached is not None and not live:
+        return cached
+    result = compare_runs(
+        base,
+        db.runs.score_rows(base.info.id),
+        other,
+        db.runs.score_rows(other.info.id),
+        threshold=threshold,
+    )
+    if not live:
+        with _cache_lock:
+            _cache[key] = result
+            while len(_cache) > _CACHE_SIZE:
+                _cache.popitem(last=False)
+    return result
+
+
+def compare_page(
+    baseline: str,
+    runs: list[str],
+    *,
+    scorer: str | None = None,
+    threshold: float = 0.0,
+    offset: int = 0,
+    limit: int = 50,
+    with_statistics: bool = True,
+    store: Store | None = None,
+) -> ComparePage:
+    """Runs ``runs`` (ids or unique prefixes) against ``baseline``: a page of per-item
+    rows, regressions first, and (``with_statistics``) the paired statistics."""
+    if not runs:
+        raise ValueError("compare needs at least one run besides the baseline")
+    if offset < 0 or not 1 <= limit <= MAX_PAGE:
+        raise ValueError(f"offset must be >= 0 and limit 1..{MAX_PAGE}")
+    with using_store(store) as db:
+        base = db.runs.get(baseline)
+        others = [db.runs.get(run) for run in runs]
+        lower = [spec.id for spec in base.info.scorers if not spec.higher_is_better]
+        total, rows = db.run_queries.compare_rows(
+            base.info.id,
+            [run.info.id for run in others],
+            lower_is_better=lower,
+            scorer=scorer,
+            offset=offset,
+            limit=limit,
+            single_repeat=all(run.info.repeats == 1 for run in (base, *others)),
+        )
+        stats = [_statistics(db, base, run, threshold) for run in others] if with_statistics else []
+    out = []
+    for row in rows:
+        sign = -1.0 if row.scorer_id in lower else 1.0
+        out.append(
+            CompareRowOut(
+                item_id=row.item_id,
+                scorer=row.scorer_id,
+                position=row.position,
+                baseline=row.baseline,
+                scores=list(row.scores),
+                deltas=list(row.deltas),
+                regressed=any(d is not None and sign * d < -threshold for d in row.deltas),
+            )
+        )
+    return ComparePage(
+        baseline=base.info.id,
+        runs=[run.info.id for run in others],
+        total=total,
+        offset=offset,
+        limit=limit,
+        rows=out,
+        statistics=stats,
+    )
+
+
+def compare_statistics(
+    baseline: str, runs: list[str], *, threshold: float = 0.0, store: Store | None = None
+) -> list[RunComparison]:
+    """Only the paired statistics of each run against ``baseline`` (cached like
+    ``compare_page``'s): for a client that shows the rows first and the statistics when
+    they are ready (the bootstrap over 100,000 items takes seconds)."""
+    if not runs:
+        raise ValueError("compare needs at least one run besides the baseline")
+    with using_store(store) as db:
+        base = db.runs.get(baseline)
+        return [_statistics(db, base, db.runs.get(run), threshold) for run in runs]

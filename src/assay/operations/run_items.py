@@ -1,0 +1,144 @@
+"""Browse a stored run's results: filtered, paginated pages and one item's repeats.
+
+The API's ``GET /api/runs/{id}/items`` and a Python user get the same page from
+``run_items_page``; the filtering and paging happen in SQL (``store.run_queries``).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections.abc import Iterator
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from assay.store import Store, open_store, using_store
+from assay.store.run_queries import ResultFilter
+from assay.types import ItemResult
+
+MAX_PAGE = 500
+
+ScoreStatusFilter = Literal["ready", "error", "not_scorable", "skipped"]
+
+
+class RunItemFilter(BaseModel):
+    """Which results to show (see ``store.run_queries.ResultFilter``); scores are on the
+    scorer's own scale."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    scorer: str | None = Field(default=None, max_length=255)
+    min_score: float | None = Field(default=None, allow_inf_nan=False)
+    max_score: float | None = Field(default=None, allow_inf_nan=False)
+    status: ScoreStatusFilter | None = None
+    errors_only: bool = False
+    q: str | None = Field(default=None, max_length=500)
+
+
+class RunItemsPage(BaseModel):
+    """One page of results: ``total`` counts every result passing the filter."""
+
+    run_id: str
+    total: int
+    offset: int
+    limit: int
+    items: list[ItemResult]
+
+
+def run_items_page(
+    run_id: str,
+    wanted: RunItemFilter | None = None,
+    *,
+    offset: int = 0,
+    limit: int = 50,
+    store: Store | None = None,
+) -> RunItemsPage:
+    """Results of run ``run_id`` (an id or unique prefix) passing ``wanted``, in (position,
+    repeat) order: ``limit`` (at most ``MAX_PAGE``) from ``offset``."""
+    if offset < 0 or not 1 <= limit <= MAX_PAGE:
+        raise ValueError(f"offset must be >= 0 and limit 1..{MAX_PAGE}")
+    wanted = wanted or RunItemFilter()
+    query = ResultFilter(**wanted.model_dump())
+    with using_store(store) as db:
+        run = db.runs.get(run_id).info.id
+        return RunItemsPage(
+            run_id=run,
+            total=db.run_queries.count(run, query),
+            offset=offset,
+            limit=limit,
+            items=db.run_queries.page(run, query, offset=offset, limit=limit),
+        )
+
+
+def run_item(run_id: str, item_id: str, *, store: Store | None = None) -> list[ItemResult]:
+    """Every repeat of one item of the run; ``LookupError`` when the run lacks it."""
+    from assay.store.annotations_repo import ItemNotInRunError
+
+    with using_store(store) as db:
+        run = db.runs.get(run_id).info.id
+        results = db.run_queries.item(run, item_id)
+    if not results:
+        raise ItemNotInRunError(run, item_id)
+    return results
+
+
+ExportFormat = Literal["jsonl", "csv"]
+
+
+def export_lines(
+    run_id: str, fmt: ExportFormat, *, store: Store | None = None
+) -> tuple[str, Iterator[str]]:
+    """(run id, lines) of the run's results, streamed: ``jsonl`` is one ``ItemResult``
+    per line; ``csv`` one row per result with each scorer's status and score. The run is
+    looked up now (so a bad id fails before anything is sent); lines are read lazily."""
+    db = store if store is not None else open_store()
+    record = db.runs.get(run_id)
+    scorer_ids = [spec.id for spec in record.info.scorers]
+    results = db.runs.results(record.info.id)
+    if fmt == "jsonl":
+        return record.info.id, (result.model_dump_json() + "\n" for result in results)
+    return record.info.id, _csv_lines(results, scorer_ids)
+
+
+def _csv_lines(results: Iterator[ItemResult], scorer_ids: list[str]) -> Iterator[str]:
+    buffer = io.StringIO()
+    writer = csv.writer(buffer)
+
+    def flush() -> str:
+        text = buffer.getvalue()
+        buffer.seek(0)
+        buffer.truncate()
+        return text
+
+    header = ["item_id", "repeat", "position", "error", "latency_ms", "input", "output"]
+    for scorer in scorer_ids:
+        header += [f"{scorer}.status", f"{scorer}.score"]
+    writer.writerow(header)
+    yield flush()
+    for result in results:
+        row: list[object] = [
+            result.item_id,
+            result.repeat,
+            result.position,
+            "" if result.error is None else result.error.message,
+            "" if result.latency_ms is None else result.latency_ms,
+            _text(result.input),
+            _text(result.output),
+        ]
+        for scorer in scorer_ids:
+            score = result.scores.get(scorer)
+            row += (
+                ["", ""]
+                if score is None
+                else [score.status, "" if score.score is None else score.score]
+            )
+        writer.writerow(row)
+        yield flush()
+
+
+def _text(value: object) -> str:
+    if value is None:
+        return ""
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)

@@ -1,0 +1,287 @@
+"""Read-side views the web UI pages need, on top of the API's own queries
+(``run_items``, ``run_compare``): a run's results grouped per item (repeats together),
+optionally sorted by score, and a comparison page with the text diff of the outputs.
+
+They live here, not in the server, so the pages hold no logic the Python API lacks, and
+they build on the same SQL-backed queries as ``/api/runs/...`` so the HTML and the JSON
+never disagree about which results match a filter.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+from collections.abc import Iterable, Iterator
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from assay.operations.run_compare import MAX_PAGE as MAX_COMPARE_PAGE
+from assay.operations.run_compare import ComparePage, compare_page
+from assay.operations.run_items import MAX_PAGE, RunItemFilter, run_items_page
+from assay.store import Store, using_store
+from assay.store.run_queries import ResultFilter
+from assay.types import ItemResult
+
+SortOrder = Literal["position", "score_asc", "score_desc"]
+SCAN_CHUNK = 500
+"""Results per query while ranking a whole run by score."""
+
+
+class ItemGroup(BaseModel):
+    """One dataset item with the results (repeats) of it that passed the filter."""
+
+    item_id: str
+    position: int
+    results: list[ItemResult]
+    mean_scores: dict[str, float | None] = Field(default_factory=dict)
+    """Per scorer id: the mean score over these results that have one (``None``: none)."""
+    has_error: bool = False
+    """A result failed in the target or one of its scores is an error."""
+
+
+class ItemsView(BaseModel):
+    """A page of grouped results. ``unit`` says what ``total``, ``offset`` and the pager
+    count: ``"results"`` in dataset order (one per item and repeat), ``"items"`` when sorted
+    by score (a whole item ranks by its mean)."""
+
+    groups: list[ItemGroup]
+    total: int
+    offset: int
+    unit: Literal["results", "items"]
+    next_offset: int | None = None
+    prev_offset: int | None = None
+    sort_scorer: str | None = None
+
+
+def _as_text(value: Any) -> str:
+    """A value as the text a person reads (and diffs)."""
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, ensure_ascii=False, indent=2, sort_keys=True, default=str)
+
+
+def _mean_scores(results: list[ItemResult]) -> dict[str, float | None]:
+    collected: dict[str, list[float]] = {}
+    for result in results:
+        for scorer_id, score in result.scores.items():
+            values = collected.setdefault(scorer_id, [])
+            if score.status == "ready" and score.score is not None:
+                values.append(score.score)
+    return {key: (sum(v) / len(v) if v else None) for key, v in collected.items()}
+
+
+def _make_group(results: list[ItemResult]) -> ItemGroup:
+    return ItemGroup(
+        item_id=results[0].item_id,
+        position=results[0].position,
+        results=results,
+        mean_scores=_mean_scores(results),
+        has_error=any(
+            r.error is not None or any(s.status == "error" for s in r.scores.values())
+            for r in results
+        ),
+    )
+
+
+def group_results(results: Iterable[ItemResult]) -> Iterator[ItemGroup]:
+    """Consecutive results of the same item as one group (results come in (position,
+    repeat) order)."""
+    current: list[ItemResult] = []
+    for result in results:
+        if current and result.item_id != current[0].item_id:
+            yield _make_group(current)
+            current = []
+        current.append(result)
+    if current:
+        yield _make_group(current)
+
+
+def _only_scorer(wanted: RunItemFilter) -> bool:
+    """No condition but (maybe) the scorer: which results match follows from the scores."""
+    return (
+        wanted.min_score is None
+        and wanted.max_score is None
+        and wanted.status is None
+        and not wanted.errors_only
+        and not wanted.q
+    )
+
+
+def run_item_groups(
+    run_id: str,
+    wanted: RunItemFilter | None = None,
+    *,
+    sort: SortOrder = "position",
+    offset: int = 0,
+    limit: int = 50,
+    store: Store | None = None,
+) -> ItemsView:
+    """About ``limit`` items of the run whose results pass ``wanted``, repeats grouped.
+
+    In dataset order this is one SQL page (``run_items_page``) of ``limit × repeats``
+    results. Sorted by score it ranks every item by the mean of its matching results'
+    scores for ``wanted.scorer`` (default: the run's first scorer; items without a score
+    last), which reads the whole run's matching results once: slower on huge runs, exact.
+    """
+    wanted = wanted or RunItemFilter()
+    if offset < 0 or limit < 1:
+        raise ValueError(f"offset must be >= 0 and limit >= 1 (got offset={offset}, limit={limit})")
+    with using_store(store) as db:
+        record = db.runs.get(run_id)
+        run = record.info.id
+        scorer_ids = [spec.id for spec in record.info.scorers]
+        if wanted.scorer is not None and wanted.scorer not in scorer_ids:
+            known = ", ".join(scorer_ids) or "none"
+            raise ValueError(f"scorer {wanted.scorer!r} is not in run {run} (scorers: {known})")
+        if sort == "position":
+            size = min(limit * max(record.info.repeats, 1), MAX_PAGE)
+            page = run_items_page(run, wanted, offset=offset, limit=size, store=db)
+            end = offset + len(page.items)
+            return ItemsView(
+                groups=list(group_results(page.items)),
+                total=page.total,
+                offset=offset,
+                unit="results",
+                next_offset=end if end < page.total else None,
+                prev_offset=max(0, offset - size) if offset > 0 else None,
+            )
+        ranking_scorer = wanted.scorer or (scorer_ids[0] if scorer_ids else None)
+        matched: dict[str, set[int]] = {}
+        sums: dict[str, list[float]] = {}
+        first_position: dict[str, int] = {}
+
+        def take(item_id: str, position: int, repeat: int) -> None:
+            matched.setdefault(item_id, set()).add(repeat)
+            first_position.setdefault(item_id, position)
+
+        def scan(query: ResultFilter, *, ranks: bool = True) -> None:
+            start = 0
+            while True:
+                chunk = db.run_queries.page(run, query, offset=start, limit=SCAN_CHUNK)
+                for result in chunk:
+                    take(result.item_id, result.position, result.repeat)
+                    score = result.scores.get(ranking_scorer) if ranking_scorer and ranks else None
+                    if score is not None and score.status == "ready" and score.score is not None:
+                        sums.setdefault(result.item_id, []).append(score.score)
+                if len(chunk) < SCAN_CHUNK:
+                    return
+                start += SCAN_CHUNK
+
+        if _only_scorer(wanted):
+            # The flat score rows are far cheaper to stream than whole results. Without a
+            # scorer every result matches: those with no score at all (the target failed)
+            # come from the errors-only query.
+            for row in db.runs.score_rows(run):
+                if wanted.scorer is None or row.scorer_id == wanted.scorer:
+                    take(row.item_id, row.position, row.repeat)
+                if (
+                    row.scorer_id == ranking_scorer
+                    and row.status == "ready"
+                    and row.score is not None
+                ):
+                    sums.setdefault(row.item_id, []).append(row.score)
+            if wanted.scorer is None:
+                scan(ResultFilter(errors_only=True), ranks=False)  # scores counted above
+        else:
+            scan(ResultFilter(**wanted.model_dump()))
+
+        def rank(item_id: str) -> tuple[int, float, int]:
+            values = sums.get(item_id)
+            if not values:
+                return (1, 0.0, first_position[item_id])
+            mean = sum(values) / len(values)
+            return (0, mean if sort == "score_asc" else -mean, first_position[item_id])
+
+        ordered = sorted(matched, key=rank)
+        groups = []
+        for item_id in ordered[offset : offset + limit]:
+            results = [r for r in db.run_queries.item(run, item_id) if r.repeat in matched[item_id]]
+            groups.append(_make_group(results))
+    end = offset + len(groups)
+    return ItemsView(
+        groups=groups,
+        total=len(ordered),
+        offset=offset,
+        unit="items",
+        next_offset=end if end < len(ordered) else None,
+        prev_offset=max(0, offset - limit) if offset > 0 else None,
+        sort_scorer=ranking_scorer,
+    )
+
+
+def output_diff(a: str, b: str) -> list[tuple[str, str]]:
+    """Line diff of two texts as (tag, line), tag ``" "``, ``"-"`` (only in ``a``) or
+    ``"+"`` (only in ``b``); every line is kept (outputs are short and read better whole)."""
+    lines: list[tuple[str, str]] = []
+    for line in difflib.ndiff(a.splitlines(), b.splitlines()):
+        tag = line[:1]
+        if tag in {" ", "-", "+"}:
+            lines.append((tag, line[2:]))
+    return lines
+
+
+class CompareView(BaseModel):
+    """``run_compare.compare_page`` plus, for each item on the page, every run's output
+    (first repeat; the baseline's first) and each run's line diff against the baseline."""
+
+    page: ComparePage
+    outputs: dict[str, list[str]]
+    diffs: dict[str, list[list[tuple[str, str]]]]
+    directions: dict[str, float]
+    """Per scorer id: 1.0 when higher is better, -1.0 when lower is (the baseline's)."""
+    states: list[Literal["regressed", "improved", "same"]]
+    """Per row of ``page.rows``: worse in some run, else better in some run, else same."""
+
+
+def _first_output(store: Store, run_id: str, item_id: str) -> str:
+    results = store.run_queries.item(run_id, item_id)
+    if not results:
+        return ""
+    first = results[0]
+    if first.error is not None:
+        return f"[{first.error.kind}: {first.error.message}]"
+    return _as_text(first.output)
+
+
+def compare_view(
+    baseline: str,
+    runs: list[str],
+    *,
+    offset: int = 0,
+    limit: int = 50,
+    store: Store | None = None,
+) -> CompareView:
+    """A page of ``runs`` against ``baseline`` (regressions first, paired statistics) with
+    the output diffs of the page's items."""
+    limit = min(limit, MAX_COMPARE_PAGE)
+    with using_store(store) as db:
+        page = compare_page(baseline, runs, offset=offset, limit=limit, store=db)
+        directions = {
+            spec.id: (1.0 if spec.higher_is_better else -1.0)
+            for spec in db.runs.get(page.baseline).info.scorers
+        }
+        outputs: dict[str, list[str]] = {}
+        for row in page.rows:
+            if row.item_id not in outputs:
+                outputs[row.item_id] = [
+                    _first_output(db, run_id, row.item_id) for run_id in [page.baseline, *page.runs]
+                ]
+    diffs = {
+        item_id: [output_diff(texts[0], other) for other in texts[1:]]
+        for item_id, texts in outputs.items()
+    }
+    states: list[Literal["regressed", "improved", "same"]] = []
+    for row in page.rows:
+        sign = directions.get(row.scorer, 1.0)
+        if row.regressed:
+            states.append("regressed")
+        elif any(d is not None and sign * d > 0 for d in row.deltas):
+            states.append("improved")
+        else:
+            states.append("same")
+    return CompareView(
+        page=page, outputs=outputs, diffs=diffs, directions=directions, states=states
+    )

@@ -1,0 +1,237 @@
+"""``/api/runs``: start, list, detail, items, compare, export, cancel, resume, progress."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from typing import Annotated, Any
+
+from fastapi import APIRouter, HTTPException, Query
+from fastapi.responses import StreamingResponse
+from pydantic import BaseModel
+from starlette.concurrency import run_in_threadpool
+
+from assay.analysis.compare import RunComparison
+from assay.operations.run_compare import ComparePage, compare_page, compare_statistics
+from assay.operations.run_items import (
+    MAX_PAGE,
+    ExportFormat,
+    RunItemFilter,
+    RunItemsPage,
+    ScoreStatusFilter,
+    export_lines,
+    run_item,
+    run_items_page,
+)
+from assay.operations.run_requests import RunRequest
+from assay.server.api.deps import MAX_OFFSET, RunJobsDep, StoreDep, responses
+from assay.server.sse import sse_response
+from assay.store import Store
+from assay.types import ItemResult, RunRecord
+
+router = APIRouter(tags=["runs"])
+
+POLL_S = 0.25
+MAX_COMPARED = 10
+
+
+class RunStarted(BaseModel):
+    run_id: str
+
+
+class Cancelled(BaseModel):
+    run_id: str
+    cancelled: bool
+
+
+def _progress(record: RunRecord) -> dict[str, Any]:
+    repeats = record.info.repeats
+    total = None if record.info.total_items is None else record.info.total_items * repeats
+    return {
+        "done": record.completed_results,
+        "total": total,
+        "errors": record.failed_results,
+        "status": record.status,
+    }
+
+
+@router.post("/runs", response_model=RunStarted, status_code=201, responses=responses(404))
+async def start_run(body: RunRequest, jobs: RunJobsDep) -> RunStarted:
+    """Start a run in the background of the server (stored as it goes); answers once the
+    run is stored with its id. Follow it on ``/api/runs/{id}/events``."""
+    return RunStarted(run_id=await jobs.start(body))
+
+
+@router.get("/runs", response_model=list[RunRecord])
+def list_runs(
+    store: StoreDep,
+    limit: Annotated[int, Query(ge=1, le=MAX_PAGE)] = 50,
+    offset: Annotated[int, Query(ge=0, le=MAX_OFFSET)] = 0,
+    dataset: Annotated[str | None, Query(max_length=255)] = None,
+) -> list[RunRecord]:
+    """Runs, newest first."""
+    return store.runs.list(limit=limit, offset=offset, dataset=dataset)
+
+
+@router.get("/runs/{run_id}", response_model=RunRecord, responses=responses(404))
+def get_run(run_id: str, store: StoreDep) -> RunRecord:
+    """The run's settings, status, counters and (when finished) summary."""
+    return store.runs.get(run_id)
+
+
+@router.get("/runs/{run_id}/items", response_model=RunItemsPage, responses=responses(404))
+def list_run_items(
+    run_id: str,
+    store: StoreDep,
+    offset: Annotated[int, Query(ge=0, le=MAX_OFFSET)] = 0,
+    limit: Annotated[int, Query(ge=1, le=MAX_PAGE)] = 50,
+    min_score: Annotated[float | None, Query(allow_inf_nan=False)] = None,
+    max_score: Annotated[float | None, Query(allow_inf_nan=False)] = None,
+    scorer: Annotated[str | None, Query(max_length=255)] = None,
+    status: ScoreStatusFilter | None = None,
+    errors_only: bool = False,
+    q: Annotated[str | None, Query(max_length=500)] = None,
+) -> RunItemsPage:
+    """A page of item results; scores on each scorer's own scale."""
+    wanted = RunItemFilter(
+        scorer=scorer,
+        min_score=min_score,
+        max_score=max_score,
+        status=status,
+        errors_only=errors_only,
+        q=q or None,
+    )
+    return run_items_page(run_id, wanted, offset=offset, limit=limit, store=store)
+
+
+@router.get(
+    "/runs/{run_id}/items/{item_id}", response_model=list[ItemResult], responses=responses(404)
+)
+def get_run_item(run_id: str, item_id: str, store: StoreDep) -> list[ItemResult]:
+    """Every repeat of one item, with scores, reasons, judge prompts and raw answers."""
+    return run_item(run_id, item_id, store=store)
+
+
+@router.get("/runs/{run_id}/compare", response_model=ComparePage, responses=responses(404))
+def compare(
+    run_id: str,
+    store: StoreDep,
+    baseline: Annotated[str, Query(min_length=1, max_length=255)],
+    runs: Annotated[
+        str | None, Query(max_length=2000, description="more run ids, comma-separated")
+    ] = None,
+    scorer: Annotated[str | None, Query(max_length=255)] = None,
+    threshold: Annotated[float, Query(ge=0, allow_inf_nan=False)] = 0.0,
+    offset: Annotated[int, Query(ge=0, le=MAX_OFFSET)] = 0,
+    limit: Annotated[int, Query(ge=1, le=MAX_PAGE)] = 50,
+    statistics: bool = True,
+) -> ComparePage:
+    """``run_id`` (and ``runs``) against ``baseline``: per-item rows, regressions first,
+    with the paired statistics of each run against the baseline."""
+    others = [run_id, *(part.strip() for part in (runs or "").split(",") if part.strip())]
+    if len(others) > MAX_COMPARED:
+        raise HTTPException(422, f"compare at most {MAX_COMPARED} runs at once")
+    return compare_page(
+        baseline,
+        others,
+        scorer=scorer,
+        threshold=threshold,
+        offset=offset,
+        limit=limit,
+        with_statistics=statistics,
+        store=store,
+    )
+
+
+@router.get(
+    "/runs/{run_id}/compare/statistics",
+    response_model=list[RunComparison],
+    responses=responses(404),
+)
+def compare_stats(
+    run_id: str,
+    store: StoreDep,
+    baseline: Annotated[str, Query(min_length=1, max_length=255)],
+    runs: Annotated[
+        str | None, Query(max_length=2000, description="more run ids, comma-separated")
+    ] = None,
+    threshold: Annotated[float, Query(ge=0, allow_inf_nan=False)] = 0.0,
+) -> list[RunComparison]:
+    """Only the paired statistics (what ``compare`` returns with ``statistics=true``)."""
+    others = [run_id, *(part.strip() for part in (runs or "").split(",") if part.strip())]
+    if len(others) > MAX_COMPARED:
+        raise HTTPException(422, f"compare at most {MAX_COMPARED} runs at once")
+    return compare_statistics(baseline, others, threshold=threshold, store=store)
+
+
+@router.get(
+    "/runs/{run_id}/export",
+    response_class=StreamingResponse,
+    responses={200: {"content": {"application/x-ndjson": {}, "text/csv": {}}}, **responses(404)},
+)
+def export(run_id: str, store: StoreDep, format: ExportFormat = "jsonl") -> StreamingResponse:
+    """Every result of the run, streamed as JSON lines or CSV."""
+    found, lines = export_lines(run_id, format, store=store)
+    media = "application/x-ndjson" if format == "jsonl" else "text/csv"
+    return StreamingResponse(
+        lines,
+        media_type=media,
+        headers={"Content-Disposition": f'attachment; filename="run-{found}.{format}"'},
+    )
+
+
+@router.post("/runs/{run_id}/cancel", response_model=Cancelled, responses=responses(404, 409))
+async def cancel_run(run_id: str, store: StoreDep, jobs: RunJobsDep) -> Cancelled:
+    """Stop a run this server is executing; it is stored as interrupted (resume it)."""
+    record = await run_in_threadpool(store.runs.get, run_id)
+    if not await jobs.cancel(record.info.id):
+        raise HTTPException(
+            409, f"run {record.info.id!r} is not executing in this server ({record.status})"
+        )
+    return Cancelled(run_id=record.info.id, cancelled=True)
+
+
+@router.post("/runs/{run_id}/resume", response_model=RunStarted, responses=responses(404, 409))
+async def resume(run_id: str, store: StoreDep, jobs: RunJobsDep) -> RunStarted:
+    """Finish an interrupted or failed run in the background (only the missing results)."""
+    record = await run_in_threadpool(store.runs.get, run_id)
+    if jobs.is_live(record.info.id):
+        raise HTTPException(409, f"run {record.info.id!r} is already executing")
+    return RunStarted(run_id=await jobs.resume(record.info.id))
+
+
+async def _run_events(store: Store, jobs: Any, run_id: str) -> AsyncIterator[tuple[str, Any]]:
+    queue = jobs.listen(run_id)
+    try:
+        last: dict[str, Any] | None = None
+        while True:
+            record = await run_in_threadpool(store.runs.get, run_id)
+            while not queue.empty():
+                result: ItemResult = queue.get_nowait()
+                yield "item", result.model_dump(mode="json", include=_ITEM_EVENT_FIELDS)
+            progress = _progress(record)
+            if progress != last:
+                last = progress
+                yield "progress", progress
+            if record.status not in ("pending", "running") and not jobs.is_live(run_id):
+                summary = None if record.summary is None else record.summary.model_dump(mode="json")
+                yield "finished", {"status": record.status, **progress, "summary": summary}
+                return
+            await asyncio.sleep(POLL_S)
+    finally:
+        jobs.unlisten(run_id, queue)
+
+
+_ITEM_EVENT_FIELDS = {"item_id", "repeat", "position", "error", "latency_ms", "scores"}
+
+
+@router.get(
+    "/runs/{run_id}/events",
+    response_class=StreamingResponse,
+    responses={200: {"content": {"text/event-stream": {}}}, **responses(404)},
+)
+async def run_events(run_id: str, store: StoreDep, jobs: RunJobsDep) -> StreamingResponse:
+    """SSE: ``progress`` ``{done, total, errors, status}`` when it changes, ``item`` for each
+    result finished while you listen, and a final ``finished`` with the summary."""
+    record = await run_in_threadpool(store.runs.get, run_id)
+    return sse_response(_run_events(store, jobs, record.info.id))

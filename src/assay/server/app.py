@@ -1,0 +1,175 @@
+"""The FastAPI application: the JSON API under ``/api``, the web UI's pages and assets.
+
+``create_app`` is the only entry point (``assay serve`` and the tests call it). Routers
+parse input and present output; what they do is one call into ``assay.operations`` or a
+store repository, so a Python user can do everything the server can. Errors map onto
+status codes here, once: not found → 404 (with the "did you mean" the lower layers
+write), conflicts → 409, bad input → 422 whose ``detail`` names each field by its path.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from fastapi.staticfiles import StaticFiles
+
+from assay.datasets.errors import DatasetError
+from assay.operations.run_requests import RunNotStartedError
+from assay.operations.scorer_preview import FieldErrors, FieldProblem
+from assay.operations.stored_runs import ResumeError
+from assay.registry import UnknownNameError
+from assay.scoring.registry import ScorerRegistryError, UnknownScorerError
+from assay.server import security
+from assay.server.api import annotations as annotations_api
+from assay.server.api import datasets, runs, scorers
+from assay.server.jobs import PreviewJobs, RunJobs
+from assay.store import (
+    AmbiguousRunIdError,
+    DatasetExistsError,
+    DuplicateItemError,
+    RunExistsError,
+    RunLeasedError,
+    StoreError,
+    open_store,
+)
+from assay.store.annotations_repo import AnnotationError, ItemNotInRunError
+from assay.targets.resolve import TargetResolutionError
+
+log = logging.getLogger("assay.server")
+
+DEFAULT_MAX_UPLOAD_BYTES = 50_000_000
+API_TITLE = "assay"
+API_VERSION = "1"
+
+
+def _problem_json(problems: list[FieldProblem]) -> JSONResponse:
+    detail = [{**p.model_dump(), "field": p.path} for p in problems]
+    return JSONResponse(status_code=422, content={"detail": detail})
+
+
+async def _validation_error(request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, RequestValidationError)
+    problems = []
+    for err in exc.errors():
+        loc = [part for part in err.get("loc", ()) if isinstance(part, str | int)]
+        if loc and loc[0] in ("body", "query", "path", "header", "cookie"):
+            where, loc = loc[0], loc[1:]
+        else:
+            where = "body"
+        msg = str(err.get("msg", "invalid"))
+        problems.append(
+            FieldProblem(
+                loc=loc or [where],
+                msg=msg if loc else f"{where}: {msg}",
+                type=str(err.get("type", "value_error")),
+            )
+        )
+    return _problem_json(problems)
+
+
+async def _field_errors(request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, FieldErrors)
+    return _problem_json(exc.problems)
+
+
+def _status(code: int) -> Any:
+    async def handler(request: Request, exc: Exception) -> JSONResponse:
+        return JSONResponse(status_code=code, content={"detail": str(exc)})
+
+    return handler
+
+
+def _store_error(request: Request, exc: Exception) -> Any:
+    if isinstance(exc, AmbiguousRunIdError):
+        code = 409
+    elif isinstance(exc, LookupError):
+        code = 404
+    elif isinstance(exc, DatasetExistsError | RunExistsError | DuplicateItemError | RunLeasedError):
+        code = 409
+    else:
+        code = 503 if type(exc).__name__ == "StoreUnavailableError" else 400
+    return JSONResponse(status_code=code, content={"detail": str(exc)})
+
+
+def _mount_ui(app: FastAPI) -> None:
+    from assay.server.ui import STATIC_DIR
+    from assay.server.ui import router as ui_router
+
+    app.include_router(ui_router, include_in_schema=False)  # pages are not the API
+    app.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")
+
+
+def create_app(
+    *,
+    store_url: str | None = None,
+    token: str | None = None,
+    max_upload_bytes: int = DEFAULT_MAX_UPLOAD_BYTES,
+) -> FastAPI:
+    """The app over the store at ``store_url`` (default: ``ASSAY_DATABASE_URL`` or
+    ``./assay.db``). With ``token`` every request must present it (see
+    ``server.security``); bodies above ``max_upload_bytes`` are refused with 413."""
+    store = open_store(store_url)
+    preview_jobs = PreviewJobs()
+    run_jobs = RunJobs(store)
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        try:
+            yield
+        finally:
+            await run_jobs.shutdown()
+            store.close()
+
+    app = FastAPI(
+        title=API_TITLE,
+        version=API_VERSION,
+        description="Evaluate LLM applications: the assay store and operations over HTTP.",
+        lifespan=lifespan,
+    )
+    app.state.store = store
+    app.state.preview_jobs = preview_jobs
+    app.state.run_jobs = run_jobs
+
+    app.add_exception_handler(RequestValidationError, _validation_error)
+    app.add_exception_handler(FieldErrors, _field_errors)
+    app.add_exception_handler(UnknownNameError, _status(404))
+    app.add_exception_handler(UnknownScorerError, _status(404))  # before its base class
+    app.add_exception_handler(ScorerRegistryError, _status(422))
+    app.add_exception_handler(TargetResolutionError, _status(422))
+    app.add_exception_handler(DatasetError, _status(422))
+    app.add_exception_handler(ResumeError, _status(409))
+    app.add_exception_handler(RunNotStartedError, _status(422))
+    app.add_exception_handler(StoreError, _store_error)
+    app.add_exception_handler(ItemNotInRunError, _status(404))
+    app.add_exception_handler(AnnotationError, _status(422))
+
+    for module in (scorers, datasets, runs, annotations_api):
+        app.include_router(module.router, prefix="/api")
+    _mount_ui(app)
+
+    # added last = outermost: errors wrap the token check, which wraps the size limit ...
+    app.add_middleware(security.CheckCsrf)
+    app.add_middleware(security.LimitBody, max_bytes=max_upload_bytes)
+    if token:
+        app.add_middleware(security.RequireToken, token=token)
+    app.add_middleware(security.CatchErrors)
+    return app
+
+
+def app_from_env() -> FastAPI:
+    """The app ``assay serve`` runs (uvicorn's factory): the store from
+    ``ASSAY_DATABASE_URL``, the token from ``ASSAY_SERVER_TOKEN``."""
+    return create_app(
+        store_url=os.environ.get("ASSAY_DATABASE_URL") or None,
+        token=os.environ.get("ASSAY_SERVER_TOKEN") or None,
+    )
+
+
+__all__ = ["app_from_env", "create_app"]

@@ -1,0 +1,197 @@
+"""Work the server does in the background of its event loop: scorer previews whose judge
+scorers answer later, and runs started over HTTP.
+
+Runs are stored as they go (the store is the truth: the progress stream reads it), so a
+run outlives the request that started it; ``RunJobs`` only keeps the ``asyncio.Task`` (to
+cancel it) and lets live listeners see each finished item. Previews keep their few events
+in memory for ``PREVIEW_TTL_S`` so a client that subscribes late still sees them all.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+import uuid
+from typing import Any
+
+from assay.operations.run_requests import (
+    RunNotStartedError,
+    RunRequest,
+    check_run_request,
+    start_run_async,
+)
+from assay.operations.scorer_preview import FieldErrors, PreviewRow, is_immediate, score_row
+from assay.runner.hooks import RunHooks
+from assay.scoring.scorer import Scorer
+from assay.server.sse import EventChannel
+from assay.store import Store
+from assay.types import ItemResult, RunInfo
+
+log = logging.getLogger("assay.server")
+
+PREVIEW_TTL_S = 600.0
+MAX_PREVIEWS = 200
+POLL_S = 0.25
+
+
+class PreviewJobs:
+    """Scorer previews: code scorers answer in the request, judge scorers here."""
+
+    def __init__(self) -> None:
+        self._channels: dict[str, tuple[float, EventChannel]] = {}
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    async def start(
+        self, scorers: list[Scorer], rows: list[PreviewRow]
+    ) -> tuple[str, list[list[dict[str, Any]]]]:
+        """Score what can be scored now; schedule the rest. Returns the test id and the
+        result grid (``{"status": "pending"}`` where a judge result will follow)."""
+        self._expire()
+        test_id = uuid.uuid4().hex
+        channel = EventChannel()
+        self._channels[test_id] = (time.monotonic(), channel)
+        grid: list[list[dict[str, Any]]] = []
+        later: list[tuple[int, int]] = []
+        for i, row in enumerate(rows):
+            cells: list[dict[str, Any]] = []
+            for j, scorer in enumerate(scorers):
+                if is_immediate(scorer):
+                    cells.append((await score_row(scorer, row)).model_dump(mode="json"))
+                else:
+                    cells.append({"status": "pending"})
+                    later.append((i, j))
+            grid.append(cells)
+        task = asyncio.create_task(self._finish(channel, scorers, rows, later))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        return test_id, grid
+
+    async def _finish(
+        self,
+        channel: EventChannel,
+        scorers: list[Scorer],
+        rows: list[PreviewRow],
+        cells: list[tuple[int, int]],
+    ) -> None:
+        async def one(i: int, j: int) -> None:
+            result = await score_row(scorers[j], rows[i])
+            channel.publish(
+                "result", {"row": i, "scorer": j, "result": result.model_dump(mode="json")}
+            )
+
+        try:
+            await asyncio.gather(*(one(i, j) for i, j in cells))
+        finally:
+            channel.publish("done", {"results": len(cells)})
+            channel.close()
+
+    def events(self, test_id: str) -> EventChannel | None:
+        entry = self._channels.get(test_id)
+        return None if entry is None else entry[1]
+
+    def _expire(self) -> None:
+        cutoff = time.monotonic() - PREVIEW_TTL_S
+        for key, (created, channel) in list(self._channels.items()):
+            if channel.closed and created < cutoff:
+                del self._channels[key]
+        while len(self._channels) >= MAX_PREVIEWS:
+            del self._channels[next(iter(self._channels))]
+
+
+class RunJobs:
+    """Runs executing in this process."""
+
+    def __init__(self, store: Store) -> None:
+        self._store = store
+        self._tasks: dict[str, asyncio.Task[Any]] = {}
+        self._listeners: dict[str, set[asyncio.Queue[ItemResult]]] = {}
+
+    def is_live(self, run_id: str) -> bool:
+        task = self._tasks.get(run_id)
+        return task is not None and not task.done()
+
+    async def start(self, request: RunRequest) -> str:
+        """Start ``request``; returns its run id once the run is stored. Errors before
+        that (unknown dataset, bad scorer config) raise here, in the request."""
+        check_run_request(request)
+        return await self._launch(
+            lambda hooks: start_run_async(request, store=self._store, hooks=hooks)
+        )
+
+    async def resume(self, run_id: str) -> str:
+        from assay.operations.stored_runs import resume_run_async
+
+        return await self._launch(
+            lambda hooks: resume_run_async(run_id, store=self._store, hooks=hooks, progress=False)
+        )
+
+    async def _launch(self, make: Any) -> str:
+        loop = asyncio.get_running_loop()
+        started: asyncio.Future[str] = loop.create_future()
+
+        def on_start(info: RunInfo) -> None:
+            if not started.done():
+                self._tasks[info.id] = task
+                started.set_result(info.id)
+
+        def on_item(result: ItemResult) -> None:
+            if started.done():
+                for queue in self._listeners.get(started.result(), ()):
+                    if queue.qsize() < 1000:  # a slow listener misses items, never stalls the run
+                        queue.put_nowait(result)
+
+        hooks = RunHooks(on_run_start=on_start, on_item_complete=on_item)
+        task: asyncio.Task[Any] = asyncio.create_task(make(hooks))
+        done, _ = await asyncio.wait({started, task}, return_when=asyncio.FIRST_COMPLETED)
+        if started in done:
+            run_id = started.result()
+            task.add_done_callback(self._log_failure)
+            task.add_done_callback(lambda _: self._forget(run_id, task))
+            return run_id
+        try:
+            task.result()
+        except (LookupError, FieldErrors):
+            raise  # not found (404) / bad field (422): the app maps them as they are
+        except ValueError as exc:  # bad data, target or settings: the caller's input
+            raise RunNotStartedError(f"the run did not start: {exc}") from exc
+        raise RuntimeError("the run finished without starting")  # pragma: no cover
+
+    def _forget(self, run_id: str, task: asyncio.Task[Any]) -> None:
+        """Drop a finished run's task (the store keeps everything about it)."""
+        if self._tasks.get(run_id) is task:
+            del self._tasks[run_id]
+
+    @staticmethod
+    def _log_failure(task: asyncio.Task[Any]) -> None:
+        if not task.cancelled() and task.exception() is not None:
+            log.error("background run failed", exc_info=task.exception())
+
+    async def cancel(self, run_id: str) -> bool:
+        """Cancel a run of this process (it stops and is stored as interrupted); ``False``
+        when no such run is executing here."""
+        task = self._tasks.get(run_id)
+        if task is None or task.done():
+            return False
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError, Exception):
+            await task  # its failure, if any, is logged by _log_failure
+        return True
+
+    def listen(self, run_id: str) -> asyncio.Queue[ItemResult]:
+        """A queue that receives the run's items as they complete (while it runs here)."""
+        queue: asyncio.Queue[ItemResult] = asyncio.Queue()
+        self._listeners.setdefault(run_id, set()).add(queue)
+        return queue
+
+    def unlisten(self, run_id: str, queue: asyncio.Queue[ItemResult]) -> None:
+        listeners = self._listeners.get(run_id)
+        if listeners is not None:
+            listeners.discard(queue)
+            if not listeners:
+                del self._listeners[run_id]
+
+    async def shutdown(self) -> None:
+        for run_id in list(self._tasks):
+            await self.cancel(run_id)

@@ -1,0 +1,315 @@
+"""The server's guards, as plain ASGI middleware: bearer token, upload size, CSRF, and a
+catch-all that turns an unexpected exception into a generic 500 with an error id.
+
+Why ASGI middleware rather than FastAPI dependencies: every route, including the HTML
+pages and static files of the UI, must be covered without each router remembering to opt
+in. The order (outermost first) is: errors → token → size limit → CSRF → the app.
+
+- Token: when the server has one (required for a non-loopback bind), a request needs
+  ``Authorization: Bearer <token>``, the ``assay_token`` cookie, or ``?token=<token>``
+  (for browsers and ``EventSource``, which cannot set headers; the first such request sets
+  the cookie). Anything else is 401.
+- Size: a body above ``max_upload_bytes`` is 413 (announced by ``Content-Length`` or
+  counted while streaming).
+- CSRF: form posts to the HTML pages (anything outside ``/api``) must carry the hidden
+  field ``csrf_token`` (or the ``X-CSRF-Token`` header) equal to the ``assay_csrf`` cookie;
+  pages read the value with :func:`csrf_token`. JSON API writes pass when they carry the
+  bearer token, echo the CSRF cookie in ``X-CSRF-Token``, or are not cross-site
+  (``Origin``/``Sec-Fetch-Site``): a cross-site page can do none of these.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import secrets
+import uuid
+from collections.abc import Awaitable, Callable, MutableMapping
+from http.cookies import SimpleCookie
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+from starlette.requests import Request
+
+log = logging.getLogger("assay.server")
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+TOKEN_COOKIE = "assay_token"
+CSRF_COOKIE = "assay_csrf"
+CSRF_FIELD = "csrf_token"
+CSRF_HEADER = "x-csrf-token"
+UNSAFE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
+
+
+def _headers(scope: Scope) -> dict[str, str]:
+    return {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
+
+
+def _cookies(headers: dict[str, str]) -> dict[str, str]:
+    jar: SimpleCookie = SimpleCookie()
+    try:
+        jar.load(headers.get("cookie", ""))
+    except Exception:  # a malformed cookie header is treated as no cookies
+        return {}
+    return {key: morsel.value for key, morsel in jar.items()}
+
+
+async def _send_json(
+    send: Send, status: int, body: dict[str, Any], extra: list[Any] | None = None
+) -> None:
+    payload = json.dumps(body).encode()
+    headers = [
+        (b"content-type", b"application/json"),
+        (b"content-length", str(len(payload)).encode()),
+        *(extra or []),
+    ]
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": payload})
+
+
+def _with_cookie(send: Send, cookie: str) -> Send:
+    async def wrapped(message: Message) -> None:
+        if message["type"] == "http.response.start":
+            message = dict(message)
+            message["headers"] = [*message.get("headers", []), (b"set-cookie", cookie.encode())]
+        await send(message)
+
+    return wrapped
+
+
+def _cookie(name: str, value: str, *, http_only: bool) -> str:
+    flags = "; HttpOnly" if http_only else ""
+    return f"{name}={value}; Path=/; SameSite=Strict{flags}"
+
+
+class CatchErrors:
+    """A generic 500 (``{"detail": ..., "error_id": ...}``) instead of a traceback; the
+    traceback goes to the server log under the same error id."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = False
+
+        async def tracking(message: Message) -> None:
+            nonlocal started
+            if message["type"] == "http.response.start":
+                started = True
+            await send(message)
+
+        try:
+            await self.app(scope, receive, tracking)
+        except Exception:
+            error_id = uuid.uuid4().hex[:12]
+            log.exception("error %s on %s %s", error_id, scope.get("method"), scope.get("path"))
+            if started:
+                return  # the response is half sent: nothing more can be said to the client
+            await _send_json(
+                send,
+                500,
+                {"detail": "internal server error (see the server log)", "error_id": error_id},
+            )
+
+
+class RequireToken:
+    """401 unless the request proves it knows the server's token."""
+
+    def __init__(self, app: ASGIApp, token: str) -> None:
+        self.app = app
+        self.token = token
+
+    def _matches(self, given: str | None) -> bool:
+        return given is not None and secrets.compare_digest(given.encode(), self.token.encode())
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        headers = _headers(scope)
+        auth = headers.get("authorization", "")
+        bearer = auth[7:].strip() if auth.lower().startswith("bearer ") else None
+        if self._matches(bearer) or self._matches(_cookies(headers).get(TOKEN_COOKIE)):
+            await self.app(scope, receive, send)
+            return
+        query = parse_qs(scope.get("query_string", b"").decode("latin-1"))
+        if self._matches(next(iter(query.get("token", [])), None)):
+            cookie = _cookie(TOKEN_COOKIE, self.token, http_only=True)
+            await self.app(scope, receive, _with_cookie(send, cookie))
+            return
+        await _send_json(
+            send,
+            401,
+            {"detail": "this server needs its token: 'Authorization: Bearer <token>' or ?token="},
+            [(b"www-authenticate", b"Bearer")],
+        )
+
+
+class LimitBody:
+    """413 when a request body is larger than ``max_bytes``."""
+
+    def __init__(self, app: ASGIApp, max_bytes: int) -> None:
+        self.app = app
+        self.max_bytes = max_bytes
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        detail = {"detail": f"request body larger than the limit of {self.max_bytes} bytes"}
+        length = _headers(scope).get("content-length")
+        if length is not None and length.isdigit() and int(length) > self.max_bytes:
+            await _send_json(send, 413, detail)
+            return
+        seen = 0
+        too_big = False
+
+        async def counting() -> Message:
+            nonlocal seen, too_big
+            message = await receive()
+            if message["type"] == "http.request":
+                seen += len(message.get("body", b""))
+                if seen > self.max_bytes:
+                    too_big = True
+                    raise _BodyTooLarge
+            return message
+
+        started = False
+        replaced = False
+
+        async def guarded(message: Message) -> None:
+            # the app may catch the error raised in ``receive`` and answer something else
+            # (FastAPI answers 400 "error parsing the body"): the answer is 413 all the same
+            nonlocal started, replaced
+            if replaced:
+                return
+            if message["type"] == "http.response.start":
+                if too_big:
+                    replaced = True
+                    await _send_json(send, 413, detail)
+                    return
+                started = True
+            await send(message)
+
+        try:
+            await self.app(scope, counting, guarded)
+        except Exception:
+            if too_big and not started:
+                if not replaced:
+                    await _send_json(send, 413, detail)
+                return
+            raise
+
+
+class _BodyTooLarge(Exception):
+    """Raised inside the app's ``receive`` to stop reading an oversized body."""
+
+
+def _same_site(headers: dict[str, str]) -> bool:
+    """Whether a browser says the request comes from this site (no header: not a browser
+    cross-site request, e.g. curl or the test client)."""
+    if headers.get("sec-fetch-site", "same-origin") not in ("same-origin", "none"):
+        return False
+    origin = headers.get("origin")
+    if origin is None or origin == "null":
+        return origin is None
+    return urlsplit(origin).netloc == headers.get("host", "")
+
+
+class CheckCsrf:
+    """Refuse cross-site writes: form posts need the CSRF token, API writes must be
+    same-site or carry the bearer token. Every response sets the CSRF cookie when the
+    request had none, and :func:`csrf_token` hands its value to the page templates."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        headers = _headers(scope)
+        cookie_value = _cookies(headers).get(CSRF_COOKIE)
+        token = cookie_value or secrets.token_urlsafe(24)
+        scope.setdefault("state", {})["csrf_token"] = token
+        if cookie_value is None:
+            send = _with_cookie(send, _cookie(CSRF_COOKIE, token, http_only=False))
+        if scope["method"] not in UNSAFE_METHODS:
+            await self.app(scope, receive, send)
+            return
+        if scope["path"].startswith("/api/"):
+            echoed = headers.get(CSRF_HEADER)
+            token_echoed = (
+                cookie_value is not None
+                and echoed is not None
+                and secrets.compare_digest(echoed.encode(), cookie_value.encode())
+            )
+            bearer = headers.get("authorization", "").lower().startswith("bearer ")
+            if bearer or token_echoed or _same_site(headers):
+                await self.app(scope, receive, send)
+            else:
+                await _send_json(send, 403, {"detail": "cross-site request refused (CSRF)"})
+            return
+        body = await _read_body(receive)
+        replay = _replayer(body)
+        given = headers.get(CSRF_HEADER) or await _form_token(scope, replay)
+        if (
+            cookie_value is None
+            or given is None
+            or not secrets.compare_digest(given.encode(), cookie_value.encode())
+        ):
+            await _send_json(
+                send, 403, {"detail": "missing or wrong CSRF token; reload the page and retry"}
+            )
+            return
+        await self.app(scope, _replayer(body), send)
+
+
+async def _read_body(receive: Receive) -> bytes:
+    chunks = []
+    while True:
+        message = await receive()
+        if message["type"] != "http.request":
+            break
+        chunks.append(message.get("body", b""))
+        if not message.get("more_body", False):
+            break
+    return b"".join(chunks)
+
+
+def _replayer(body: bytes) -> Receive:
+    sent = False
+
+    async def receive() -> Message:
+        nonlocal sent
+        if sent:
+            return {"type": "http.disconnect"}
+        sent = True
+        return {"type": "http.request", "body": body, "more_body": False}
+
+    return receive
+
+
+async def _form_token(scope: Scope, receive: Receive) -> str | None:
+    content_type = _headers(scope).get("content-type", "")
+    if not content_type.startswith(("application/x-www-form-urlencoded", "multipart/form-data")):
+        return None
+    try:
+        form = await Request(scope, receive).form()
+    except Exception:  # an unparsable form has no token
+        return None
+    value = form.get(CSRF_FIELD)
+    return value if isinstance(value, str) else None
+
+
+def csrf_token(request: Request) -> str:
+    """The CSRF token a page must put in its forms' hidden ``csrf_token`` field."""
+    return str(request.state.csrf_token)

@@ -1,0 +1,257 @@
+"""The HTML pages: each route reads through ``assay.operations`` / the store repositories
+and renders one Jinja2 template. Pages only read; every change (upload, run start,
+annotation) goes through the JSON API from ``static/app.js``, so there is one write path
+with one validation and the pages never need their own form handling.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+from urllib.parse import urlencode
+
+from fastapi import APIRouter, Request
+from fastapi.responses import HTMLResponse
+from fastapi.templating import Jinja2Templates
+
+from assay.operations.annotations import annotation_history
+from assay.operations.run_items import RunItemFilter, run_item
+from assay.operations.ui_queries import SortOrder, compare_view, run_item_groups
+from assay.server.ui.paths import TEMPLATES_DIR
+from assay.store import Store, StoreError
+from assay.types import ItemResult
+
+PAGE_SIZE = 50
+
+templates = Jinja2Templates(directory=str(TEMPLATES_DIR))
+
+
+def _as_text(value: Any) -> str:
+    """A stored value as a person reads it: strings as they are, the rest as JSON."""
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, ensure_ascii=False, indent=2, sort_keys=True, default=str)
+
+
+def _when(stamp: float | None) -> str:
+    if not stamp:
+        return ""
+    return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(stamp))
+
+
+def _score(value: Any) -> str:
+    """Scores to three decimals; anything that is not a number as it is."""
+    if value is None:
+        return ""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return str(value)
+    return f"{value:.3f}"
+
+
+templates.env.filters["text"] = _as_text
+templates.env.filters["when"] = _when
+templates.env.filters["score"] = _score
+
+
+def store_of(request: Request) -> Store:
+    """The app's store (``create_app`` puts it on ``app.state.store``)."""
+    store = getattr(request.app.state, "store", None)
+    if not isinstance(store, Store):
+        raise RuntimeError("the app has no store: create_app must set app.state.store")
+    return store
+
+
+def _page(request: Request, template: str, status_code: int = 200, **context: Any) -> HTMLResponse:
+    return templates.TemplateResponse(request, template, context, status_code=status_code)
+
+
+def _problem(request: Request, status_code: int, message: str) -> HTMLResponse:
+    """An error page that says what was wrong (store errors are written for people)."""
+    return _page(request, "error.html", status_code=status_code, message=message)
+
+
+def _float(value: str | None, name: str) -> float | None:
+    if value is None or value.strip() == "":
+        return None
+    try:
+        return float(value)
+    except ValueError:
+        raise ValueError(f"{name} must be a number (got {value!r})") from None
+
+
+def _int(value: str | None, name: str, default: int) -> int:
+    if value is None or value.strip() == "":
+        return default
+    try:
+        return int(value)
+    except ValueError:
+        raise ValueError(f"{name} must be a whole number (got {value!r})") from None
+
+
+router = APIRouter(include_in_schema=False)
+
+
+@router.get("/", response_class=HTMLResponse)
+def runs_page(request: Request) -> HTMLResponse:
+    records = store_of(request).runs.list(limit=200)
+    return _page(request, "runs.html", runs=records)
+
+
+@router.get("/datasets", response_class=HTMLResponse)
+def datasets_page(request: Request) -> HTMLResponse:
+    return _page(request, "datasets.html", datasets=store_of(request).datasets.list())
+
+
+@router.get("/datasets/{name}", response_class=HTMLResponse)
+def dataset_page(request: Request, name: str, offset: str | None = None) -> HTMLResponse:
+    store = store_of(request)
+    try:
+        start = max(0, _int(offset, "offset", 0))
+        info = store.datasets.get(name)
+        items = list(store.datasets.items(info.id, offset=start, limit=PAGE_SIZE))
+        versions = store.datasets.versions(info.id)
+    except StoreError as error:
+        return _problem(request, 404, str(error))
+    except ValueError as error:
+        return _problem(request, 400, str(error))
+    return _page(
+        request,
+        "dataset.html",
+        dataset=info,
+        items=items,
+        versions=versions,
+        offset=start,
+        page_size=PAGE_SIZE,
+    )
+
+
+@router.get("/runs/new", response_class=HTMLResponse)
+def launcher_page(request: Request, dataset: str | None = None) -> HTMLResponse:
+    datasets = store_of(request).datasets.list()
+    return _page(request, "launcher.html", datasets=datasets, selected=dataset)
+
+
+SORTS: tuple[SortOrder, ...] = ("position", "score_asc", "score_desc")
+
+
+@router.get("/runs/{run_id}", response_class=HTMLResponse)
+def run_page(
+    request: Request,
+    run_id: str,
+    scorer: str | None = None,
+    min_score: str | None = None,
+    max_score: str | None = None,
+    errors_only: str | None = None,
+    q: str | None = None,
+    sort: str | None = None,
+    offset: str | None = None,
+) -> HTMLResponse:
+    store = store_of(request)
+    try:
+        record = store.runs.get(run_id)
+    except StoreError as error:
+        return _problem(request, 404, str(error))
+    try:
+        order = next((s for s in SORTS if s == (sort or "position")), None)
+        if order is None:
+            raise ValueError(f"sort must be one of {', '.join(SORTS)} (got {sort!r})")
+        wanted = RunItemFilter(
+            scorer=scorer or None,
+            min_score=_float(min_score, "min_score"),
+            max_score=_float(max_score, "max_score"),
+            errors_only=bool(errors_only),
+            q=q or None,
+        )
+        start = max(0, _int(offset, "offset", 0))
+        view = run_item_groups(
+            record.info.id, wanted, sort=order, offset=start, limit=PAGE_SIZE, store=store
+        )
+    except ValueError as error:
+        return _problem(request, 400, str(error))
+    return _page(
+        request,
+        "run.html",
+        run=record,
+        summary=record.summary,
+        view=view,
+        wanted=wanted,
+        sort=order,
+        live=record.status in ("pending", "running"),
+        base_query=urlencode(
+            [(k, v) for k, v in request.query_params.multi_items() if k != "offset"]
+        ),
+    )
+
+
+def _judge_calls(results: list[ItemResult]) -> bool:
+    return any(score.judge_calls for r in results for score in r.scores.values())
+
+
+@router.get("/runs/{run_id}/items/{item_id}", response_class=HTMLResponse)
+def item_page(request: Request, run_id: str, item_id: str) -> HTMLResponse:
+    store = store_of(request)
+    try:
+        record = store.runs.get(run_id)
+        results = run_item(record.info.id, item_id, store=store)
+        annotations = annotation_history(record.info.id, item_id, store=store)
+    except (StoreError, LookupError) as error:
+        return _problem(request, 404, str(error))
+    return _page(
+        request,
+        "item.html",
+        run=record,
+        item_id=item_id,
+        results=results,
+        first=results[0],
+        has_judges=_judge_calls(results),
+        scorers=record.info.scorers,
+        annotations=annotations,
+    )
+
+
+@router.get("/runs/{run_id}/compare", response_class=HTMLResponse)
+def compare_runs_page(
+    request: Request,
+    run_id: str,
+    baseline: str | None = None,
+    runs: str | None = None,
+    offset: str | None = None,
+) -> HTMLResponse:
+    store = store_of(request)
+    try:
+        record = store.runs.get(run_id)
+    except StoreError as error:
+        return _problem(request, 404, str(error))
+    candidates = [r for r in store.runs.list(limit=200) if r.info.id != record.info.id]
+    if not baseline:
+        return _page(request, "compare.html", run=record, candidates=candidates, view=None)
+    others = [record.info.id] + [r.strip() for r in (runs or "").split(",") if r.strip()]
+    try:
+        start = max(0, _int(offset, "offset", 0))
+        view = compare_view(baseline, others, offset=start, limit=PAGE_SIZE, store=store)
+        records = {r: store.runs.get(r) for r in [view.page.baseline, *view.page.runs]}
+    except StoreError as error:
+        return _problem(request, 404, str(error))
+    except ValueError as error:
+        return _problem(request, 400, str(error))
+    return _page(
+        request,
+        "compare.html",
+        run=record,
+        baseline=records[view.page.baseline],
+        compared=[records[r] for r in view.page.runs],
+        candidates=candidates,
+        view=view,
+        offset=start,
+        page_size=PAGE_SIZE,
+        runs_param=runs or "",
+    )
+
+
+@router.get("/calibrations", response_class=HTMLResponse)
+def calibrations_page(request: Request) -> HTMLResponse:
+    certificates = store_of(request).certificates.list(limit=200)
+    return _page(request, "calibrations.html", certificates=certificates)

@@ -1,0 +1,464 @@
+// assay web UI: the live parts of the server-rendered pages. Plain JavaScript, no build
+// step. Each page's block runs only when its form or section is on the page. Every write
+// goes through the JSON API (/api/...), so validation happens in one place, the server;
+// its 422 answers name field paths (scorers[0].params.expected) that we show inline.
+"use strict";
+
+// ---------------------------------------------------------------- helpers
+function el(tag, attrs, ...children) {
+  const node = document.createElement(tag);
+  for (const [key, value] of Object.entries(attrs || {})) {
+    if (value === null || value === undefined || value === false) continue;
+    if (key === "text") node.textContent = value;
+    else if (key === "dataset") Object.assign(node.dataset, value);
+    else node.setAttribute(key, value === true ? "" : String(value));
+  }
+  for (const child of children) {
+    if (child !== null && child !== undefined) node.append(child);
+  }
+  return node;
+}
+
+function show(node, message) {
+  node.textContent = message || "";
+  node.hidden = !message;
+}
+
+// The CSRF cookie the server sets on every page; writes echo it in a header.
+function csrfToken() {
+  const match = document.cookie.match(/(?:^|;\s*)assay_csrf=([^;]+)/);
+  return match ? decodeURIComponent(match[1]) : null;
+}
+
+async function api(method, url, body) {
+  const init = { method, headers: { Accept: "application/json" } };
+  const csrf = csrfToken();
+  if (method !== "GET" && csrf) init.headers["X-CSRF-Token"] = csrf;
+  if (body instanceof FormData) init.body = body;
+  else if (body !== undefined) {
+    init.headers["Content-Type"] = "application/json";
+    init.body = JSON.stringify(body);
+  }
+  const response = await fetch(url, init);
+  let data = null;
+  const text = await response.text();
+  try { data = text ? JSON.parse(text) : null; } catch (_) { data = text; }
+  return { ok: response.ok, status: response.status, data };
+}
+
+// A JSON API answer as a list: either the list itself or the first list-valued field.
+function listOf(data, key) {
+  if (Array.isArray(data)) return data;
+  if (data && Array.isArray(data[key])) return data[key];
+  if (data && typeof data === "object") {
+    for (const value of Object.values(data)) if (Array.isArray(value)) return value;
+  }
+  return [];
+}
+
+// The field path of one validation error: "scorers[0].params.expected".
+function pathOf(error) {
+  if (!error || typeof error !== "object") return null;
+  for (const key of ["field", "path", "field_path"]) {
+    if (typeof error[key] === "string") return error[key];
+  }
+  if (Array.isArray(error.loc)) {
+    let path = "";
+    for (const part of error.loc) {
+      if (part === "body") continue;
+      if (typeof part === "number") path += `[${part}]`;
+      else path += path ? `.${part}` : String(part);
+    }
+    return path;
+  }
+  return null;
+}
+
+// Validation errors of an error answer as [{path, message}] (path may be null).
+function errorsOf(data) {
+  const detail = data && typeof data === "object" && "detail" in data ? data.detail : data;
+  const found = [];
+  const add = (error) => {
+    if (typeof error === "string") {
+      const match = error.match(/[A-Za-z_]+(?:\[\d+\])?(?:\.[A-Za-z_]\w*|\[\d+\])+/);
+      found.push({ path: match ? match[0] : null, message: error });
+    } else if (error && typeof error === "object") {
+      const message = error.msg || error.message || error.detail || JSON.stringify(error);
+      found.push({ path: pathOf(error), message: String(message) });
+    }
+  };
+  if (Array.isArray(detail)) detail.forEach(add);
+  else if (detail && typeof detail === "object" && Array.isArray(detail.errors)) detail.errors.forEach(add);
+  else add(detail || "request failed");
+  return found;
+}
+
+// ---------------------------------------------------------------- dataset upload
+function setupUpload() {
+  const form = document.getElementById("upload-form");
+  if (!form) return;
+  const error = document.getElementById("upload-error");
+  const ok = document.getElementById("upload-ok");
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    show(error, ""); show(ok, "");
+    const name = form.elements.name.value.trim();
+    const file = form.elements.file.files[0];
+    if (!name || !file) { show(error, "Give the dataset a name and choose a file."); return; }
+    const created = await api("POST", "/api/datasets", {
+      name, description: form.elements.description.value.trim() || null,
+    });
+    if (!created.ok && created.status !== 409) {
+      show(error, errorsOf(created.data).map((e) => e.message).join("; ")); return;
+    }
+    const upload = new FormData();
+    upload.append("file", file, file.name);
+    for (const line of form.elements.map.value.split("\n")) {
+      if (line.trim()) upload.append("map", line.trim());
+    }
+    const imported = await api("POST", `/api/datasets/${encodeURIComponent(name)}/import`, upload);
+    if (!imported.ok) {
+      show(error, errorsOf(imported.data).map((e) => e.message).join("; ")); return;
+    }
+    window.location.href = `/datasets/${encodeURIComponent(name)}`;
+  });
+}
+
+// ---------------------------------------------------------------- scorer forms
+// One input per property of the scorer's params JSON Schema. Values are read back loosely
+// (a number field with "abc" sends "abc") so the server's validation is the only judge.
+function schemaType(prop) {
+  if (prop.enum) return "enum";
+  if (prop.type) return prop.type;
+  for (const option of prop.anyOf || []) {
+    if (option.enum) return "enum";
+    if (option.type && option.type !== "null") return option.type;
+  }
+  return "json";
+}
+
+function enumOf(prop) {
+  if (prop.enum) return prop.enum;
+  for (const option of prop.anyOf || []) if (option.enum) return option.enum;
+  return [];
+}
+
+function fieldInput(name, prop, required, id) {
+  const type = schemaType(prop);
+  const def = prop.default;
+  if (type === "boolean") {
+    return el("input", { type: "checkbox", id, name, checked: def === true, dataset: { kind: "boolean" } });
+  }
+  if (type === "enum") {
+    const select = el("select", { id, name, dataset: { kind: "enum" } });
+    if (!required && def === undefined) select.append(el("option", { value: "", text: "(default)" }));
+    for (const value of enumOf(prop)) {
+      select.append(el("option", { value: JSON.stringify(value), text: String(value), selected: value === def }));
+    }
+    return select;
+  }
+  if (type === "number" || type === "integer") {
+    return el("input", {
+      id, name, inputmode: "decimal", dataset: { kind: type },
+      placeholder: def === undefined || def === null ? "" : String(def),
+    });
+  }
+  if (type === "string") {
+    return el("input", { id, name, dataset: { kind: "string" }, placeholder: def == null ? "" : String(def) });
+  }
+  return el("textarea", {
+    id, name, rows: 2, dataset: { kind: "json" },
+    placeholder: def === undefined ? "JSON" : JSON.stringify(def),
+  });
+}
+
+function readField(input) {
+  const kind = input.dataset.kind;
+  if (kind === "boolean") return input.checked;
+  const raw = input.value;
+  if (raw.trim() === "") return undefined;
+  if (kind === "enum") return JSON.parse(raw);
+  if (kind === "number" || kind === "integer") {
+    const number = Number(raw);
+    return Number.isNaN(number) ? raw : number;
+  }
+  if (kind === "json") {
+    try { return JSON.parse(raw); } catch (_) { return raw; }
+  }
+  return raw;
+}
+
+let scorerSerial = 0;
+
+function scorerBlock(type) {
+  const serial = scorerSerial++;
+  const schema = type.params_schema || {};
+  const required = new Set(schema.required || []);
+  const block = el("div", { class: "scorer-form", dataset: { type: type.type }, "data-testid": `scorer-${type.type}` });
+  const head = el("div", { class: "row" },
+    el("strong", { text: type.label || type.type }),
+    el("code", { text: type.type }),
+    el("span", { class: "hint", text: type.kind || "" }));
+  const remove = el("button", { type: "button", class: "remove", text: "Remove" });
+  remove.addEventListener("click", () => block.remove());
+  head.append(remove);
+  block.append(head);
+  if (type.description) block.append(el("p", { class: "hint", text: type.description }));
+  if (type.preview_notes) block.append(el("p", { class: "hint", text: type.preview_notes }));
+  for (const [name, prop] of Object.entries(schema.properties || {})) {
+    const id = `scorer-${serial}-${name}`;
+    const input = fieldInput(name, prop, required.has(name), id);
+    input.classList.add("param");
+    const label = el("label", { for: id, text: `${prop.title || name}${required.has(name) ? " *" : ""}` });
+    const field = el("div", { class: "field", dataset: { param: name } }, label, input,
+      el("span", { class: "hint", text: prop.description || "" }),
+      el("span", { class: "field-error", role: "alert", hidden: true }));
+    block.append(field);
+  }
+  block.append(el("p", { class: "field-error scorer-error", role: "alert", hidden: true }));
+  return block;
+}
+
+function scorerConfigs(container) {
+  return [...container.querySelectorAll(".scorer-form")].map((block) => {
+    const params = {};
+    for (const input of block.querySelectorAll(".param")) {
+      const value = readField(input);
+      if (value !== undefined) params[input.name] = value;
+    }
+    return { type: block.dataset.type, params };
+  });
+}
+
+function clearErrors(root) {
+  root.querySelectorAll(".field-error").forEach((node) => show(node, ""));
+  root.querySelectorAll(".invalid").forEach((node) => node.classList.remove("invalid"));
+}
+
+// Put each error next to the field its path names; return the ones no field claimed.
+function placeErrors(container, errors) {
+  const blocks = [...container.querySelectorAll(".scorer-form")];
+  const left = [];
+  for (const error of errors) {
+    const match = error.path && error.path.match(/^scorers\[(\d+)\](?:\.params)?(?:\.(\w+))?/);
+    const block = match ? blocks[Number(match[1])] : null;
+    if (!block) { left.push(error); continue; }
+    const field = match[2] ? block.querySelector(`.field[data-param="${match[2]}"]`) : null;
+    const target = field ? field.querySelector(".field-error") : block.querySelector(".scorer-error");
+    show(target, [target.textContent, error.message].filter(Boolean).join("; "));
+    if (field) field.querySelector(".param").classList.add("invalid");
+  }
+  return left;
+}
+
+async function firstRows(dataset, count) {
+  const answer = await api("GET", `/api/datasets/${encodeURIComponent(dataset)}/items?offset=0&limit=${count}`);
+  if (!answer.ok) throw new Error(errorsOf(answer.data).map((e) => e.message).join("; "));
+  return listOf(answer.data, "items").slice(0, count).map((item) => ({
+    input: item.input, output: item.output,
+    expected_output: item.expected_output, context: item.context,
+  }));
+}
+
+function resultText(result) {
+  if (!result) return "";
+  if (result.status === "pending") return "pending…";
+  if (result.status === "error") return `error: ${(result.error && result.error.message) || ""}`;
+  if (result.status === "not_scorable") return "not scorable";
+  const score = typeof result.score === "number" ? result.score.toFixed(3) : String(result.score);
+  return result.reason ? `${score} (${result.reason})` : score;
+}
+
+function setupLauncher() {
+  const form = document.getElementById("launcher");
+  if (!form) return;
+  const picker = document.getElementById("scorer-picker");
+  const forms = document.getElementById("scorer-forms");
+  const scorersError = document.getElementById("scorers-error");
+  const launchError = document.getElementById("launch-error");
+  const preview = document.getElementById("preview");
+  const types = new Map();
+
+  api("GET", "/api/scorers").then((answer) => {
+    picker.innerHTML = "";
+    if (!answer.ok) { show(scorersError, "Could not load the scorer catalogue."); return; }
+    picker.append(el("option", { value: "", text: "choose a scorer" }));
+    for (const type of listOf(answer.data, "scorers")) {
+      types.set(type.type, type);
+      picker.append(el("option", { value: type.type, text: `${type.label || type.type} (${type.kind || ""})` }));
+    }
+    picker.dataset.loaded = "true";
+  });
+
+  document.getElementById("add-scorer").addEventListener("click", () => {
+    const type = types.get(picker.value);
+    if (type) forms.append(scorerBlock(type));
+  });
+
+  const check = () => {
+    clearErrors(form); show(scorersError, ""); show(launchError, "");
+    show(document.getElementById("target-error"), "");
+    const scorers = scorerConfigs(forms);
+    if (!scorers.length) { show(scorersError, "Add at least one scorer."); return null; }
+    if (!form.elements.dataset.value) { show(launchError, "Choose a dataset."); return null; }
+    return scorers;
+  };
+  const report = (answer, fallback) => {
+    let left = placeErrors(forms, errorsOf(answer.data));
+    const targetErrors = left.filter((e) => e.path && e.path.startsWith("target"));
+    if (targetErrors.length) {
+      show(document.getElementById("target-error"), targetErrors.map((e) => `${e.path}: ${e.message}`).join("; "));
+      left = left.filter((e) => !targetErrors.includes(e));
+    }
+    if (left.length) show(fallback, left.map((e) => (e.path ? `${e.path}: ${e.message}` : e.message)).join("; "));
+  };
+
+  document.getElementById("preview-button").addEventListener("click", async () => {
+    const scorers = check();
+    if (!scorers) return;
+    preview.textContent = "scoring…";
+    let rows;
+    try { rows = await firstRows(form.elements.dataset.value, 3); } catch (error) {
+      preview.textContent = ""; show(launchError, error.message); return;
+    }
+    const answer = await api("POST", "/api/scorers/test", { scorers, rows });
+    if (!answer.ok) { preview.textContent = ""; report(answer, scorersError); return; }
+    const table = el("table", { class: "grid", id: "preview-table" });
+    const head = el("tr", {}, el("th", { text: "Output" }));
+    scorers.forEach((s) => head.append(el("th", { text: s.type })));
+    table.append(el("thead", {}, head));
+    const body = el("tbody");
+    const results = answer.data.results || [];
+    rows.forEach((row, i) => {
+      const tr = el("tr", {}, el("td", {}, el("pre", { class: "clip", text: typeof row.output === "string" ? row.output : JSON.stringify(row.output) })));
+      scorers.forEach((_, j) => tr.append(el("td", { id: `preview-${i}-${j}`, text: resultText((results[i] || [])[j]) })));
+      body.append(tr);
+    });
+    table.append(body);
+    preview.replaceChildren(table);
+    const pending = results.some((row) => row.some((r) => r && r.status === "pending"));
+    if (pending && answer.data.test_id) {
+      const source = new EventSource(`/api/scorers/test/${encodeURIComponent(answer.data.test_id)}/events`);
+      source.addEventListener("result", (event) => {
+        const data = JSON.parse(event.data);
+        const cell = document.getElementById(`preview-${data.row}-${data.scorer}`);
+        if (cell) cell.textContent = resultText(data.result);
+      });
+      source.addEventListener("done", () => source.close());
+      source.onerror = () => source.close();
+    }
+  });
+
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    const scorers = check();
+    if (!scorers) return;
+    const body = { dataset: form.elements.dataset.value, scorers };
+    const name = form.elements.name.value.trim();
+    if (name) body.name = name;
+    const target = form.elements.target.value.trim();
+    if (target) {
+      try { body.target = JSON.parse(target); } catch (error) {
+        show(document.getElementById("target-error"), `target: not valid JSON (${error.message})`);
+        return;
+      }
+    }
+    for (const key of ["repeats", "concurrency"]) {
+      const raw = form.elements[key].value.trim();
+      if (raw) body[key] = Number.isNaN(Number(raw)) ? raw : Number(raw);
+    }
+    const answer = await api("POST", "/api/runs", body);
+    if (!answer.ok) { report(answer, launchError); return; }
+    window.location.href = `/runs/${encodeURIComponent(answer.data.run_id)}`;
+  });
+}
+
+// ---------------------------------------------------------------- live progress
+function setupProgress() {
+  const section = document.getElementById("progress");
+  if (!section || section.dataset.live !== "true") return;
+  const bar = document.getElementById("progress-bar");
+  const text = document.getElementById("progress-text");
+  const status = document.getElementById("run-status");
+  const source = new EventSource(`/api/runs/${encodeURIComponent(section.dataset.runId)}/events`);
+  source.addEventListener("progress", (event) => {
+    const data = JSON.parse(event.data);
+    if (data.total) bar.max = data.total;
+    bar.value = data.done;
+    text.textContent = `${data.done} / ${data.total} done${data.errors ? `, ${data.errors} errors` : ""}`;
+    status.textContent = "running";
+  });
+  // Reload once when the run finishes (the server renders the summary and items). If the
+  // page is still "live" after that reload, the store disagrees with the event stream
+  // (e.g. a run left "running" by a dead process): say so instead of reloading forever.
+  const reloadKey = `assay.reloaded.${section.dataset.runId}`;
+  const reloadedBefore = window.sessionStorage.getItem(reloadKey) === "1";
+  window.sessionStorage.removeItem(reloadKey);
+  source.addEventListener("finished", () => {
+    source.close();
+    status.textContent = "finished";
+    if (reloadedBefore) {
+      text.textContent += " (the run's stored status has not caught up; reload later)";
+      return;
+    }
+    window.sessionStorage.setItem(reloadKey, "1");
+    window.location.reload();
+  });
+  source.onerror = () => {
+    if (source.readyState === EventSource.CLOSED) text.textContent += " (live updates stopped; reload the page)";
+  };
+}
+
+// ---------------------------------------------------------------- annotations
+function setupAnnotations() {
+  const form = document.getElementById("annotation-form");
+  if (!form) return;
+  const url = `/api/runs/${encodeURIComponent(form.dataset.runId)}/items/${encodeURIComponent(form.dataset.itemId)}/annotations`;
+  const error = document.getElementById("annotation-error");
+  const history = document.querySelector("#annotation-history tbody");
+  const author = form.elements.author;
+  author.value = window.localStorage.getItem("assay.author") || "";
+
+  const load = async () => {
+    const answer = await api("GET", url);
+    if (!answer.ok) { show(error, errorsOf(answer.data).map((e) => e.message).join("; ")); return; }
+    history.replaceChildren(...listOf(answer.data, "annotations").map((a) => el("tr", { class: "annotation" },
+      el("td", { text: a.created_at ? new Date(a.created_at * 1000).toLocaleString() : "" }),
+      el("td", { text: a.author || "" }),
+      el("td", { text: a.label == null ? "" : String(a.label) }),
+      el("td", { text: a.score == null ? "" : String(a.score) }),
+      el("td", { text: a.scorer || "" }),
+      el("td", { text: a.comment || "" }))));
+  };
+  load();
+
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    show(error, "");
+    const body = { author: author.value.trim() };
+    const label = form.querySelector('input[name="label"]:checked');
+    if (label) body.label = label.value;
+    const score = form.elements.score.value.trim();
+    if (score) body.score = Number.isNaN(Number(score)) ? score : Number(score);
+    const comment = form.elements.comment.value.trim();
+    if (comment) body.comment = comment;
+    if (form.elements.scorer && form.elements.scorer.value) body.scorer = form.elements.scorer.value;
+    if (form.elements.repeat && form.elements.repeat.value) body.repeat = Number(form.elements.repeat.value);
+    const answer = await api("POST", url, body);
+    if (!answer.ok) {
+      show(error, errorsOf(answer.data).map((e) => (e.path ? `${e.path}: ${e.message}` : e.message)).join("; "));
+      return;
+    }
+    window.localStorage.setItem("assay.author", body.author);
+    form.elements.comment.value = "";
+    form.elements.score.value = "";
+    await load();
+  });
+}
+
+document.addEventListener("DOMContentLoaded", () => {
+  setupUpload();
+  setupLauncher();
+  setupProgress();
+  setupAnnotations();
+});

@@ -1,0 +1,168 @@
+"""``/api/runs``: start in the background, progress as SSE, pages with filters, compare,
+export, cancel and resume."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from typing import Any
+
+from fastapi.testclient import TestClient
+
+from assay.store import Store
+from assay.testing.openai_server import MockOpenAIServer
+from tests.server.api.conftest import sse_events
+
+ITEMS = [
+    {"id": "a", "input": "capital of France", "output": "Paris", "expected_output": "Paris"},
+    {"id": "b", "input": "capital of Spain", "output": "Lisbon", "expected_output": "Madrid"},
+    {"id": "c", "input": "capital of Italy", "output": "Rome", "expected_output": "Rome"},
+]
+
+
+def start(client: TestClient, items: list[dict[str, Any]] = ITEMS, **extra: Any) -> str:
+    answer = client.post("/api/runs", json={"data": items, "scorers": ["exact-match"], **extra})
+    assert answer.status_code == 201, answer.text
+    run_id: str = answer.json()["run_id"]
+    return run_id
+
+
+def finish(client: TestClient, run_id: str) -> list[tuple[str, Any]]:
+    stream = client.get(f"/api/runs/{run_id}/events")
+    assert stream.status_code == 200
+    return [(name, json.loads(data)) for name, data in sse_events(stream.text)]
+
+
+def test_run_starts_streams_progress_and_finishes_with_summary(client: TestClient) -> None:
+    run_id = start(client, name="first")
+    events = finish(client, run_id)
+    name, last = events[-1]
+    assert name == "finished"
+    assert (last["status"], last["done"], last["total"], last["errors"]) == ("completed", 3, 3, 0)
+    assert last["summary"]["scorers"]["exact-match"]["mean"] == 2 / 3
+    assert events[0][0] == "progress"
+    detail = client.get(f"/api/runs/{run_id}").json()
+    assert detail["info"]["name"] == "first" and detail["status"] == "completed"
+    assert [r["info"]["id"] for r in client.get("/api/runs").json()] == [run_id]
+
+
+def test_run_of_a_stored_dataset(client: TestClient) -> None:
+    lines = "".join(json.dumps(item) + "\n" for item in ITEMS).encode()
+    client.post("/api/datasets/caps/import", files={"file": ("caps.jsonl", lines)})
+    answer = client.post("/api/runs", json={"dataset": "caps", "scorers": ["exact-match"]})
+    run_id = answer.json()["run_id"]
+    assert finish(client, run_id)[-1][1]["done"] == 3
+    assert client.get(f"/api/runs/{run_id}").json()["info"]["dataset_name"] == "caps"
+
+
+def test_bad_run_requests(client: TestClient) -> None:
+    neither = client.post("/api/runs", json={"scorers": ["exact-match"]})
+    assert neither.status_code == 422 and "exactly one" in neither.text
+    unknown = client.post("/api/runs", json={"dataset": "nope", "scorers": ["exact-match"]})
+    assert unknown.status_code == 404
+    code = client.post(
+        "/api/runs",
+        json={
+            "data": ITEMS,
+            "scorers": ["exact-match"],
+            "target": {"type": "callable", "ref": "os:system"},
+        },
+    )
+    assert code.status_code == 422 and "not allowed" in code.text
+    scorer = client.post("/api/runs", json={"data": ITEMS, "scorers": ["exact-matc"]})
+    assert scorer.status_code == 404 and "exact-match" in scorer.text
+    assert client.get("/api/runs").json() == []  # none of them stored a run
+
+
+def test_items_pages_and_filters(client: TestClient) -> None:
+    run_id = start(client)
+    finish(client, run_id)
+
+    def ids(query: str) -> tuple[int, list[str]]:
+        page = client.get(f"/api/runs/{run_id}/items?{query}").json()
+        return page["total"], [item["item_id"] for item in page["items"]]
+
+    assert ids("limit=2") == (3, ["a", "b"])
+    assert ids("limit=2&offset=2") == (3, ["c"])
+    assert ids("max_score=0.5") == (1, ["b"])
+    assert ids("min_score=0.5&scorer=exact-match") == (2, ["a", "c"])
+    assert ids("q=SPAIN") == (1, ["b"])
+    assert ids("q=%25") == (0, [])  # LIKE wildcards are matched literally
+    assert ids("errors_only=true") == (0, [])
+    assert ids("status=ready") == (3, ["a", "b", "c"])
+    item = client.get(f"/api/runs/{run_id}/items/b").json()
+    assert item[0]["scores"]["exact-match"]["score"] == 0.0
+    assert client.get(f"/api/runs/{run_id}/items/zz").status_code == 404
+    assert client.get(f"/api/runs/{run_id}/items?status=bogus").status_code == 422
+
+
+def test_compare_regressions_first_with_statistics(client: TestClient) -> None:
+    base = start(client)
+    changed = [
+        {**ITEMS[0], "output": "Lyon"},  # regressed
+        {**ITEMS[1], "output": "Madrid"},  # improved
+        ITEMS[2],
+    ]
+    other = start(client, changed)
+    finish(client, base)
+    finish(client, other)
+    page = client.get(f"/api/runs/{other}/compare?baseline={base}").json()
+    assert [(r["item_id"], r["deltas"], r["regressed"]) for r in page["rows"]] == [
+        ("a", [-1.0], True),
+        ("c", [0.0], False),
+        ("b", [1.0], False),
+    ]
+    stats = page["statistics"][0]["scorers"][0]
+    assert (stats["n_paired"], stats["delta"]) == (3, 0.0)
+    second = client.get(f"/api/runs/{other}/compare?baseline={base}&limit=1&offset=1").json()
+    assert second["total"] == 3 and [r["item_id"] for r in second["rows"]] == ["c"]
+    assert client.get(f"/api/runs/{other}/compare?baseline=nope").status_code == 404
+    rows_only = client.get(f"/api/runs/{other}/compare?baseline={base}&statistics=false").json()
+    assert rows_only["statistics"] == [] and rows_only["rows"] == page["rows"]
+    alone = client.get(f"/api/runs/{other}/compare/statistics?baseline={base}").json()
+    assert alone == page["statistics"]
+
+
+def test_export_jsonl_and_csv(client: TestClient) -> None:
+    run_id = start(client)
+    finish(client, run_id)
+    lines = client.get(f"/api/runs/{run_id}/export?format=jsonl").text.splitlines()
+    assert [json.loads(line)["item_id"] for line in lines] == ["a", "b", "c"]
+    rows = list(
+        csv.DictReader(io.StringIO(client.get(f"/api/runs/{run_id}/export?format=csv").text))
+    )
+    assert [(r["item_id"], r["exact-match.score"]) for r in rows] == [
+        ("a", "1.0"),
+        ("b", "0.0"),
+        ("c", "1.0"),
+    ]
+
+
+def test_cancel_then_resume(client: TestClient, store: Store) -> None:
+    with MockOpenAIServer(latency_s=0.3) as server:
+        target = {
+            "type": "model",
+            "model": "openai-compatible/slow",
+            "base_url": server.base_url,
+            "prompt": "{input}",
+        }
+        items = [{"id": str(i), "input": f"q{i}", "expected_output": "ok"} for i in range(20)]
+        run_id = start(client, items, target=target, concurrency=2)
+        cancelled = client.post(f"/api/runs/{run_id}/cancel")
+        assert cancelled.status_code == 200 and cancelled.json()["cancelled"] is True
+        record = store.runs.get(run_id)
+        assert record.status == "interrupted" and record.completed_results < 20
+        again = client.post(f"/api/runs/{run_id}/cancel")
+        assert again.status_code == 409
+        server.latency_s = 0.0
+        resumed = client.post(f"/api/runs/{run_id}/resume")
+        assert resumed.status_code == 200 and resumed.json()["run_id"] == run_id
+        assert finish(client, run_id)[-1][1]["done"] == 20
+    assert store.runs.get(run_id).status == "completed"
+    assert len(store.runs.completed_keys(run_id)) == 20
+
+
+def test_unknown_run_is_404(client: TestClient) -> None:
+    for path in ("", "/items", "/events", "/export", "/items/x/annotations"):
+        assert client.get(f"/api/runs/nope{path}").status_code == 404, path

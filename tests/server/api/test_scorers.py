@@ -1,0 +1,90 @@
+"""``/api/scorers``: the catalogue, the preview, field-path validation, judge results as SSE."""
+
+from __future__ import annotations
+
+import json
+
+from fastapi.testclient import TestClient
+
+from assay.testing.openai_server import MockOpenAIServer
+from tests.server.api.conftest import sse_events
+
+ROW = {"input": "q", "output": "Paris", "expected_output": "Paris"}
+
+
+def test_catalogue_lists_every_type_with_schema_and_defaults(client: TestClient) -> None:
+    entries = {e["type"]: e for e in client.get("/api/scorers").json()}
+    similarity = entries["content-similarity"]
+    assert similarity["kind"] == "code"
+    assert similarity["defaults"]["ignore_case"] is True
+    assert "ignore_case" in similarity["params_schema"]["properties"]
+    assert entries["faithfulness"]["kind"] == "judge"
+    assert all(e["score_range"] and e["description"] for e in entries.values())
+
+
+def test_code_scorer_answers_at_once(client: TestClient) -> None:
+    body = {
+        "scorers": [{"type": "exact-match"}],
+        "rows": [ROW, {**ROW, "output": "Lyon"}],
+    }
+    answer = client.post("/api/scorers/test", json=body)
+    assert answer.status_code == 200
+    scores = [cell[0]["score"] for cell in answer.json()["results"]]
+    assert scores == [1.0, 0.0]
+
+
+def test_invalid_params_are_422_naming_the_field_path(client: TestClient) -> None:
+    body = {
+        "scorers": [
+            {"type": "exact-match"},
+            {"type": "content-similarity", "params": {"ignoreCase": "perhaps", "bogus": 1}},
+        ],
+        "rows": [ROW],
+    }
+    answer = client.post("/api/scorers/test", json=body)
+    assert answer.status_code == 422
+    fields = {problem["field"]: problem["msg"] for problem in answer.json()["detail"]}
+    assert set(fields) == {"scorers[1].params.ignore_case", "scorers[1].params.bogus"}
+    assert "allowed params" in fields["scorers[1].params.bogus"]
+
+
+def test_bad_body_shape_is_422_naming_the_field(client: TestClient) -> None:
+    answer = client.post("/api/scorers/test", json={"scorers": [{"type": "exact-match"}]})
+    assert answer.status_code == 422
+    assert [p["field"] for p in answer.json()["detail"]] == ["rows"]
+
+
+def test_unknown_scorer_is_404_with_a_suggestion(client: TestClient) -> None:
+    answer = client.post(
+        "/api/scorers/test", json={"scorers": [{"type": "exact-matc"}], "rows": [ROW]}
+    )
+    assert answer.status_code == 404
+    assert "did you mean 'exact-match'" in answer.json()["detail"]
+
+
+def test_judge_scorer_is_pending_then_follows_as_events(client: TestClient) -> None:
+    with MockOpenAIServer() as server:
+        judge = {
+            "type": "answer-relevancy",
+            "params": {"model": "openai-compatible/judge", "base_url": server.base_url},
+        }
+        answer = client.post(
+            "/api/scorers/test",
+            json={"scorers": [{"type": "exact-match"}, judge], "rows": [ROW, ROW]},
+        )
+        assert answer.status_code == 200
+        grid = answer.json()["results"]
+        assert [row[1] for row in grid] == [{"status": "pending"}] * 2
+        assert [row[0]["status"] for row in grid] == ["ready", "ready"]
+        stream = client.get(f"/api/scorers/test/{answer.json()['test_id']}/events")
+    events = sse_events(stream.text)
+    assert [name for name, _ in events] == ["result", "result", "done"]
+    cells = sorted((json.loads(data)["row"], json.loads(data)["scorer"]) for _, data in events[:2])
+    assert cells == [(0, 1), (1, 1)]
+    results = [json.loads(data)["result"] for _, data in events[:2]]
+    assert all(r["scorer_id"] == "answer-relevancy" for r in results)
+    assert server.chat_requests  # the judge really asked the model
+
+
+def test_unknown_test_id_is_404(client: TestClient) -> None:
+    assert client.get("/api/scorers/test/nope/events").status_code == 404

@@ -1,0 +1,273 @@
+"""The HTML pages against a real SQLite store: what a person sees must be what is stored,
+and user text must never become markup."""
+
+from __future__ import annotations
+
+import re
+
+from fastapi.testclient import TestClient
+
+from assay.operations.annotations import AnnotationInput, annotate
+from assay.operations.stored_runs import run_stored
+from assay.store import Certificate, Store
+from assay.types import RunInfo, TargetSpec
+
+from .conftest import _includes
+
+
+def test_static_assets_are_served_from_the_package(client: TestClient) -> None:
+    js = client.get("/static/app.js")
+    css = client.get("/static/app.css")
+    assert js.status_code == 200 and "EventSource" in js.text
+    assert css.status_code == 200 and "font" in css.text
+    page = client.get("/")
+    # nothing is loaded from another host: every src/href is a local path
+    assert not re.search(r'(src|href)="(https?:)?//', page.text)
+
+
+def test_runs_list_links_every_stored_run(client: TestClient, runs: dict[str, str]) -> None:
+    page = client.get("/")
+    assert page.status_code == 200
+    for run_id in runs.values():
+        assert f'href="/runs/{run_id}"' in page.text
+    assert "good" in page.text and "bad" in page.text
+
+
+def test_empty_store_pages_render(client: TestClient) -> None:
+    for path in ("/", "/datasets", "/runs/new", "/calibrations"):
+        page = client.get(path)
+        assert page.status_code == 200, path
+    assert "No runs stored yet" in client.get("/").text
+    assert "No calibration certificates" in client.get("/calibrations").text
+
+
+def test_run_page_shows_summary_repeats_and_errors(
+    client: TestClient, runs: dict[str, str]
+) -> None:
+    page = client.get(f"/runs/{runs['good']}")
+    assert page.status_code == 200
+    html = page.text
+    # every item once, each with its two repeats grouped in one <tbody>
+    groups = re.findall(r'<tbody class="item-group([^"]*)" data-item-id="([^"]+)">', html)
+    assert [item for _, item in groups] == ["q1", "q2", "boom"]
+    assert [("has-error" in cls) for cls, _ in groups] == [False, False, True]
+    q1 = html.split('data-item-id="q1"')[1].split("</tbody>")[0]
+    assert q1.count("<tr>") == 2
+    assert "RuntimeError: target blew up on purpose" in html
+    assert "judge-half" in html and "Check: includes" in html
+    # the summary's mean for check-includes: q1 passes (1.0), q2 fails (0.0) → 0.500
+    summary = html.split('data-testid="summary-table"')[1].split("</table>")[0]
+    assert "0.500" in summary
+    assert 'data-live="false"' in html
+
+
+def test_run_page_filters(client: TestClient, runs: dict[str, str]) -> None:
+    url = f"/runs/{runs['good']}"
+
+    def items(**params: str) -> list[str]:
+        html = client.get(url, params=params).text
+        return re.findall(r'<tbody class="item-group[^"]*" data-item-id="([^"]+)">', html)
+
+    assert items(errors_only="1") == ["boom"]
+    # any scorer: q1 and q2 both have judge-half 0.5
+    assert items(min_score="0.5") == ["q1", "q2"]
+    assert items(scorer="check-includes", min_score="0.5") == ["q1"]
+    assert items(scorer="check-includes", max_score="0.5") == ["q2"]
+    assert items(q="spain") == ["q2"]
+    assert items(q="PWNED") == ["q1"]
+    # ranked by the first scorer (check-includes) by default; unscored items last
+    assert items(sort="score_asc") == ["q2", "q1", "boom"]
+    assert items(sort="score_desc") == ["q1", "q2", "boom"]
+    assert items(sort="score_desc", scorer="judge-half", min_score="0.5") == ["q1", "q2"]
+    # ranking from the flat score rows (no filter) and from the filtered results agree
+    for scorer in ("check-includes", "judge-half"):
+        assert items(sort="score_asc", scorer=scorer) == items(
+            sort="score_asc", scorer=scorer, min_score="0"
+        )
+    html = client.get(url, params={"scorer": "check-includes", "max_score": "0.5"}).text
+    # both repeats of q2 matched and are grouped; results are counted
+    assert '<p data-testid="items-count">2 matching results</p>' in html
+    ranked = client.get(url, params={"sort": "score_asc"}).text
+    assert "3 matching items, ranked by check-includes" in ranked
+
+
+def test_run_page_pages_through_results(client: TestClient, store: Store) -> None:
+    many = [{"id": f"i{n:03d}", "input": f"q{n}", "output": f"a{n}"} for n in range(120)]
+    run = run_stored(many, None, [_includes("a1")], store=store)
+    url = f"/runs/{run.id}"
+    seen: list[str] = []
+    offset: str | None = "0"
+    while offset is not None:
+        html = client.get(url, params={"offset": offset}).text
+        seen += re.findall(r'data-item-id="([^"]+)"', html)
+        found = re.search(r'offset=(\d+)" data-testid="next-page"', html)
+        offset = found.group(1) if found else None
+    assert seen == [item["id"] for item in many]
+
+
+def test_run_page_bad_filter_names_the_field(client: TestClient, runs: dict[str, str]) -> None:
+    page = client.get(f"/runs/{runs['good']}", params={"min_score": "high"})
+    assert page.status_code == 400
+    assert "min_score must be a number" in page.text
+    page = client.get(f"/runs/{runs['good']}", params={"scorer": "nope"})
+    assert page.status_code == 400 and "&#39;nope&#39;" in page.text
+
+
+def test_unknown_run_is_a_404_page(client: TestClient, runs: dict[str, str]) -> None:
+    page = client.get("/runs/does-not-exist")
+    assert page.status_code == 404
+    assert "does-not-exist" in page.text
+
+
+def test_user_text_is_escaped(client: TestClient, runs: dict[str, str]) -> None:
+    for path in (f"/runs/{runs['good']}", f"/runs/{runs['good']}/items/q1"):
+        html = client.get(path).text
+        assert "<script>alert" not in html, path
+        assert "&lt;script&gt;alert(&#39;pwned&#39;)&lt;/script&gt;" in html, path
+    compare = client.get(f"/runs/{runs['good']}/compare", params={"baseline": runs["bad"]}).text
+    assert "<script>alert" not in compare and "&lt;script&gt;" in compare
+
+
+def test_item_page_shows_scores_judge_prompts_and_raw_answers(
+    client: TestClient, runs: dict[str, str]
+) -> None:
+    page = client.get(f"/runs/{runs['good']}/items/q1")
+    assert page.status_code == 200
+    html = page.text
+    assert "Capital of France?" in html and "Paris" in html
+    assert html.count('data-testid="judge-call"') == 2  # one judge call per repeat
+    assert "JUDGE PROMPT for &lt;script&gt;" in html
+    assert "{&#34;score&#34;: 0.5}" in html  # the judge's raw answer
+    assert "scripted-judge" in html
+    assert 'data-repeat="0"' in html and 'data-repeat="1"' in html
+    assert 'id="annotation-form"' in html and 'data-item-id="q1"' in html
+
+
+def test_item_page_of_a_failed_item_shows_the_error(
+    client: TestClient, runs: dict[str, str]
+) -> None:
+    html = client.get(f"/runs/{runs['good']}/items/boom").text
+    assert "RuntimeError: target blew up on purpose" in html
+    # the traceback is stored, but the page shows the message only
+    assert "Traceback (most recent call last)" not in html
+
+
+def test_item_not_in_run_is_a_404(client: TestClient, runs: dict[str, str]) -> None:
+    page = client.get(f"/runs/{runs['good']}/items/nope")
+    assert page.status_code == 404 and "&#39;nope&#39;" in page.text
+
+
+def _compare_rows(html: str) -> list[tuple[str, str, str]]:
+    return re.findall(
+        r'<tr class="(regressed|improved|same)" data-item-id="([^"]+)" data-scorer="([^"]+)">',
+        html,
+    )
+
+
+def test_compare_page_lists_regressions_first_with_diff_and_statistics(
+    client: TestClient, runs: dict[str, str]
+) -> None:
+    # "bad" against baseline "good": q1's check-includes regressed (1 → 0)
+    html = client.get(f"/runs/{runs['bad']}/compare", params={"baseline": runs["good"]}).text
+    rows = _compare_rows(html)
+    assert rows[0] == ("regressed", "q1", "check-includes")
+    assert [state for state, _, _ in rows[1:]] == ["same"] * (len(rows) - 1)
+    assert '<span class="diff-del">- &lt;script&gt;' in html
+    assert '<span class="diff-add">+ I do not know</span>' in html
+    assert html.count('data-testid="diff"') == 2  # one diff per item (q1, q2), not per row
+    stats = html.split('data-testid="paired-stats"')[1].split("</table>")[0]
+    assert "Check: includes" in stats and "-0.500" in stats
+    # the other direction: q1 improved, and improvements come last
+    html = client.get(f"/runs/{runs['good']}/compare", params={"baseline": runs["bad"]}).text
+    rows = _compare_rows(html)
+    assert rows[-1] == ("improved", "q1", "check-includes")
+    assert [state for state, _, _ in rows].count("improved") == 1
+
+
+def test_compare_page_with_several_runs(client: TestClient, runs: dict[str, str]) -> None:
+    html = client.get(
+        f"/runs/{runs['bad']}/compare",
+        params={"baseline": runs["good"], "runs": runs["good"]},
+    ).text
+    assert html.count('data-testid="paired-stats"') == 2
+    row = html.split('data-scorer="check-includes">')[1].split("</tr>")[0]
+    # baseline 1.000, "bad" 0.000 (-1.000), "good" itself 1.000 (+0.000)
+    assert "-1.000" in row and "+0.000" in row
+
+
+def test_compare_page_without_baseline_offers_a_choice(
+    client: TestClient, runs: dict[str, str]
+) -> None:
+    html = client.get(f"/runs/{runs['bad']}/compare").text
+    assert f'<option value="{runs["good"]}"' in html
+    assert 'data-testid="comparison"' not in html
+    missing = client.get(f"/runs/{runs['bad']}/compare", params={"baseline": "nope"})
+    assert missing.status_code == 404
+
+
+def test_dataset_pages(client: TestClient, store: Store) -> None:
+    store.datasets.create("qa", description="<b>bold</b> questions")
+    store.datasets.add_items("qa", [{"id": "a", "input": "1+1?", "expected_output": "2"}])
+    listing = client.get("/datasets").text
+    assert 'href="/datasets/qa"' in listing
+    assert "&lt;b&gt;bold&lt;/b&gt;" in listing
+    page = client.get("/datasets/qa").text
+    assert "1+1?" in page and "Version 1" in page
+    assert client.get("/datasets/missing").status_code == 404
+    launcher = client.get("/runs/new", params={"dataset": "qa"}).text
+    assert '<option value="qa" selected>' in launcher
+
+
+def test_calibrations_page_shows_stored_certificates(client: TestClient, store: Store) -> None:
+    store.certificates.add(
+        Certificate(
+            fingerprint="f" * 64,
+            fingerprint_parts={},
+            scorer_type="answer-relevancy",
+            scorer_label="Answer <Relevancy>",
+            judge_model="openai/gpt-4o-mini",
+            data_key="k",
+            kind="continuous",
+            n=80,
+            statistics={"spearman": {"value": 0.71234, "ci_low": 0.6, "ci_high": 0.8, "n": 80}},
+            gates=[{"statistic": "spearman", "min": 0.5, "passed": True}],
+            passed=True,
+        )
+    )
+    html = client.get("/calibrations").text
+    assert html.count('data-testid="certificate"') == 1
+    assert "Answer &lt;Relevancy&gt;" in html
+    assert "spearman" in html and "0.712" in html and "0.600 – 0.800" in html
+    assert "passed" in html and "n = 80" in html
+
+
+def test_item_page_lists_the_annotation_history(
+    client: TestClient, store: Store, runs: dict[str, str]
+) -> None:
+    first = AnnotationInput(author="ann", label="fail", comment="<i>wrong</i>")
+    annotate(runs["good"], "q1", first, store=store)
+    annotate(
+        runs["good"], "q1", AnnotationInput(author="bob", label="pass", score=0.9), store=store
+    )
+    html = client.get(f"/runs/{runs['good']}/items/q1").text
+    history = html.split('data-testid="annotation-history"')[1].split("</table>")[0]
+    rows = re.findall(r'<tr class="annotation">(.*?)</tr>', history, re.S)
+    assert len(rows) == 2
+    assert "ann" in rows[0] and "fail" in rows[0] and "&lt;i&gt;wrong&lt;/i&gt;" in rows[0]
+    assert "bob" in rows[1] and "pass" in rows[1] and "0.9" in rows[1]
+
+
+def test_a_pending_run_page_is_live(client: TestClient, store: Store) -> None:
+    info = RunInfo(
+        id="pending0run",
+        name="waiting",
+        target=TargetSpec(kind="stored-output", label="stored output"),
+        total_items=4,
+        repeats=2,
+    )
+    store.runs.create(info)
+    html = client.get("/runs/pending0run").text
+    assert 'data-live="true"' in html and 'data-run-id="pending0run"' in html
+    assert '<progress id="progress-bar" max="8" value="0">' in html
+    assert 'data-testid="summary-table"' not in html  # no summary before it finishes
+    assert "0 matching results" in html

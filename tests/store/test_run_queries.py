@@ -1,0 +1,95 @@
+"""``store.run_queries``: filtered pages and comparison rows, on SQLite and PostgreSQL."""
+
+from __future__ import annotations
+
+import pytest
+
+from assay.store import Store, open_store
+from assay.store.run_queries import ResultFilter
+from assay.types import ItemResult, RunInfo, ScoreResult, ScorerSpec, TargetError, TargetSpec
+
+
+def _score(value: float | None, status: str = "ready") -> ScoreResult:
+    if status == "error":
+        from assay.types import ScoreError
+
+        return ScoreResult(
+            scorer_id="s",
+            scorer_label="S",
+            call_id="c",
+            status="error",
+            error=ScoreError(message="x"),
+        )
+    return ScoreResult(scorer_id="s", scorer_label="S", call_id="c", status="ready", score=value)
+
+
+def _run(store: Store, run_id: str, values: list[float | None]) -> None:
+    spec = ScorerSpec(id="s", label="S")
+    store.runs.create(
+        RunInfo(id=run_id, target=TargetSpec(kind="stored-output", label="stored"), scorers=[spec])
+    )
+    results = []
+    for position, value in enumerate(values):
+        error = TargetError(message="boom") if value is None else None
+        scores = {} if value is None else {"s": _score(value)}
+        results.append(
+            ItemResult(
+                item_id=f"i{position}",
+                position=position,
+                input=f"question {position}",
+                output="100%" if position == 1 else f"answer {position}",
+                error=error,
+                scores=scores,
+            )
+        )
+    store.runs.write_results(run_id, results)
+
+
+def test_pages_filters_and_counts(store_url: str) -> None:
+    with open_store(store_url) as store:
+        _run(store, "r1", [0.1, 0.9, None, 0.5])
+        q = store.run_queries
+
+        def ids(wanted: ResultFilter, offset: int = 0, limit: int = 10) -> tuple[int, list[str]]:
+            page = q.page("r1", wanted, offset=offset, limit=limit)
+            return q.count("r1", wanted), [r.item_id for r in page]
+
+        assert ids(ResultFilter(), 1, 2) == (4, ["i1", "i2"])
+        assert ids(ResultFilter(min_score=0.5)) == (2, ["i1", "i3"])
+        assert ids(ResultFilter(min_score=0.2, max_score=0.6, scorer="s")) == (1, ["i3"])
+        assert ids(ResultFilter(scorer="other")) == (0, [])
+        assert ids(ResultFilter(errors_only=True)) == (1, ["i2"])
+        assert ids(ResultFilter(q="ANSWER 3")) == (1, ["i3"])
+        assert ids(ResultFilter(q="100%")) == (1, ["i1"])
+        assert ids(ResultFilter(q="0%")) == (1, ["i1"])  # % is literal, not a wildcard
+        page = q.page("r1", ResultFilter(), offset=0, limit=1)
+        assert page[0].scores["s"].score == 0.1
+        assert [r.item_id for r in q.item("r1", "i3")] == ["i3"]
+
+
+def test_compare_rows_worst_first_in_the_scorers_direction(store_url: str) -> None:
+    with open_store(store_url) as store:
+        _run(store, "base", [0.5, 0.5, 0.5])
+        _run(store, "new", [0.9, 0.1, 0.5])
+        _run(store, "third", [0.4, 0.6, 0.5])
+        total, rows = store.run_queries.compare_rows("base", ["new"])
+        assert total == 3
+        assert [r.item_id for r in rows] == ["i1", "i2", "i0"]
+        assert [r.deltas[0] for r in rows] == pytest.approx([-0.4, 0.0, 0.4])
+        assert [r.baseline for r in rows] == [0.5, 0.5, 0.5]
+        _, lower = store.run_queries.compare_rows("base", ["new"], lower_is_better=["s"])
+        assert [r.item_id for r in lower] == ["i0", "i2", "i1"]  # a rise is worse
+        _, both = store.run_queries.compare_rows("base", ["new", "third"], limit=1, offset=0)
+        assert both[0].item_id == "i1" and len(both[0].scores) == 2
+        _, two = store.run_queries.compare_rows("base", ["third", "new"])
+        assert [r.item_id for r in two][:1] == ["i1"]  # the worst over all runs decides
+
+
+def test_single_repeat_path_gives_the_same_rows(store_url: str) -> None:
+    with open_store(store_url) as store:
+        _run(store, "base", [0.5, None, 0.2, 0.9])
+        _run(store, "new", [0.1, 0.4, 0.2, 1.0])
+        grouped = store.run_queries.compare_rows("base", ["new"], limit=10)
+        direct = store.run_queries.compare_rows("base", ["new"], limit=10, single_repeat=True)
+        assert direct == grouped
+        assert [r.item_id for r in direct[1]] == ["i0", "i2", "i3"]  # i1 failed in the baseline
