@@ -370,7 +370,7 @@ class ScorerSpec(BaseModel):
         return normalize_score(score, self.score_range, higher_is_better=self.higher_is_better)
 
 
-TargetKind = Literal["callable", "model", "agent", "workflow", "scorer", "stored-output"]
+TargetKind = Literal["callable", "model", "agent", "workflow", "scorer", "stored-output", "task"]
 
 
 class TargetSpec(BaseModel):

@@ -247,3 +247,17 @@ def test_multiple_choice_on_the_embedded_local_model() -> None:
         assert [pair[0] for pair in row["filtered"]] == pytest.approx([d.logprob for d in direct])
     acc = report["aggregate"]["acc,none"]
     assert 0.0 <= acc <= 1.0
+
+
+def test_a_task_run_is_not_silently_resumed_as_another_target(tmp_path: Path) -> None:
+    from assay.targets.resolve import TargetResolutionError, target_from_spec
+    from assay.tasks.target import PredictionsTarget, TaskTarget
+
+    task = load_task(Path(__file__).parents[2] / "examples" / "tasks" / "arith.yaml")
+    for target in (
+        TaskTarget(task, MODEL, base_url="http://127.0.0.1:9"),
+        PredictionsTarget(task, {}),
+    ):
+        assert target.spec.kind == "task"
+        with pytest.raises(TargetResolutionError, match="benchmark task"):
+            target_from_spec(target.spec)

@@ -162,6 +162,11 @@ def resolve_target(target: Any) -> Target:
 
 def target_from_spec(spec: TargetSpec) -> Target:
     """Re-create a stored run's target (``assay runs resume``)."""
+    if spec.kind == "task":
+        raise TargetResolutionError(
+            f"this run's target is a benchmark task ({spec.label}); task runs are not resumed "
+            "yet: run `assay tasks run` again (finished runs are kept)"
+        )
     if spec.kind == "stored-output":
         return StoredOutputTarget()
     if spec.kind == "model":

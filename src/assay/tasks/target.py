@@ -103,7 +103,7 @@ class TaskTarget:
         if base_url:
             config["base_url"] = base_url
         self._spec = TargetSpec(
-            kind="model",
+            kind="task",
             label=f"task {task.name} → {label}",
             config=config,
             fingerprint=digest(config),
@@ -165,7 +165,7 @@ class PredictionsTarget:
         self.responses = dict(responses)
         config = {"task": task.name, "predictions": source}
         self._spec = TargetSpec(
-            kind="stored-output",
+            kind="task",
             label=f"predictions for {task.name}",
             ref=source or None,
             config=config,
