@@ -151,3 +151,38 @@ def test_each_score_says_what_the_filters_extracted(tree: Path) -> None:
     assert strict.steps["preprocess"] == ["[invalid]"]
     flexible = first.scores["exact_match,flexible-extract"]
     assert flexible.reason == "flexible-extract extracted '$1,000.' → exact_match 1"
+
+
+def test_task_keys_in_a_group_file_override_its_children(tmp_path: Path) -> None:
+    """lm-eval 0.4.13: a group file's task keys (here metric_list) apply to every child,
+    over the child's own; a parent group's overrides win over a nested group's."""
+    from assay.operations.tasks import group_leaves
+
+    for name in ("a", "b"):
+        (tmp_path / f"{name}.yaml").write_text(
+            f"task: t_{name}\ndataset_path: d.jsonl\ndoc_to_text: q\ndoc_to_target: a\n"
+            "metric_list:\n  - metric: exact_match\n",
+            encoding="utf-8",
+        )
+    (tmp_path / "inner.yaml").write_text(
+        "group: inner\ntask: [t_b]\nnum_fewshot: 3\nmetric_list:\n  - metric: bleu\n",
+        encoding="utf-8",
+    )
+    outer = tmp_path / "outer.yaml"
+    outer.write_text(
+        "group: outer\ntask: [t_a, inner]\nmetric_list:\n  - metric: chrf\n", encoding="utf-8"
+    )
+    config, leaves = group_leaves(outer)
+    assert config.task_overrides == {"metric_list": [{"metric": "chrf"}]}
+    assert [e.name for e in leaves["t_a"].config.metric_entries()] == ["chrf"]
+    assert [e.name for e in leaves["t_b"].config.metric_entries()] == ["chrf"]  # outer wins
+    assert leaves["t_b"].config.num_fewshot == 3  # inner's own override still applies
+
+
+def test_a_python_task_class_is_refused_by_name(tmp_path: Path) -> None:
+    from assay.tasks.errors import TaskConfigError
+
+    path = tmp_path / "py.yaml"
+    path.write_text("task: py\nclass: !function mod.Task\n", encoding="utf-8")
+    with pytest.raises(TaskConfigError, match=r"py.yaml: class: a Python task class"):
+        load_task(path)

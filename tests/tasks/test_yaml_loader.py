@@ -420,11 +420,16 @@ def test_discover_needs_a_directory(tmp_path: Path) -> None:
         discover_tasks(tmp_path / "nope")
 
 
-def test_a_key_given_twice_is_an_error(tmp_path: Path) -> None:
+def test_a_key_given_twice_is_reported_and_the_last_one_wins(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """lm-eval keeps the last value silently, and real task YAMLs rely on it; assay keeps
+    it too, with a warning naming the file, line and key."""
     path = write(tmp_path / "t.yaml", "task: t\ndoc_to_text: q\ndoc_to_target: a\ntask: u\n")
-    error = error_of(path)
-    assert error.file == path
-    assert "line 4: key 'task' appears twice" in str(error)
+    with caplog.at_level("WARNING"):
+        config = load_task_config(path)
+    assert isinstance(config, TaskConfig) and config.task == "u"
+    assert "t.yaml: line 4: key 'task' appears twice" in caplog.text
 
 
 def test_non_strict_loading_drops_unknown_keys_with_a_warning(

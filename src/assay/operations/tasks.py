@@ -30,7 +30,7 @@ from assay.runner.result import RunResult
 from assay.scoring.sync import run_sync
 from assay.store.engine import Store, using_store
 from assay.tasks.combined import COMBINED_METRICS, FILTER_AGREEMENT, agreement_key
-from assay.tasks.config import GroupConfig, MetricEntry, TaskConfig
+from assay.tasks.config import GroupConfig, MetricEntry, TaskConfig, with_overrides
 from assay.tasks.docs import read_doc_file
 from assay.tasks.errors import TaskConfigError
 from assay.tasks.metrics import TASK_METRICS, aggregate_metrics
@@ -351,15 +351,21 @@ def group_leaves(path: str | Path) -> tuple[GroupConfig, dict[str, Task]]:
     entries = [e for e in discover_tasks(source.parent) if e.error is None]
     leaves: dict[str, Task] = {}
 
-    def add(group: GroupConfig, where: Path, trail: tuple[str, ...]) -> None:
+    def add(
+        group: GroupConfig,
+        where: Path,
+        trail: tuple[str, ...],
+        inherited: dict[str, Any] | None = None,
+    ) -> None:
+        overrides = {**group.task_overrides, **(inherited or {})}  # the caller's win, as lm-eval
         if group.group in trail:
             raise TaskConfigError(f"group {group.group!r} contains itself", key="task")
         for child in group.task:
             if isinstance(child, GroupConfig):
-                add(child, where, (*trail, group.group))
+                add(child, where, (*trail, group.group), overrides)
             elif isinstance(child, TaskConfig):
                 leaves[child.task or f"{group.group}[{len(leaves)}]"] = Task(
-                    child, base_dir=where.parent
+                    with_overrides(child, overrides), base_dir=where.parent
                 )
             else:
                 found = [e for e in entries if e.name == child or child in e.tags]
@@ -371,10 +377,10 @@ def group_leaves(path: str | Path) -> tuple[GroupConfig, dict[str, Task]]:
                 for entry in found:
                     loaded = load_task_config(entry.file)
                     if isinstance(loaded, GroupConfig):
-                        add(loaded, entry.file, (*trail, group.group))
+                        add(loaded, entry.file, (*trail, group.group), overrides)
                     else:
                         leaves[loaded.task or str(entry.file)] = Task(
-                            loaded, base_dir=entry.file.parent
+                            with_overrides(loaded, overrides), base_dir=entry.file.parent
                         )
 
     add(config, source, ())

@@ -410,6 +410,9 @@ class GroupConfig(_ConfigModel):
     task: list[GroupChild]
     aggregate_metric_list: list[AggregateMetric] | None = None
     metadata: dict[str, Any] | None = None
+    task_overrides: dict[str, Any] = Field(default_factory=dict)
+    """Task keys written in the group file (lm-eval 0.4.13 applies them to every child task,
+    the child's own keys losing to them); see ``with_overrides``."""
 
     @field_validator("task", mode="before")
     @classmethod
@@ -433,3 +436,16 @@ class GroupConfig(_ConfigModel):
             elif child.task is not None:
                 names.append(child.task)
         return names
+
+
+def with_overrides(config: TaskConfig, overrides: dict[str, Any]) -> TaskConfig:
+    """``config`` with a group's task keys applied over it (lm-eval 0.4.13's group-level
+    task overrides), validated like any task config."""
+    if not overrides:
+        return config
+    data = {name: getattr(config, name) for name in config.model_fields_set}
+    merged = TaskConfig.model_validate({**data, **overrides})
+    source = config.source_path
+    if source is not None:
+        merged._source = source
+    return merged

@@ -36,7 +36,9 @@ from assay.tasks.functions import FunctionRef, FunctionRefError
 log = logging.getLogger(__name__)
 
 YAML_SUFFIXES = (".yaml", ".yml")
-_TASK_ONLY_KEYS = frozenset(TaskConfig.model_fields) - frozenset(GroupConfig.model_fields)
+_TASK_ONLY_KEYS = (
+    frozenset(TaskConfig.model_fields) - frozenset(GroupConfig.model_fields) - {"task_overrides"}
+)
 
 AnyConfig = TaskConfig | GroupConfig
 
@@ -60,9 +62,14 @@ def _read_yaml(path: Path) -> Any:
         for key_node, _ in node.value:
             key = loader.construct_object(key_node)
             if isinstance(key, str) and key in seen:
-                line = key_node.start_mark.line + 1
-                raise TaskConfigError(
-                    f"line {line}: key '{key}' appears twice in the same mapping", file=path
+                # lm-eval's loader keeps the last value silently, and real task YAMLs
+                # rely on it (several dozen in 0.4.13): keep it, but say so.
+                log.warning(
+                    "%s: line %d: key '%s' appears twice in the same mapping; the last "
+                    "value is used (as lm-eval does)",
+                    path,
+                    key_node.start_mark.line + 1,
+                    key,
                 )
             seen.add(key if isinstance(key, str) else id(key_node))
         loader.flatten_mapping(node)
@@ -159,16 +166,20 @@ def config_from_raw(
 ) -> AnyConfig:
     """Validate a merged raw config into a ``TaskConfig`` or ``GroupConfig``."""
     data = raw.data
+    if "class" in data:
+        raise TaskConfigError(
+            "a Python task class (`class: !function ...`) is not supported: assay runs tasks "
+            "defined by their YAML keys",
+            key="class",
+            file=raw.file_of("class"),
+        )
     is_group = "group" in data
     if is_group:
-        stray = sorted(k for k in data if k in _TASK_ONLY_KEYS and k != "task")
-        if stray:
-            raise TaskConfigError(
-                "a file with 'group' is a group config and cannot also set task keys "
-                f"({', '.join(stray)}); to label a task, use 'tag' instead of 'group'",
-                key="group",
-                file=raw.file_of("group"),
-            )
+        # lm-eval 0.4.13: task keys in a group file override its child tasks' keys
+        overrides = {k: data[k] for k in data if k in _TASK_ONLY_KEYS and k != "task"}
+        if overrides:
+            data = {k: v for k, v in data.items() if k not in overrides}
+            data["task_overrides"] = overrides
     elif "task" not in data:
         raise TaskConfigError(
             "no 'task' (or 'group') key: this looks like a template meant to be included",
