@@ -351,11 +351,13 @@ def test_missing_file(tmp_path: Path) -> None:
     assert "no such file" in str(error)
 
 
-def test_group_with_task_keys_asks_for_tag(tmp_path: Path) -> None:
+def test_group_with_task_keys_carries_them_as_overrides(tmp_path: Path) -> None:
+    """lm-eval 0.4.13: a file with ``group`` is a group; its task keys override its
+    children's (see ``operations.tasks.group_leaves``)."""
     path = write(tmp_path / "t.yaml", "group: g\ntask: t\ndoc_to_text: q\ndoc_to_target: a\n")
-    error = error_of(path)
-    assert error.key == "group"
-    assert "use 'tag'" in str(error)
+    config = load_task_config(path)
+    assert isinstance(config, GroupConfig) and config.task_names() == ["t"]
+    assert config.task_overrides == {"doc_to_text": "q", "doc_to_target": "a"}
 
 
 def test_group_config_loads_with_inline_task_errors_located(tmp_path: Path) -> None:
