@@ -372,6 +372,59 @@ def test_a_stored_dataset_pins_its_version_in_the_certificate(tmp_path: Path, st
     assert run.info.dataset_name == "labelled" and run.info.dataset_version == 1
 
 
+def test_annotations_of_a_stored_run_are_the_labels(store: Store) -> None:
+    from assay.operations.annotations import AnnotationInput, annotate
+    from assay.operations.stored_runs import run_stored
+
+    rows = [
+        {"id": f"a{k}", "input": f"q{k}", "output": str(0.9 if k % 2 else 0.1)} for k in range(8)
+    ]
+    reviewed = run_stored(rows, None, ["exact-match"], store=store, progress=False).info.id
+    # six of the eight items get a label; a5 is overruled by a later reviewer, a6 only commented
+    said = {"a0": "fail", "a1": "pass", "a2": "pass", "a3": "pass", "a4": "fail", "a5": "pass"}
+    for item_id, label in said.items():
+        annotate(reviewed, item_id, AnnotationInput(author="ana", label=label), store=store)
+    annotate(reviewed, "a5", AnnotationInput(author="bo", label="fail"), store=store)
+    annotate(reviewed, "a6", AnnotationInput(author="bo", comment="unsure"), store=store)
+
+    report = calibrate(
+        {
+            "annotations": reviewed[:10],
+            "label_map": {"pass": 1, "fail": 0},
+            "kind": "binary",
+            "threshold": 0.5,
+            "resamples": 200,
+        },
+        scorers=[judge_scorer(float)],
+        store=store,
+        progress=False,
+    )
+    [cal] = report.scorers
+    assert report.items == 6 and report.label == "metadata.human_label"
+    assert report.data_key == f"annotations:{reviewed}"
+    # verdicts (score >= 0.5 on odd items) against the labels: a2 and a5 disagree
+    assert cal.statistics["accuracy"]["value"] == pytest.approx(4 / 6)
+    assert {row["item_id"] for row in cal.disagreements} == {"a2", "a5"}
+    assert cal.certificate is not None and cal.certificate.n == 6
+
+
+def test_annotations_without_labels_are_refused_naming_the_key(store: Store) -> None:
+    from assay.operations.stored_runs import run_stored
+
+    rows = [{"id": "a0", "input": "q", "output": "0.5"}]
+    reviewed = run_stored(rows, None, ["exact-match"], store=store, progress=False).info.id
+    config = {"annotations": reviewed, "kind": "binary", "label_map": {"pass": 1, "fail": 0}}
+    with pytest.raises(CalibrationConfigError, match="key 'annotations'"):
+        calibrate(config, scorers=[judge_scorer(float)], store=store, progress=False)
+    with pytest.raises(CalibrationConfigError, match=r"key 'annotations'.*no-such-run"):
+        calibrate(
+            {**config, "annotations": "no-such-run"},
+            scorers=[judge_scorer(float)],
+            store=store,
+            progress=False,
+        )
+
+
 @pytest.mark.parametrize(
     ("change", "message"),
     [
@@ -383,6 +436,7 @@ def test_a_stored_dataset_pins_its_version_in_the_certificate(tmp_path: Path, st
         ({"split": {"test": 1.5}}, "key 'split.test'"),
         ({"repeats": 0}, "key 'repeats'"),
         ({"data": None}, "exactly one of 'data'"),
+        ({"annotations": "run-id"}, "exactly one of 'data'"),
     ],
 )
 def test_config_errors_name_the_key(

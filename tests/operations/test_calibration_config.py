@@ -42,6 +42,15 @@ def test_defaults() -> None:
     assert config.gates == {} and config.gate_on == "ci" and config.resamples == 1000
 
 
+def test_annotations_default_the_label_to_the_human_label() -> None:
+    config = make_calibration_config({"scorer": "x", "annotations": "run1", "kind": "binary"})
+    assert config.annotations == "run1" and config.label == "metadata.human_label"
+    chosen = make_calibration_config(
+        {"scorer": "x", "annotations": "run1", "kind": "binary", "label": "metadata.other"}
+    )
+    assert chosen.label == "metadata.other"  # an explicit label still wins
+
+
 def test_label_text_matches_yaml_spellings() -> None:
     assert label_text(True) == label_text("yes") == label_text("True") == "yes"
     assert label_text(1.0) == label_text(1) == "1"
@@ -54,6 +63,13 @@ def test_label_text_matches_yaml_spellings() -> None:
         ({"data": "d", "kind": "binary"}, "missing key 'scorer'"),
         ({"scorer": "x", "data": "d", "dataset": "n", "kind": "binary"}, "exactly one of 'data'"),
         ({"scorer": "x", "data": "d", "version": 2, "kind": "binary"}, "'version' needs 'dataset'"),
+        (
+            {"scorer": "x", "dataset": "n", "annotations": "r", "kind": "binary"},
+            "exactly one of 'data'.*'annotations'",
+        ),
+        ({"scorer": "x", "kind": "binary"}, "exactly one of 'data'"),
+        ({"scorer": "x", "annotations": "", "kind": "binary"}, "key 'annotations'"),
+        ({"scorer": "x", "annotations": "r", "version": 1, "kind": "binary"}, "'version' needs"),
         (
             {"scorer": "x", "data": "d", "kind": "pairwise", "threshold": 0.5},
             "'threshold' does not apply",

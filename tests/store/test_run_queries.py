@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from assay.store import Store, open_store
+from assay.store.errors import RunNotFoundError
 from assay.store.run_queries import ResultFilter
 from assay.types import ItemResult, RunInfo, ScoreResult, ScorerSpec, TargetError, TargetSpec
 
@@ -93,3 +95,43 @@ def test_single_repeat_path_gives_the_same_rows(store_url: str) -> None:
         direct = store.run_queries.compare_rows("base", ["new"], limit=10, single_repeat=True)
         assert direct == grouped
         assert [r.item_id for r in direct[1]] == ["i0", "i2", "i3"]  # i1 failed in the baseline
+
+
+def test_score_arrays_hold_the_score_rows_columnar(store_url: str) -> None:
+    with open_store(store_url) as store:
+        _run(store, "cols", [0.25, None, 0.75])
+        extra = ScoreResult(
+            scorer_id="t",
+            scorer_label="T",
+            call_id="c",
+            status="ready",
+            score=1.0,
+            values={"p": 0.5},
+        )
+        store.runs.write_results(
+            "cols",
+            [
+                ItemResult(
+                    item_id="i3",
+                    position=3,
+                    repeat=1,
+                    input="q",
+                    scores={
+                        "s": _score(None, "error"),
+                        "t": extra,
+                    },
+                )
+            ],
+        )
+        arrays = store.run_queries.score_arrays("cols")
+        rows = list(store.runs.score_rows("cols"))
+        assert len(arrays) == len(rows) == 4
+        assert arrays.item_id == [r.item_id for r in rows]
+        assert arrays.position.tolist() == [r.position for r in rows]
+        assert arrays.repeat.tolist() == [r.repeat for r in rows]
+        assert arrays.scorer_id == [r.scorer_id for r in rows]
+        assert arrays.status == [r.status for r in rows] == ["ready", "ready", "error", "ready"]
+        assert arrays.score[:2].tolist() == [0.25, 0.75] and np.isnan(arrays.score[2])
+        assert arrays.values == [(3, {"p": 0.5})]
+        with pytest.raises(RunNotFoundError):
+            store.run_queries.score_arrays("nope")

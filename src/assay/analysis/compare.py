@@ -11,15 +11,16 @@ missing from that run.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import math
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Literal, Protocol
 
 import numpy as np
 import numpy.typing as npt
 from pydantic import BaseModel, ConfigDict, Field, computed_field
 
-from assay.summary.columns import ScoreColumnsBuilder
+from assay.summary.columns import ERROR, READY, STATUS_CODES, ScoreColumns, ScoreColumnsBuilder
 from assay.summary.stats import bootstrap_mean_ci, item_stats
 from assay.types import RunRecord, ScoreRow, ScorerSpec
 
@@ -133,6 +134,93 @@ class RunComparison(BaseModel):
         return any(s.verdict == "regressed" for s in self.scorers)
 
 
+class _Columns(Protocol):
+    """Where ``_RunScores`` gets its columns: a ``ScoreColumnsBuilder`` fed row by row, or
+    ``_ArrayColumns`` cut from whole-run arrays."""
+
+    def columns(self, scorer_id: str) -> ScoreColumns: ...
+    def value_columns(self, scorer_id: str, key: str) -> ScoreColumns: ...
+    def scorer_ids(self) -> list[str]: ...
+    def value_keys(self, scorer_id: str) -> list[str]: ...
+
+
+class ScoreArraysLike(Protocol):
+    """A run's scores as columns in (position, repeat, item id, scorer) order, one entry
+    per stored score (``store.run_queries.ScoreArrays``): ``score`` NaN where none was
+    stored, ``values`` the (row, named values) of the scores that have some."""
+
+    @property
+    def item_id(self) -> Sequence[str]: ...
+    @property
+    def position(self) -> npt.NDArray[np.int64]: ...
+    @property
+    def repeat(self) -> npt.NDArray[np.int64]: ...
+    @property
+    def scorer_id(self) -> Sequence[str]: ...
+    @property
+    def status(self) -> Sequence[str]: ...
+    @property
+    def score(self) -> npt.NDArray[np.float64]: ...
+    @property
+    def values(self) -> Sequence[tuple[int, Mapping[str, float]]]: ...
+
+
+@dataclass
+class _ArrayColumns:
+    """The columns ``ScoreColumnsBuilder`` would have built from the same rows."""
+
+    by_scorer: dict[str, ScoreColumns]
+    by_value: dict[str, dict[str, ScoreColumns]]
+
+    def columns(self, scorer_id: str) -> ScoreColumns:
+        return self.by_scorer.get(scorer_id) or ScoreColumns.empty()
+
+    def value_columns(self, scorer_id: str, key: str) -> ScoreColumns:
+        return self.by_value.get(scorer_id, {}).get(key) or ScoreColumns.empty()
+
+    def scorer_ids(self) -> list[str]:
+        return list(self.by_scorer)
+
+    def value_keys(self, scorer_id: str) -> list[str]:
+        return list(self.by_value.get(scorer_id, {}))
+
+
+def _status_codes(status: Sequence[str]) -> npt.NDArray[np.int8]:
+    try:
+        return np.fromiter(map(STATUS_CODES.__getitem__, status), np.int8, len(status))
+    except KeyError as error:
+        raise ValueError(f"unknown score status code {error.args[0]!r}") from None
+
+
+def _value_columns(
+    arrays: ScoreArraysLike, dense: npt.NDArray[np.int64]
+) -> dict[str, dict[str, ScoreColumns]]:
+    """Named values per (scorer, key) in row order; non-finite numbers skipped, as
+    ``ScoreColumnsBuilder.add_values`` does."""
+    found: dict[str, dict[str, tuple[list[int], list[int], list[float]]]] = {}
+    for row, values in arrays.values:
+        keys = found.setdefault(arrays.scorer_id[row], {})
+        for key, number in values.items():
+            if number is None or not math.isfinite(number):
+                continue
+            lists = keys.setdefault(key, ([], [], []))
+            lists[0].append(int(dense[row]))
+            lists[1].append(int(arrays.repeat[row]))
+            lists[2].append(float(number))
+    return {
+        sid: {
+            key: ScoreColumns(
+                position=np.asarray(k, dtype=np.int64),
+                repeat=np.asarray(r, dtype=np.int32),
+                value=np.asarray(v, dtype=np.float64),
+                status=np.full(len(k), READY, dtype=np.int8),
+            )
+            for key, (k, r, v) in keys.items()
+        }
+        for sid, keys in found.items()
+    }
+
+
 @dataclass
 class _RunScores:
     """One run's rows, keyed by dense item index (first-seen order of item ids)."""
@@ -140,21 +228,53 @@ class _RunScores:
     index: dict[str, int] = field(default_factory=dict)
     ids: list[str] = field(default_factory=list)
     positions: list[int] = field(default_factory=list)
-    builder: ScoreColumnsBuilder = field(default_factory=ScoreColumnsBuilder)
+    builder: _Columns = field(default_factory=ScoreColumnsBuilder)
 
     @classmethod
     def read(cls, rows: Iterable[ScoreRow]) -> _RunScores:
         run = cls()
+        builder = ScoreColumnsBuilder()
+        run.builder = builder
         for row in rows:
             k = run.index.get(row.item_id)
             if k is None:
                 k = run.index[row.item_id] = len(run.ids)
                 run.ids.append(row.item_id)
                 run.positions.append(row.position)
-            run.builder.add(row.scorer_id, k, row.repeat, row.status, row.score)
+            builder.add(row.scorer_id, k, row.repeat, row.status, row.score)
             if row.values:
-                run.builder.add_values(row.scorer_id, k, row.repeat, row.values)
+                builder.add_values(row.scorer_id, k, row.repeat, row.values)
         return run
+
+    @classmethod
+    def from_arrays(cls, arrays: ScoreArraysLike) -> _RunScores:
+        """The same as ``read`` over the same rows, with numpy doing the per-row work."""
+        n = len(arrays.item_id)
+        ids = list(dict.fromkeys(arrays.item_id))
+        index = {item_id: k for k, item_id in enumerate(ids)}
+        dense = np.fromiter(map(index.__getitem__, arrays.item_id), np.int64, n)
+        first_row = np.unique(dense, return_index=True)[1]
+        code = _status_codes(arrays.status)
+        ready = code == READY
+        # a ready status without a finite number is an error, never a number
+        code[ready & ~np.isfinite(arrays.score)] = ERROR
+        value = np.where(code == READY, arrays.score, np.nan)
+        scorer_of = np.asarray(arrays.scorer_id, dtype=object)
+        by_scorer = {}
+        for sid in dict.fromkeys(arrays.scorer_id):
+            mask = scorer_of == sid
+            by_scorer[sid] = ScoreColumns(
+                position=dense[mask],
+                repeat=arrays.repeat[mask].astype(np.int32),
+                value=value[mask].astype(np.float64),
+                status=code[mask],
+            )
+        return cls(
+            index=index,
+            ids=ids,
+            positions=[int(p) for p in arrays.position[first_row]],
+            builder=_ArrayColumns(by_scorer, _value_columns(arrays, dense)),
+        )
 
     def item_means(self, scorer_id: str, key: str | None = None) -> npt.NDArray[np.float64]:
         """Per-item mean over ready repeats for every item of the run, NaN when none; of
@@ -308,6 +428,31 @@ def _compare_value(
     )
 
 
+def compare_run_arrays(
+    a: RunRecord,
+    a_scores: ScoreArraysLike,
+    b: RunRecord,
+    b_scores: ScoreArraysLike,
+    *,
+    threshold: float = 0.0,
+    n_boot: int = 2000,
+    seed: int = 0,
+    max_items: int | None = None,
+) -> RunComparison:
+    """``compare_runs`` over columnar scores (``store.run_queries.score_arrays``): the
+    same result, without a Python object per score (seconds saved on 100,000 items)."""
+    return _compare(
+        a,
+        _RunScores.from_arrays(a_scores),
+        b,
+        _RunScores.from_arrays(b_scores),
+        threshold=threshold,
+        n_boot=n_boot,
+        seed=seed,
+        max_items=max_items,
+    )
+
+
 def compare_runs(
     a: RunRecord,
     a_rows: Iterable[ScoreRow],
@@ -326,8 +471,29 @@ def compare_runs(
     default 0 flags any drop, as Mastra does. The direction comes from A's ``ScorerSpec``
     (B's when A lacks it). ``max_items`` caps each regressed/improved list.
     """
-    run_a = _RunScores.read(a_rows)
-    run_b = _RunScores.read(b_rows)
+    return _compare(
+        a,
+        _RunScores.read(a_rows),
+        b,
+        _RunScores.read(b_rows),
+        threshold=threshold,
+        n_boot=n_boot,
+        seed=seed,
+        max_items=max_items,
+    )
+
+
+def _compare(
+    a: RunRecord,
+    run_a: _RunScores,
+    b: RunRecord,
+    run_b: _RunScores,
+    *,
+    threshold: float,
+    n_boot: int,
+    seed: int,
+    max_items: int | None,
+) -> RunComparison:
     a_to_b = np.fromiter((run_b.index.get(i, -1) for i in run_a.ids), np.int64, len(run_a.ids))
     warnings = _dataset_warnings(a, b)
     for label, run in (("A", run_a), ("B", run_b)):

@@ -62,7 +62,7 @@ from assay.runner.options import RunOptions
 from assay.runner.scorer_set import build_scorers
 from assay.scoring.scorer import Scorer
 from assay.scoring.sync import run_sync
-from assay.store import Certificate, Store, using_store
+from assay.store import Certificate, Store, StoreError, using_store
 from assay.targets.scorer import ScorerTarget
 from assay.types import Item, ItemResult
 
@@ -576,6 +576,20 @@ async def calibrate_async(
             pinned = found.version if cfg.version is None else cfg.version
             items: list[Item] = list(db.datasets.items(found.id, pinned))
             data_key = dataset_data_key(found.name, pinned)
+        elif cfg.annotations is not None:
+            from assay.operations.annotations import human_labels
+
+            try:
+                annotated_run = db.runs.get(cfg.annotations).info.id
+            except StoreError as error:
+                raise CalibrationConfigError(f"key 'annotations': {error}") from error
+            items = human_labels(annotated_run, store=db)
+            if not items:
+                raise CalibrationConfigError(
+                    f"key 'annotations': run {cfg.annotations!r} has no annotation with a "
+                    "label or a score"
+                )
+            data_key = f"annotations:{annotated_run}"
         else:
             assert cfg.data is not None
             from assay.runner.api import load_data
@@ -596,6 +610,7 @@ async def calibrate_async(
                         "label": cfg.label,
                         "data_key": data_key,
                         "scorer": scorer.id,
+                        **_plot_inputs(labelled, scorer, cfg, threshold),
                     }
                 },
                 progress=progress,
@@ -605,6 +620,8 @@ async def calibrate_async(
                 run = await run_stored_async(
                     pairwise_run_items(labelled), target, [], store=db, options=options
                 )
+            elif cfg.annotations is not None:
+                run = await run_stored_async(items, target, [], store=db, options=options)
             elif cfg.dataset is not None:
                 run = await run_dataset_async(
                     cfg.dataset, target, [], version=pinned, store=db, options=options
@@ -633,6 +650,23 @@ async def calibrate_async(
         scorers=calibrations,
         comparison=comparison,
     )
+
+
+def _plot_inputs(
+    labelled: list[LabelledItem], scorer: Scorer, config: CalibrationConfig, threshold: float | None
+) -> dict[str, Any]:
+    """What the calibration page needs besides the run's scores, kept in the run's metadata
+    (results carry no item metadata, so the labels would otherwise be lost): each item's
+    label on the scorer's scale and the verdict threshold. Pairwise labels are verdicts on
+    pairs, not points on a scale, so they are not plotted."""
+    if config.kind == "pairwise":
+        return {}
+    on_scale = _on_scorer_scale(np.array([e.label for e in labelled]), scorer, config)
+    return {
+        "threshold": threshold,
+        "score_range": [v if math.isfinite(v) else None for v in scorer.score_range],
+        "labels": {e.item.id: float(v) for e, v in zip(labelled, on_scale, strict=True)},
+    }
 
 
 def _certificate(

@@ -1,10 +1,12 @@
 """A calibration described as data (``assay calibrate CONFIG.yaml``), validated up front.
 
 The keys are a contract (issue 11): ``scorer`` (one scorer config, or a list of them to
-compare), ``data`` (a file) or ``dataset`` (+ ``version``), ``label`` (the item field with the
-human label, default ``expected_output``; ``metadata.x.y`` reaches into metadata, and a bare
-name that is not an item field is looked up in metadata, where a data file's extra columns
-land), ``label_map`` (label text to a number), ``kind`` (``binary``, ``ordinal``, ``numeric``,
+compare), ``data`` (a file), ``dataset`` (+ ``version``) or ``annotations`` (a stored run
+whose annotated items are the labelled data), ``label`` (the item field with the
+human label, default ``expected_output``, or ``metadata.human_label`` with
+``annotations``; ``metadata.x.y`` reaches into metadata, and a bare name that is not an
+item field is looked up in metadata, where a data file's extra columns land),
+``label_map`` (label text to a number), ``kind`` (``binary``, ``ordinal``, ``numeric``,
 ``pairwise``), ``label_range`` (``[low, high]`` of a numeric human scale, mapped onto the
 scorer's score range), ``threshold`` (score at or above it is a positive verdict), ``repeats``,
 ``split`` (held-out ``test`` fraction and ``seed``), ``min`` (gates). A typo is an error naming
@@ -51,6 +53,12 @@ class CalibrationConfig(BaseModel):
     data: str | None = Field(default=None, description="A labelled data file.")
     dataset: str | None = Field(default=None, description="A stored labelled dataset.")
     version: int | None = Field(default=None, ge=0, description="Dataset version to pin.")
+    annotations: str | None = Field(
+        default=None,
+        min_length=1,
+        description="A stored run id: its annotated items (``operations.annotations."
+        "human_labels``) are the labelled data, the label ``metadata.human_label``.",
+    )
     label: str = Field(default="expected_output", min_length=1)
     label_map: dict[str, float] | None = None
     label_range: tuple[float, float] | None = Field(
@@ -73,6 +81,15 @@ class CalibrationConfig(BaseModel):
     seed: int = Field(default=0, description="Seed of the bootstrap.")
     disagreements: int = Field(default=20, ge=0, description="How many to list and export.")
 
+    @model_validator(mode="before")
+    @classmethod
+    def _annotation_label(cls, value: Any) -> Any:
+        # annotations carry their label in metadata.human_label; an explicit label still wins
+        wanted = isinstance(value, dict) and value.get("annotations") is not None
+        if wanted and value.get("label") is None:
+            return {**value, "label": "metadata.human_label"}
+        return value
+
     @field_validator("label_map", mode="before")
     @classmethod
     def _label_keys_as_text(cls, value: Any) -> Any:
@@ -91,8 +108,12 @@ class CalibrationConfig(BaseModel):
 
     @model_validator(mode="after")
     def _consistent(self) -> CalibrationConfig:
-        if (self.data is None) == (self.dataset is None):
-            raise ValueError("give exactly one of 'data' (a file) and 'dataset' (a stored dataset)")
+        sources = [self.data, self.dataset, self.annotations]
+        if sum(source is not None for source in sources) != 1:
+            raise ValueError(
+                "give exactly one of 'data' (a file), 'dataset' (a stored dataset) and "
+                "'annotations' (a stored run whose annotations are the labels)"
+            )
         if self.version is not None and self.dataset is None:
             raise ValueError("'version' needs 'dataset'")
         if self.label_range is not None:

@@ -4,7 +4,11 @@ paired statistics of ``analysis.compare`` for each run against the baseline.
 The rows come from SQL (``store.run_queries.compare_rows``) so the first page of two
 100,000-item runs does not wait for Python to walk every item; the statistics are computed
 once per (baseline, run, result counts) and kept in a small cache, because the bootstrap
-over every paired item is the expensive part and stored results never change.
+over every paired item is the expensive part and stored results never change. A caller
+that must answer at once asks ``compare_page(..., cached_only=True)``: it gets the
+statistics only if they are cached, else ``statistics_pending`` and computes them later
+(``compare_statistics``); one computation per key runs at a time, so a background job and
+a client asking for the same statistics do not compute them twice.
 """
 
 from __future__ import annotations
@@ -14,7 +18,7 @@ from collections import OrderedDict
 
 from pydantic import BaseModel
 
-from assay.analysis.compare import RunComparison, compare_runs
+from assay.analysis.compare import RunComparison, compare_run_arrays
 from assay.store import Store, using_store
 from assay.types import RunRecord
 
@@ -22,6 +26,7 @@ MAX_PAGE = 500
 _CACHE_SIZE = 16
 _cache: OrderedDict[tuple[str, int, str, int, float], RunComparison] = OrderedDict()
 _cache_lock = threading.Lock()
+_key_locks: dict[tuple[str, int, str, int, float], threading.Lock] = {}
 
 
 class CompareRowOut(BaseModel):
@@ -45,29 +50,56 @@ class ComparePage(BaseModel):
     limit: int
     rows: list[CompareRowOut]
     statistics: list[RunComparison]
-    """One paired comparison per run in ``runs`` (run B) against the baseline (run A)."""
+    """One paired comparison per run in ``runs`` (run B) against the baseline (run A);
+    empty when not asked for, or when ``statistics_pending``."""
+    statistics_pending: bool = False
+    """The statistics were not cached yet and are being computed: fetch them from
+    ``compare_statistics`` (``GET .../compare/statistics``)."""
+
+
+def _key(base: RunRecord, other: RunRecord, threshold: float) -> tuple[str, int, str, int, float]:
+    return (base.info.id, base.completed_results, other.info.id, other.completed_results, threshold)
+
+
+def _is_live(base: RunRecord, other: RunRecord) -> bool:
+    """A run still going has moving counts: its statistics are never cached."""
+    return base.status in ("pending", "running") or other.status in ("pending", "running")
+
+
+def _cached(base: RunRecord, other: RunRecord, threshold: float) -> RunComparison | None:
+    if _is_live(base, other):
+        return None
+    with _cache_lock:
+        return _cache.get(_key(base, other, threshold))
 
 
 def _statistics(db: Store, base: RunRecord, other: RunRecord, threshold: float) -> RunComparison:
-    key = (base.info.id, base.completed_results, other.info.id, other.completed_results, threshold)
-    live = base.status in ("pending", "running") or other.status in ("pending", "running")
+    key = _key(base, other, threshold)
+    live = _is_live(base, other)
     with _cache_lock:
-        cached = _cache.get(key)
-    if cached is not None and not live:
-        return cached
-    result = compare_runs(
-        base,
-        db.runs.score_rows(base.info.id),
-        other,
-        db.runs.score_rows(other.info.id),
-        threshold=threshold,
-    )
-    if not live:
-        with _cache_lock:
-            _cache[key] = result
-            while len(_cache) > _CACHE_SIZE:
-                _cache.popitem(last=False)
-    return result
+        key_lock = _key_locks.setdefault(key, threading.Lock())
+    # One computation per key at a time: a second caller waits, then finds it cached.
+    with key_lock:
+        try:
+            cached = _cached(base, other, threshold)
+            if cached is not None:
+                return cached
+            result = compare_run_arrays(
+                base,
+                db.run_queries.score_arrays(base.info.id),
+                other,
+                db.run_queries.score_arrays(other.info.id),
+                threshold=threshold,
+            )
+            if not live:
+                with _cache_lock:
+                    _cache[key] = result
+                    while len(_cache) > _CACHE_SIZE:
+                        _cache.popitem(last=False)
+            return result
+        finally:
+            with _cache_lock:
+                _key_locks.pop(key, None)
 
 
 def compare_page(
@@ -79,10 +111,13 @@ def compare_page(
     offset: int = 0,
     limit: int = 50,
     with_statistics: bool = True,
+    cached_only: bool = False,
     store: Store | None = None,
 ) -> ComparePage:
     """Runs ``runs`` (ids or unique prefixes) against ``baseline``: a page of per-item
-    rows, regressions first, and (``with_statistics``) the paired statistics."""
+    rows, regressions first, and (``with_statistics``) the paired statistics. With
+    ``cached_only`` the statistics come only if all are cached; otherwise the page says
+    ``statistics_pending`` and the caller computes them with ``compare_statistics``."""
     if not runs:
         raise ValueError("compare needs at least one run besides the baseline")
     if offset < 0 or not 1 <= limit <= MAX_PAGE:
@@ -100,7 +135,15 @@ def compare_page(
             limit=limit,
             single_repeat=all(run.info.repeats == 1 for run in (base, *others)),
         )
-        stats = [_statistics(db, base, run, threshold) for run in others] if with_statistics else []
+        stats: list[RunComparison] = []
+        pending = False
+        if with_statistics and cached_only:
+            found = [_cached(base, run, threshold) for run in others]
+            stats = [c for c in found if c is not None]
+            if len(stats) < len(found):
+                stats, pending = [], True
+        elif with_statistics:
+            stats = [_statistics(db, base, run, threshold) for run in others]
     out = []
     for row in rows:
         sign = -1.0 if row.scorer_id in lower else 1.0
@@ -123,6 +166,7 @@ def compare_page(
         limit=limit,
         rows=out,
         statistics=stats,
+        statistics_pending=pending,
     )
 
 

@@ -254,11 +254,12 @@ def compare_view(
     limit: int = 50,
     store: Store | None = None,
 ) -> CompareView:
-    """A page of ``runs`` against ``baseline`` (regressions first, paired statistics) with
-    the output diffs of the page's items."""
+    """A page of ``runs`` against ``baseline`` (regressions first) with the output diffs
+    of the page's items; the paired statistics only if cached (``page.statistics_pending``
+    otherwise: the page loads them from the API rather than wait seconds for them)."""
     limit = min(limit, MAX_COMPARE_PAGE)
     with using_store(store) as db:
-        page = compare_page(baseline, runs, offset=offset, limit=limit, store=db)
+        page = compare_page(baseline, runs, offset=offset, limit=limit, cached_only=True, store=db)
         directions = {
             spec.id: (1.0 if spec.higher_is_better else -1.0)
             for spec in db.runs.get(page.baseline).info.scorers

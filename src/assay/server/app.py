@@ -29,7 +29,7 @@ from assay.scoring.registry import ScorerRegistryError, UnknownScorerError
 from assay.server import security
 from assay.server.api import annotations as annotations_api
 from assay.server.api import datasets, runs, scorers
-from assay.server.jobs import PreviewJobs, RunJobs
+from assay.server.jobs import PreviewJobs, RunJobs, StatisticsJobs
 from assay.store import (
     AmbiguousRunIdError,
     DatasetExistsError,
@@ -118,6 +118,7 @@ def create_app(
     store = open_store(store_url)
     preview_jobs = PreviewJobs()
     run_jobs = RunJobs(store)
+    statistics_jobs = StatisticsJobs(store)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -125,6 +126,7 @@ def create_app(
             yield
         finally:
             await run_jobs.shutdown()
+            statistics_jobs.shutdown()
             store.close()
 
     app = FastAPI(
@@ -136,6 +138,7 @@ def create_app(
     app.state.store = store
     app.state.preview_jobs = preview_jobs
     app.state.run_jobs = run_jobs
+    app.state.statistics_jobs = statistics_jobs
 
     app.add_exception_handler(RequestValidationError, _validation_error)
     app.add_exception_handler(FieldErrors, _field_errors)

@@ -1,5 +1,6 @@
 """Work the server does in the background of its event loop: scorer previews whose judge
-scorers answer later, and runs started over HTTP.
+scorers answer later, runs started over HTTP, and compare statistics a page did not wait
+for.
 
 Runs are stored as they go (the store is the truth: the progress stream reads it), so a
 run outlives the request that started it; ``RunJobs`` only keeps the ``asyncio.Task`` (to
@@ -12,10 +13,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import threading
 import time
 import uuid
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
+from assay.operations.run_compare import compare_statistics
 from assay.operations.run_requests import (
     RunNotStartedError,
     RunRequest,
@@ -195,3 +199,53 @@ class RunJobs:
     async def shutdown(self) -> None:
         for run_id in list(self._tasks):
             await self.cancel(run_id)
+
+
+class StatisticsJobs:
+    """Compare statistics computed after the page that needed them was answered.
+
+    The bootstrap and ranking are CPU-bound numpy work over every paired item, so they run
+    in one worker thread rather than on the event loop (a request thread would hold its
+    client). One job per (baseline, runs, threshold) is queued at a time; the result lands
+    in ``run_compare``'s cache, where the next page or ``compare/statistics`` finds it.
+    """
+
+    def __init__(self, store: Store) -> None:
+        self._store = store
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="assay-statistics")
+        self._queued: set[tuple[str, tuple[str, ...], float]] = set()
+        self._lock = threading.Lock()
+
+    def start(self, baseline: str, runs: list[str], threshold: float) -> bool:
+        """Queue the statistics of ``runs`` against ``baseline``; ``False`` when the same
+        job is already queued or running (it will fill the cache)."""
+        key = (baseline, tuple(runs), threshold)
+        with self._lock:
+            if key in self._queued:
+                return False
+            self._queued.add(key)
+        try:
+            future = self._pool.submit(
+                compare_statistics, baseline, list(runs), threshold=threshold, store=self._store
+            )
+        except RuntimeError:  # shut down: the client can still ask compare/statistics
+            with self._lock:
+                self._queued.discard(key)
+            return False
+        future.add_done_callback(lambda done: self._finished(key, done))
+        return True
+
+    def is_queued(self, baseline: str, runs: list[str], threshold: float) -> bool:
+        with self._lock:
+            return (baseline, tuple(runs), threshold) in self._queued
+
+    def _finished(self, key: tuple[str, tuple[str, ...], float], future: Future[Any]) -> None:
+        with self._lock:
+            self._queued.discard(key)
+        if not future.cancelled() and future.exception() is not None:
+            log.error("compare statistics %s failed", key, exc_info=future.exception())
+
+    def shutdown(self) -> None:
+        """Drop queued jobs; a running one finishes in its thread (numpy cannot be
+        interrupted) without holding up the server's exit."""
+        self._pool.shutdown(wait=False, cancel_futures=True)

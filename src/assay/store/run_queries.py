@@ -8,10 +8,13 @@ comparison rows. Every filter, sort and page runs in SQL, so the first page of a
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+import numpy.typing as npt
 import sqlalchemy as sa
 from sqlalchemy import Row
 
@@ -22,6 +25,25 @@ from assay.store.tables import item_results, judge_calls, runs, scores
 from assay.types import ItemResult
 
 _ORDER = (item_results.c.position, item_results.c.repeat, item_results.c.item_id)
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class ScoreArrays:
+    """Every score of a run as columns, one entry per stored score in (position, repeat,
+    item id, scorer) order: what ``analysis.compare`` needs, without a Python object per
+    score (two 100,000-item runs are 200,000 of them). ``score`` is NaN where none was
+    stored; ``values`` holds only the scores that stored named values, as (row, values)."""
+
+    item_id: list[str]
+    position: npt.NDArray[np.int64]
+    repeat: npt.NDArray[np.int64]
+    scorer_id: list[str]
+    status: list[str]
+    score: npt.NDArray[np.float64]
+    values: list[tuple[int, dict[str, float]]]
+
+    def __len__(self) -> int:
+        return len(self.item_id)
 
 
 @dataclass(frozen=True, slots=True)
@@ -278,3 +300,55 @@ class RunQueries:
                 )
             )
         return int(total), page
+
+    def score_arrays(self, run_id: str) -> ScoreArrays:
+        """The run's scores as ``ScoreArrays``: the rows of ``runs.score_rows`` in one
+        snapshot read, columnar. Named values (JSON) are read only where stored."""
+        t = item_results.c
+        order = (*_ORDER, scores.c.scorer_id)
+        joined = item_results.join(scores, scores.c.result_id == t.id)
+        with self._db.read() as conn:
+            self._require(conn, run_id)
+            rows = conn.execute(
+                sa.select(
+                    t.item_id,
+                    t.position,
+                    t.repeat,
+                    scores.c.scorer_id,
+                    scores.c.status,
+                    scores.c.score,
+                )
+                .select_from(joined)
+                .where(t.run_id == run_id)
+                .order_by(*order)
+            ).all()
+            with_values = conn.execute(
+                sa.select(*order, scores.c.values_)
+                .select_from(joined)
+                .where(t.run_id == run_id, scores.c.values_.is_not(None))
+                .order_by(*order)
+            ).all()
+        item_id, position, repeat, scorer_id, status, score = (
+            (list(column) for column in zip(*rows, strict=True)) if rows else ([] for _ in range(6))
+        )
+        values: list[tuple[int, dict[str, float]]] = []
+        if with_values:
+            # pair by key, not by scan order: a score stored between the two reads (a live
+            # run on a database without snapshot reads) is simply not in this snapshot
+            row_of = {
+                key: k
+                for k, key in enumerate(zip(position, repeat, item_id, scorer_id, strict=True))
+            }
+            for found in with_values:
+                k = row_of.get((found[0], found[1], found[2], found[3]))
+                if k is not None and found[4]:
+                    values.append((k, found[4]))
+        return ScoreArrays(
+            item_id=item_id,
+            position=np.asarray(position, dtype=np.int64),
+            repeat=np.asarray(repeat, dtype=np.int64),
+            scorer_id=scorer_id,
+            status=status,
+            score=np.asarray([math.nan if v is None else v for v in score], dtype=np.float64),
+            values=values,
+        )

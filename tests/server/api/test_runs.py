@@ -6,6 +6,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import time
 from typing import Any
 
 from fastapi.testclient import TestClient
@@ -113,15 +114,50 @@ def test_compare_regressions_first_with_statistics(client: TestClient) -> None:
         ("c", [0.0], False),
         ("b", [1.0], False),
     ]
-    stats = page["statistics"][0]["scorers"][0]
-    assert (stats["n_paired"], stats["delta"]) == (3, 0.0)
+    # the first page never waits for the statistics: they are computed in the background
+    assert (page["statistics"], page["statistics_pending"]) == ([], True)
+    alone = client.get(f"/api/runs/{other}/compare/statistics?baseline={base}").json()
+    assert [c["b"]["id"] for c in alone] == [other] and alone[0]["a"]["id"] == base
+    stats = alone[0]["scorers"][0]
+    assert (stats["n_paired"], stats["mean_a"], stats["mean_b"], stats["delta"]) == (
+        3,
+        2 / 3,
+        2 / 3,
+        0.0,
+    )
+    assert [d["item_id"] for d in stats["regressed"]] == ["a"]
+    assert [d["item_id"] for d in stats["improved"]] == ["b"]
+    # once computed, the page carries them
+    cached = client.get(f"/api/runs/{other}/compare?baseline={base}").json()
+    assert (cached["statistics"], cached["statistics_pending"]) == (alone, False)
+    assert cached["rows"] == page["rows"]
     second = client.get(f"/api/runs/{other}/compare?baseline={base}&limit=1&offset=1").json()
     assert second["total"] == 3 and [r["item_id"] for r in second["rows"]] == ["c"]
     assert client.get(f"/api/runs/{other}/compare?baseline=nope").status_code == 404
     rows_only = client.get(f"/api/runs/{other}/compare?baseline={base}&statistics=false").json()
     assert rows_only["statistics"] == [] and rows_only["rows"] == page["rows"]
-    alone = client.get(f"/api/runs/{other}/compare/statistics?baseline={base}").json()
-    assert alone == page["statistics"]
+    assert rows_only["statistics_pending"] is False
+
+
+def test_compare_computes_pending_statistics_in_the_background(client: TestClient) -> None:
+    base = start(client)
+    other = start(client, [{**ITEMS[0], "output": "Lyon"}, *ITEMS[1:]])
+    finish(client, base)
+    finish(client, other)
+    url = f"/api/runs/{other}/compare?baseline={base}&threshold=0.5"
+    first = client.get(url).json()
+    assert first["statistics_pending"] is True
+    deadline = time.monotonic() + 10.0
+    page = first
+    while page["statistics_pending"] and time.monotonic() < deadline:
+        time.sleep(0.05)
+        page = client.get(url).json()
+    # filled by the background job alone: compare/statistics was never asked
+    assert page["statistics_pending"] is False
+    [comparison] = page["statistics"]
+    assert comparison["threshold"] == 0.5
+    assert comparison["scorers"][0]["delta"] == -1 / 3
+    assert [d["item_id"] for d in comparison["scorers"][0]["regressed"]] == ["a"]
 
 
 def test_export_jsonl_and_csv(client: TestClient) -> None:

@@ -8,6 +8,7 @@ import re
 from fastapi.testclient import TestClient
 
 from assay.operations.annotations import AnnotationInput, annotate
+from assay.operations.run_compare import compare_statistics
 from assay.operations.stored_runs import run_stored
 from assay.store import Certificate, Store
 from assay.types import RunInfo, TargetSpec
@@ -165,7 +166,7 @@ def _compare_rows(html: str) -> list[tuple[str, str, str]]:
 
 
 def test_compare_page_lists_regressions_first_with_diff_and_statistics(
-    client: TestClient, runs: dict[str, str]
+    client: TestClient, runs: dict[str, str], store: Store
 ) -> None:
     # "bad" against baseline "good": q1's check-includes regressed (1 → 0)
     html = client.get(f"/runs/{runs['bad']}/compare", params={"baseline": runs["good"]}).text
@@ -175,6 +176,16 @@ def test_compare_page_lists_regressions_first_with_diff_and_statistics(
     assert '<span class="diff-del">- &lt;script&gt;' in html
     assert '<span class="diff-add">+ I do not know</span>' in html
     assert html.count('data-testid="diff"') == 2  # one diff per item (q1, q2), not per row
+    # rows at once; app.js loads the statistics from the API into the placeholder
+    assert 'data-testid="paired-stats"' not in html
+    url = html.split('<div id="compare-statistics" data-url="')[1].split('"')[0]
+    assert url == f"/api/runs/{runs['bad']}/compare/statistics?baseline={runs['good']}&runs="
+    [statistics] = compare_statistics(runs["good"], [runs["bad"]], store=store)
+    [check] = [s for s in statistics.scorers if s.scorer_id == "check-includes"]
+    assert (check.scorer_label, check.delta) == ("Check: includes", -0.5)
+    # computed once, the page renders them itself
+    html = client.get(f"/runs/{runs['bad']}/compare", params={"baseline": runs["good"]}).text
+    assert 'id="compare-statistics"' not in html
     stats = html.split('data-testid="paired-stats"')[1].split("</table>")[0]
     assert "Check: includes" in stats and "-0.500" in stats
     # the other direction: q1 improved, and improvements come last
@@ -184,7 +195,15 @@ def test_compare_page_lists_regressions_first_with_diff_and_statistics(
     assert [state for state, _, _ in rows].count("improved") == 1
 
 
-def test_compare_page_with_several_runs(client: TestClient, runs: dict[str, str]) -> None:
+def test_compare_page_with_several_runs(
+    client: TestClient, runs: dict[str, str], store: Store
+) -> None:
+    html = client.get(
+        f"/runs/{runs['bad']}/compare",
+        params={"baseline": runs["good"], "runs": runs["good"]},
+    ).text
+    assert 'data-testid="paired-stats"' not in html and 'id="compare-statistics"' in html
+    assert len(compare_statistics(runs["good"], [runs["bad"], runs["good"]], store=store)) == 2
     html = client.get(
         f"/runs/{runs['bad']}/compare",
         params={"baseline": runs["good"], "runs": runs["good"]},

@@ -6,7 +6,7 @@ from typing import Annotated, Any
 
 from fastapi import Depends, Request
 
-from assay.server.jobs import PreviewJobs, RunJobs
+from assay.server.jobs import PreviewJobs, RunJobs, StatisticsJobs
 from assay.store import Store
 
 
@@ -25,9 +25,15 @@ def _runs(request: Request) -> RunJobs:
     return jobs
 
 
+def _statistics(request: Request) -> StatisticsJobs:
+    jobs: StatisticsJobs = request.app.state.statistics_jobs
+    return jobs
+
+
 StoreDep = Annotated[Store, Depends(_store)]
 PreviewJobsDep = Annotated[PreviewJobs, Depends(_previews)]
 RunJobsDep = Annotated[RunJobs, Depends(_runs)]
+StatisticsJobsDep = Annotated[StatisticsJobs, Depends(_statistics)]
 
 MAX_OFFSET = 2**31 - 1
 """Offsets beyond a 32-bit integer cannot address a stored row (and overflow SQLite)."""

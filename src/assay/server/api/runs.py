@@ -24,7 +24,13 @@ from assay.operations.run_items import (
     run_items_page,
 )
 from assay.operations.run_requests import RunRequest
-from assay.server.api.deps import MAX_OFFSET, RunJobsDep, StoreDep, responses
+from assay.server.api.deps import (
+    MAX_OFFSET,
+    RunJobsDep,
+    StatisticsJobsDep,
+    StoreDep,
+    responses,
+)
 from assay.server.sse import sse_response
 from assay.store import Store
 from assay.types import ItemResult, RunRecord
@@ -116,6 +122,7 @@ def get_run_item(run_id: str, item_id: str, store: StoreDep) -> list[ItemResult]
 def compare(
     run_id: str,
     store: StoreDep,
+    jobs: StatisticsJobsDep,
     baseline: Annotated[str, Query(min_length=1, max_length=255)],
     runs: Annotated[
         str | None, Query(max_length=2000, description="more run ids, comma-separated")
@@ -124,14 +131,20 @@ def compare(
     threshold: Annotated[float, Query(ge=0, allow_inf_nan=False)] = 0.0,
     offset: Annotated[int, Query(ge=0, le=MAX_OFFSET)] = 0,
     limit: Annotated[int, Query(ge=1, le=MAX_PAGE)] = 50,
-    statistics: bool = True,
+    statistics: Annotated[
+        bool,
+        Query(description="include the statistics if cached; false: never compute them"),
+    ] = True,
 ) -> ComparePage:
-    """``run_id`` (and ``runs``) against ``baseline``: per-item rows, regressions first,
-    with the paired statistics of each run against the baseline."""
+    """``run_id`` (and ``runs``) against ``baseline``: per-item rows, regressions first.
+    The paired statistics of each run against the baseline come along only when already
+    computed; otherwise ``statistics_pending`` is true, they are computed in the
+    background, and ``compare/statistics`` returns them (the page never waits seconds
+    for a bootstrap over 100,000 items)."""
     others = [run_id, *(part.strip() for part in (runs or "").split(",") if part.strip())]
     if len(others) > MAX_COMPARED:
         raise HTTPException(422, f"compare at most {MAX_COMPARED} runs at once")
-    return compare_page(
+    page = compare_page(
         baseline,
         others,
         scorer=scorer,
@@ -139,8 +152,12 @@ def compare(
         offset=offset,
         limit=limit,
         with_statistics=statistics,
+        cached_only=True,
         store=store,
     )
+    if page.statistics_pending:
+        jobs.start(page.baseline, page.runs, threshold)
+    return page
 
 
 @router.get(
@@ -157,7 +174,8 @@ def compare_stats(
     ] = None,
     threshold: Annotated[float, Query(ge=0, allow_inf_nan=False)] = 0.0,
 ) -> list[RunComparison]:
-    """Only the paired statistics (what ``compare`` returns with ``statistics=true``)."""
+    """The paired statistics of each run against the baseline, computed now unless cached
+    (or being computed for ``compare``, which this then waits for)."""
     others = [run_id, *(part.strip() for part in (runs or "").split(",") if part.strip())]
     if len(others) > MAX_COMPARED:
         raise HTTPException(422, f"compare at most {MAX_COMPARED} runs at once")

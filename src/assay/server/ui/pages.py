@@ -16,9 +16,11 @@ from fastapi.responses import HTMLResponse
 from fastapi.templating import Jinja2Templates
 
 from assay.operations.annotations import annotation_history
+from assay.operations.calibration_view import calibration_view
 from assay.operations.run_items import RunItemFilter, run_item
 from assay.operations.ui_queries import SortOrder, compare_view, run_item_groups
 from assay.server.ui.paths import TEMPLATES_DIR
+from assay.server.ui.svg_plots import confusion_svg, reliability_svg, scatter_svg
 from assay.store import Store, StoreError
 from assay.types import ItemResult
 
@@ -255,3 +257,23 @@ def compare_runs_page(
 def calibrations_page(request: Request) -> HTMLResponse:
     certificates = store_of(request).certificates.list(limit=200)
     return _page(request, "calibrations.html", certificates=certificates)
+
+
+@router.get("/calibrations/{certificate_id}", response_class=HTMLResponse)
+def calibration_page(request: Request, certificate_id: str) -> HTMLResponse:
+    """One certificate with its plots, drawn as inline SVG from the certificate's run."""
+    try:
+        view = calibration_view(certificate_id, store=store_of(request))
+    except (StoreError, LookupError) as error:
+        return _problem(request, 404, str(error))
+    low, high = view.score_range
+    numeric = view.certificate.kind in ("numeric", "ordinal")
+    return _page(
+        request,
+        "calibration.html",
+        view=view,
+        cert=view.certificate,
+        confusion_plot=confusion_svg(view.confusion) if view.confusion else None,
+        reliability_plot=reliability_svg(view.reliability, low, high) if view.points else None,
+        scatter_plot=scatter_svg(view.points, low, high) if view.points and numeric else None,
+    )

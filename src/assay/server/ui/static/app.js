@@ -456,9 +456,62 @@ function setupAnnotations() {
   });
 }
 
+// ---------------------------------------------------------------- compare statistics
+// The compare page shows its rows at once; the paired statistics (a bootstrap over every
+// paired item, seconds for 100,000 items) arrive here from the API when they are ready.
+function score(value) {
+  return value === null || value === undefined ? "" : Number(value).toFixed(3);
+}
+
+function comparisonSection(c) {
+  const label = (ref) => [el("code", { text: ref.id.slice(0, 12) }), ` ${ref.name || ""}`];
+  const section = el("section", { class: "comparison", "data-testid": "comparison-stats" },
+    el("h2", {}, ...label(c.b), " against baseline ", ...label(c.a)));
+  for (const warning of c.warnings) section.append(el("p", { class: "warning", text: warning }));
+  const counts = el("p", { text: `${c.items_in_both} items in both · ${c.only_in_a.length} only in the baseline · ${c.only_in_b.length} only in this run` });
+  if (c.has_regression) counts.append(" · ", el("strong", { class: "error", text: "significant regression" }));
+  section.append(counts);
+  const head = ["Scorer", "n paired", "Baseline", "This run", "Δ", "95% CI of Δ", "Verdict", "Regressed items", "Improved items"];
+  const body = el("tbody");
+  for (const s of c.scorers) {
+    const name = el("td", { text: s.scorer_label });
+    if (!s.higher_is_better) name.append(" ", el("span", { class: "hint", text: "(lower is better)" }));
+    const ci = s.ci_low === null ? "" : `${score(s.ci_low)} – ${score(s.ci_high)}`;
+    body.append(el("tr", {}, name, el("td", { text: String(s.n_paired) }),
+      el("td", { text: score(s.mean_a) }), el("td", { text: score(s.mean_b) }),
+      el("td", { text: score(s.delta) }), el("td", { text: ci }),
+      el("td", { class: `verdict-${s.verdict}`, text: s.verdict.replaceAll("_", " ") }),
+      el("td", { text: String(s.regressed.length) }), el("td", { text: String(s.improved.length) })));
+  }
+  section.append(el("table", { class: "grid", "data-testid": "paired-stats" },
+    el("thead", {}, el("tr", {}, ...head.map((h) => el("th", { text: h })))), body));
+  return section;
+}
+
+async function setupCompareStatistics() {
+  const holder = document.getElementById("compare-statistics");
+  if (!holder) return;
+  const status = document.getElementById("compare-statistics-status");
+  let answer;
+  try {
+    answer = await api("GET", holder.dataset.url);
+  } catch (error) {
+    answer = { ok: false, status: 0, data: { detail: error.message } };
+  }
+  if (!answer.ok) {
+    const detail = answer.data && answer.data.detail ? answer.data.detail : answer.status;
+    status.className = "error";
+    status.textContent = `The paired statistics could not be computed: ${typeof detail === "string" ? detail : JSON.stringify(detail)}`;
+    return;
+  }
+  status.remove();
+  for (const c of answer.data) holder.append(comparisonSection(c));
+}
+
 document.addEventListener("DOMContentLoaded", () => {
   setupUpload();
   setupLauncher();
   setupProgress();
   setupAnnotations();
+  setupCompareStatistics();
 });
