@@ -28,7 +28,7 @@ from assay.registry import UnknownNameError
 from assay.scoring.registry import ScorerRegistryError, UnknownScorerError
 from assay.server import security
 from assay.server.api import annotations as annotations_api
-from assay.server.api import datasets, runs, scorers
+from assay.server.api import datasets, optimizations, runs, scorers
 from assay.server.jobs import PreviewJobs, RunJobs, StatisticsJobs
 from assay.store import (
     AmbiguousRunIdError,
@@ -153,7 +153,7 @@ def create_app(
     app.add_exception_handler(ItemNotInRunError, _status(404))
     app.add_exception_handler(AnnotationError, _status(422))
 
-    for module in (scorers, datasets, runs, annotations_api):
+    for module in (scorers, datasets, runs, annotations_api, optimizations):
         app.include_router(module.router, prefix="/api")
     _mount_ui(app)
 

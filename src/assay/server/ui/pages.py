@@ -17,8 +17,16 @@ from fastapi.templating import Jinja2Templates
 
 from assay.operations.annotations import annotation_history
 from assay.operations.calibration_view import calibration_view
+from assay.operations.optimizations_view import (
+    best_candidate,
+    lineage,
+    list_optimizations,
+    optimization_detail,
+    scorer_diagnostics,
+)
 from assay.operations.run_items import RunItemFilter, run_item
 from assay.operations.ui_queries import SortOrder, compare_view, run_item_groups
+from assay.server.ui.optimization_plots import score_trend_svg
 from assay.server.ui.paths import TEMPLATES_DIR
 from assay.server.ui.svg_plots import confusion_svg, reliability_svg, scatter_svg
 from assay.store import Store, StoreError
@@ -276,4 +284,29 @@ def calibration_page(request: Request, certificate_id: str) -> HTMLResponse:
         confusion_plot=confusion_svg(view.confusion) if view.confusion else None,
         reliability_plot=reliability_svg(view.reliability, low, high) if view.points else None,
         scatter_plot=scatter_svg(view.points, low, high) if view.points and numeric else None,
+    )
+
+
+@router.get("/optimizations", response_class=HTMLResponse)
+def optimizations_page(request: Request) -> HTMLResponse:
+    optimizations = list_optimizations(store_of(request), limit=200)
+    return _page(request, "optimizations.html", optimizations=optimizations)
+
+
+@router.get("/optimizations/{optimization_id}", response_class=HTMLResponse)
+def optimization_page(request: Request, optimization_id: str) -> HTMLResponse:
+    """One optimization: lineage, score trend, scorer diagnostics and the best prompt."""
+    store = store_of(request)
+    try:
+        detail = optimization_detail(optimization_id, store)
+    except (StoreError, LookupError) as error:
+        return _problem(request, 404, str(error))
+    return _page(
+        request,
+        "optimization.html",
+        opt=detail,
+        roots=lineage(detail.candidates),
+        best=best_candidate(detail.candidates),
+        trend_plot=score_trend_svg(detail.candidates),
+        diagnostics=scorer_diagnostics(detail, store),
     )

@@ -508,7 +508,36 @@ async function setupCompareStatistics() {
   for (const c of answer.data) holder.append(comparisonSection(c));
 }
 
+// Copy buttons (the optimization page's best prompt): the clipboard API where the page is
+// a secure context, else a hidden textarea and execCommand, so plain-http servers work too.
+function copyText(text) {
+  if (navigator.clipboard && window.isSecureContext) {
+    return navigator.clipboard.writeText(text);
+  }
+  const area = el("textarea", { style: "position:fixed;opacity:0" });
+  area.value = text;
+  document.body.append(area);
+  area.select();
+  const ok = document.execCommand("copy");
+  area.remove();
+  return ok ? Promise.resolve() : Promise.reject(new Error("copy refused"));
+}
+
+function setupCopyButtons() {
+  for (const button of document.querySelectorAll("button[data-copy-target]")) {
+    button.addEventListener("click", () => {
+      const source = document.getElementById(button.dataset.copyTarget);
+      if (!source) return;
+      copyText(source.textContent).then(
+        () => { button.textContent = "Copied"; },
+        () => { button.textContent = "Copy failed: select the text"; },
+      );
+    });
+  }
+}
+
 document.addEventListener("DOMContentLoaded", () => {
+  setupCopyButtons();
   setupUpload();
   setupLauncher();
   setupProgress();
