@@ -155,10 +155,10 @@ def tasks_run(
     from assay.operations.tasks import (
         TaskRunError,
         load_task,
-        read_docs,
         read_predictions,
         run_task,
     )
+    from assay.tasks.docs import load_docs_file
     from assay.tasks.errors import TaskConfigError
 
     if (model is None) == (predictions is None):
@@ -179,7 +179,7 @@ def tasks_run(
         )
         return
     try:
-        loaded_docs = read_docs(docs) if docs is not None else None
+        loaded_docs = load_docs_file(docs) if docs is not None else None
         task = load_task(file, docs=loaded_docs)
         preds = read_predictions(predictions) if predictions is not None else None
         options: dict[str, Any] = {"progress": False}

@@ -29,12 +29,11 @@ from assay.runner.options import RunOptions
 from assay.runner.result import RunResult
 from assay.scoring.sync import run_sync
 from assay.store.engine import Store, using_store
-from assay.tasks.combined import COMBINED_METRICS, FILTER_AGREEMENT, agreement_key
+from assay.tasks.combined import FILTER_AGREEMENT, agreement_key
 from assay.tasks.config import GroupConfig, MetricEntry, TaskConfig, with_overrides
-from assay.tasks.docs import read_doc_file
 from assay.tasks.errors import TaskConfigError
 from assay.tasks.metrics import TASK_METRICS, aggregate_metrics
-from assay.tasks.processing import is_scorer_metric
+from assay.tasks.processing import COMBINED_METRICS, is_scorer_metric
 from assay.tasks.responses import as_json
 from assay.tasks.target import PredictionsTarget, TaskTarget
 from assay.tasks.task import DocContext, Task
@@ -75,19 +74,6 @@ def load_task(
             f"{path} is a group ({config.group}); run its tasks one by one", key="group"
         )
     return Task(config, docs=docs, base_dir=Path(path).parent)
-
-
-def read_docs(path: str | Path) -> list[dict[str, Any]]:
-    """Docs from a JSONL/CSV/Parquet file (one doc per line/row)."""
-    source = Path(path)
-    kind = {".jsonl": "jsonl", ".json": "jsonl", ".csv": "csv", ".parquet": "parquet"}.get(
-        source.suffix.lower()
-    )
-    if kind is None:
-        raise TaskRunError(f"{path}: docs must be a .jsonl, .csv or .parquet file")
-    if not source.is_file():
-        raise TaskRunError(f"{path}: no such file")
-    return [dict(doc) for doc in read_doc_file(source, kind)]
 
 
 def read_predictions(path: str | Path) -> dict[int, Any]:

@@ -37,7 +37,7 @@ from assay.scoring.score_value import Score
 from assay.scoring.scorer import Scorer
 from assay.tasks.config import MetricEntry, Pipeline
 from assay.tasks.metrics import TASK_METRICS
-from assay.tasks.processing import filter_doc, is_scorer_metric, process_doc
+from assay.tasks.processing import COMBINED_METRICS, filter_doc, is_scorer_metric, process_doc
 from assay.tasks.responses import as_json
 from assay.tasks.scales import metric_scale
 from assay.tasks.task import Task
@@ -45,7 +45,6 @@ from assay.types import normalize_score, range_is_bounded
 
 ENSEMBLE = "ensemble"
 FILTER_AGREEMENT = "filter_agreement"
-COMBINED_METRICS = frozenset({ENSEMBLE, FILTER_AGREEMENT})
 
 
 class CombinedMetricError(ValueError):

@@ -48,6 +48,11 @@ class DocOutcome:
     sources: dict[str, str]
 
 
+COMBINED_METRICS = frozenset({"ensemble", "filter_agreement"})
+"""Metric entries that combine other metrics or pipelines (``tasks.combined``): neither
+task metrics nor registered scorers."""
+
+
 def uses_mutual_info(metrics: Sequence[MetricEntry]) -> bool:
     """Whether the task needs unconditional log-likelihoods (``acc_mutual_info``)."""
     return any(entry.name == "acc_mutual_info" for entry in metrics)
@@ -56,7 +61,7 @@ def uses_mutual_info(metrics: Sequence[MetricEntry]) -> bool:
 def is_scorer_metric(entry: MetricEntry) -> bool:
     """Whether ``entry`` names a registered assay scorer (an LLM judge, a code scorer)
     rather than a task metric: those are run as assay scorers on the filtered response."""
-    if not isinstance(entry.metric, str) or entry.metric in ("ensemble", "filter_agreement"):
+    if not isinstance(entry.metric, str) or entry.metric in COMBINED_METRICS:
         return False
     from assay.scoring.registry import SCORER_TYPES
     from assay.tasks.metrics import TASK_METRICS
@@ -69,7 +74,7 @@ def task_metrics_of(pipeline: Pipeline) -> list[MetricEntry]:
     return [
         entry
         for entry in pipeline.metric_list
-        if not is_scorer_metric(entry) and entry.name not in ("ensemble", "filter_agreement")
+        if not is_scorer_metric(entry) and entry.name not in COMBINED_METRICS
     ]
 
 

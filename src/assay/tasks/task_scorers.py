@@ -32,10 +32,11 @@ from assay.scoring.registry import create_scorer
 from assay.scoring.score_value import Score
 from assay.scoring.scorer import Scorer
 from assay.summary.aggregations import get_aggregation, register_aggregation
-from assay.tasks.combined import COMBINED_METRICS, combined_scorer
+from assay.tasks.combined import combined_scorer
 from assay.tasks.config import MetricEntry, Pipeline
 from assay.tasks.metrics import TASK_METRICS, resolve_aggregation, stderr_for
 from assay.tasks.processing import (
+    COMBINED_METRICS,
     DocOutcome,
     filter_doc,
     is_scorer_metric,

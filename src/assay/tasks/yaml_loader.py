@@ -421,7 +421,7 @@ def _metric_problems(entry: MetricEntry, config: TaskConfig) -> Iterator[tuple[s
 def _is_scorer_type(name: str) -> bool:
     """Any registered assay scorer may be a task metric (beyond lm-eval)."""
     from assay.scoring.registry import SCORER_TYPES
-    from assay.tasks.combined import COMBINED_METRICS
+    from assay.tasks.processing import COMBINED_METRICS
 
     return name in SCORER_TYPES or name in COMBINED_METRICS
 
