@@ -19,7 +19,14 @@ from assay.models.base import ModelSettings
 
 
 class OptimizeConfigError(ValueError):
-    """The optimization config is invalid; the message names the file and the key."""
+    """The optimization config is invalid; the message names the file and the key.
+
+    ``key`` is the offending key's path (``budget.max_metric_calls``) when it is known, so
+    the HTTP API can answer a 422 that names the field instead of parsing the message."""
+
+    def __init__(self, message: str, *, key: str | None = None) -> None:
+        super().__init__(message)
+        self.key = key
 
 
 class DataRef(BaseModel):
@@ -78,8 +85,13 @@ class Budget(BaseModel):
         return self
 
 
-class OptimizeConfig(BaseModel):
-    """A prompt optimization: what is optimized, on which data, scored how, within what."""
+class OptimizeSettings(BaseModel):
+    """Every setting of an optimization except where its data and GEPA's state live.
+
+    Why a base class: the YAML/Python config (``OptimizeConfig``: files or stored datasets,
+    a ``run_dir`` of the user's choosing) and the HTTP request (``optimize.requests``:
+    stored datasets or inline items, a ``run_dir`` the server chooses) share every other
+    field, defined once here so the two cannot drift apart."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -101,13 +113,8 @@ class OptimizeConfig(BaseModel):
     reflection_model: str = Field(min_length=1, description="The model that rewrites prompts.")
     reflection_base_url: str | None = None
     reflection_settings: ModelSettings | None = None
-    train: DataRef
-    val: DataRef | None = Field(
-        default=None, description="Validation split; none: a seeded split of 'train'."
-    )
-    val_fraction: float = Field(default=0.5, gt=0.0, lt=1.0)
-    test: DataRef | None = Field(
-        default=None, description="Held-out split the winner is checked on (never selected on)."
+    val_fraction: float = Field(
+        default=0.5, gt=0.0, lt=1.0, description="With no 'val': the share of 'train' held out."
     )
     scorers: list[str | dict[str, Any]] = Field(min_length=1)
     budget: Budget
@@ -130,9 +137,6 @@ class OptimizeConfig(BaseModel):
     seed: int = 0
     concurrency: int = Field(default=16, ge=1)
     timeout: float | None = Field(default=None, gt=0, description="Seconds per item.")
-    run_dir: str | None = Field(
-        default=None, description="GEPA's state folder (default .assay/optimizations/ID)."
-    )
 
     @field_validator("candidate")
     @classmethod
@@ -143,6 +147,21 @@ class OptimizeConfig(BaseModel):
             if not isinstance(text, str):
                 raise ValueError(f"component {key!r} must be text")
         return value
+
+
+class OptimizeConfig(OptimizeSettings):
+    """A prompt optimization: what is optimized, on which data, scored how, within what."""
+
+    train: DataRef
+    val: DataRef | None = Field(
+        default=None, description="Validation split; none: a seeded split of 'train'."
+    )
+    test: DataRef | None = Field(
+        default=None, description="Held-out split the winner is checked on (never selected on)."
+    )
+    run_dir: str | None = Field(
+        default=None, description="GEPA's state folder (default .assay/optimizations/ID)."
+    )
 
 
 def load_optimize_config(path: str | Path, **overrides: Any) -> OptimizeConfig:
@@ -197,4 +216,4 @@ def make_optimize_config(raw: dict[str, Any], *, source: str = "optimize config"
             message = f"missing key {where!r}"
         else:
             message = f"key {where!r}: {first['msg']}"
-        raise OptimizeConfigError(f"{source}: {message}") from exc
+        raise OptimizeConfigError(f"{source}: {message}", key=where) from exc

@@ -16,7 +16,10 @@ that was cut short (``sampling``: draws are functions of seed and iteration).
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import contextvars
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -76,7 +79,8 @@ def _model(label: str, given: Model | None, base_url: str | None, key: str) -> M
     except (KeyError, ValueError) as exc:
         raise OptimizeConfigError(
             f"key {key!r}: cannot use model {label!r}: {exc}. A model given as a Python "
-            f"object must be passed again ({key}=...)"
+            f"object must be passed again ({key}=...)",
+            key=key,
         ) from exc
 
 
@@ -91,15 +95,17 @@ def _prepare(
         scorers = build_scorers(config.scorers)
         weighted_specs([scorer_spec(s) for s in scorers])
     except (KeyError, ValueError, TypeError) as exc:
-        raise OptimizeConfigError(f"key 'scorers': {exc}") from exc
+        raise OptimizeConfigError(f"key 'scorers': {exc}", key="scorers") from exc
     task = _model(config.task_model, task_model, config.task_base_url, "task_model")
     reflection = _model(
         config.reflection_model, reflection_model, config.reflection_base_url, "reflection_model"
     )
     try:
         splits = load_splits(config, store)
-    except ValueError as exc:
-        raise OptimizeConfigError(f"key {exc}") from exc
+    except ValueError as exc:  # "train: ...": the split names the key
+        split = str(exc).partition(":")[0]
+        key = split if split in ("train", "val", "test") else None
+        raise OptimizeConfigError(f"key {exc}", key=key) from exc
     return _Prepared(config, task, reflection, scorers, splits)
 
 
@@ -140,24 +146,95 @@ async def optimize_async(
             reflection_obj, raw["reflection_model"] = reflection_model, _label(reflection_model)
     checked = make_optimize_config(raw)
     with using_store(store) as db:
-        checked = pin_versions(checked, db)
-        prepared = _prepare(checked, db, task_obj, reflection_obj)
-        optimization_id = uuid.uuid4().hex
-        run_dir = Path(checked.run_dir) if checked.run_dir else DEFAULT_RUN_ROOT / optimization_id
-        if (run_dir / "gepa_state.bin").exists():
-            raise OptimizeConfigError(
-                f"key 'run_dir': {run_dir} already holds the GEPA state of another "
-                "optimization; resume that one (assay optimize resume ID) or give an empty folder"
-            )
-        db.optimizations.create(
-            optimization_id,
-            name=checked.name,
-            config=checked.model_dump(mode="json", exclude_none=True),
-            run_dir=str(run_dir.resolve()),
+        started = create_optimization(
+            checked, db, task_model=task_obj, reflection_model=reflection_obj
         )
+        return await started.run(on_event)
+
+
+@dataclass
+class StartedOptimization:
+    """A stored optimization, checked and ready to execute: ``run`` executes it.
+
+    Why two steps: a caller that answers before the work is done (the HTTP server) needs the
+    id, and every error of the config, as soon as the optimization is stored, and only then
+    starts the long part in the background."""
+
+    id: str
+    run_dir: str
+    store: Store
+    prepared: _Prepared
+    progress: Progress
+    resumed: bool
+
+    async def run(self, on_event: EventHandler | None = None) -> OptimizeResult:
+        """Execute it (GEPA, then the held-out check). Cancelling the awaiting task stops
+        GEPA's thread at its next step and leaves the optimization ``interrupted``."""
         return await _execute(
-            prepared, optimization_id, str(run_dir.resolve()), db, Progress(), False, on_event
+            self.prepared,
+            self.id,
+            self.run_dir,
+            self.store,
+            self.progress,
+            self.resumed,
+            on_event,
         )
+
+
+def create_optimization(
+    config: OptimizeConfig,
+    store: Store,
+    *,
+    task_model: Model | None = None,
+    reflection_model: Model | None = None,
+    optimization_id: str | None = None,
+) -> StartedOptimization:
+    """Check ``config`` (models, scorers, data: ``OptimizeConfigError`` naming the key) and
+    store the optimization; nothing runs yet (``StartedOptimization.run``). Stored datasets
+    are pinned to their current version in the stored config."""
+    config = pin_versions(config, store)
+    prepared = _prepare(config, store, task_model, reflection_model)
+    optimization_id = optimization_id or uuid.uuid4().hex
+    run_dir = Path(config.run_dir) if config.run_dir else DEFAULT_RUN_ROOT / optimization_id
+    if (run_dir / "gepa_state.bin").exists():
+        raise OptimizeConfigError(
+            f"key 'run_dir': {run_dir} already holds the GEPA state of another "
+            "optimization; resume that one (assay optimize resume ID) or give an empty folder",
+            key="run_dir",
+        )
+    resolved = str(run_dir.resolve())
+    store.optimizations.create(
+        optimization_id,
+        name=config.name,
+        config=config.model_dump(mode="json", exclude_none=True),
+        run_dir=resolved,
+    )
+    return StartedOptimization(optimization_id, resolved, store, prepared, Progress(), False)
+
+
+def prepare_resume(
+    ref: str,
+    store: Store,
+    *,
+    task_model: Model | None = None,
+    reflection_model: Model | None = None,
+) -> StartedOptimization:
+    """Check that optimization ``ref`` can be resumed and mark it running again
+    (``OptimizeResumeError`` otherwise); ``run`` continues it."""
+    record = store.optimizations.get(ref)
+    if record.status == "completed":
+        raise OptimizeResumeError(f"optimization {record.id} is already completed")
+    owner = record.progress.get("lease_owner")
+    if record.status == "running" and lease_is_live(owner, record.progress.get("lease_expires_at")):
+        raise OptimizeResumeError(
+            f"optimization {record.id} is running in process {owner}; wait for it to "
+            "finish or stop that process first"
+        )
+    config = make_optimize_config(record.config, source=f"optimization {record.id}")
+    prepared = _prepare(config, store, task_model, reflection_model)
+    progress = Progress.model_validate(record.progress)
+    store.optimizations.update(record.id, status="running")
+    return StartedOptimization(record.id, record.run_dir, store, prepared, progress, True)
 
 
 async def resume_optimization_async(
@@ -170,22 +247,10 @@ async def resume_optimization_async(
 ) -> OptimizeResult:
     """Continue a killed, failed or interrupted optimization (id or unique prefix)."""
     with using_store(store) as db:
-        record = db.optimizations.get(ref)
-        if record.status == "completed":
-            raise OptimizeResumeError(f"optimization {record.id} is already completed")
-        owner = record.progress.get("lease_owner")
-        if record.status == "running" and lease_is_live(
-            owner, record.progress.get("lease_expires_at")
-        ):
-            raise OptimizeResumeError(
-                f"optimization {record.id} is running in process {owner}; wait for it to "
-                "finish or stop that process first"
-            )
-        config = make_optimize_config(record.config, source=f"optimization {record.id}")
-        prepared = _prepare(config, db, task_model, reflection_model)
-        progress = Progress.model_validate(record.progress)
-        db.optimizations.update(record.id, status="running")
-        return await _execute(prepared, record.id, record.run_dir, db, progress, True, on_event)
+        started = prepare_resume(
+            ref, db, task_model=task_model, reflection_model=reflection_model
+        )
+        return await started.run(on_event)
 
 
 async def _execute(
@@ -211,12 +276,25 @@ async def _execute(
     )
     session.save_progress()  # takes the lease before anything runs
     known = {c.idx: c.components for c in store.optimizations.candidates(optimization_id)}
+    # GEPA's own thread (not the default executor: an optimization holds it for its whole
+    # life, and the steps it waits for use ``asyncio.to_thread`` themselves)
+    pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"gepa-{optimization_id[:8]}")
+    context = contextvars.copy_context()
+    worker = asyncio.get_running_loop().run_in_executor(
+        pool, context.run, _run_blocking, session, prepared.splits, run_dir, known, resumed
+    )
     try:
-        return await asyncio.to_thread(
-            _run_blocking, session, prepared.splits, run_dir, known, resumed
-        )
+        try:
+            return await asyncio.shield(worker)
+        except asyncio.CancelledError:
+            # stop GEPA's thread and wait for it: nothing may write after the optimization
+            # is stored as interrupted (the steps in flight are cancelled, see Session.run)
+            session.request_stop()
+            with contextlib.suppress(BaseException):
+                await worker
+            raise
     except BaseException as exc:
-        session.stop_requested = True
+        session.request_stop()
         session.release()
         stopped = not isinstance(exc, Exception) or isinstance(exc, OptimizationStopped)
         status: OptimizationStatus = "interrupted" if stopped else "failed"
@@ -227,6 +305,8 @@ async def _execute(
             error=f"{type(exc).__name__}: {exc}",
         )
         raise
+    finally:
+        pool.shutdown(wait=False)
 
 
 def _run_blocking(

@@ -17,6 +17,8 @@ them again.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
+import threading
 import time
 from collections.abc import Coroutine
 from dataclasses import dataclass
@@ -111,6 +113,8 @@ class Session:
         """The first failure to store something. GEPA swallows exceptions raised while it
         reflects; this one must not vanish: the stop condition ends the optimization on it
         and the optimizer raises it."""
+        self._lock = threading.Lock()
+        self._in_flight: set[concurrent.futures.Future[Any]] = set()
         progress.lease_owner = new_lease_owner()
         self._elapsed_before = progress.elapsed_s
         self._started = time.monotonic()
@@ -136,14 +140,35 @@ class Session:
         self.progress.lease_expires_at = None
 
     def run(self, factory: Coroutine[Any, Any, T]) -> T:
-        """Run a coroutine on the session's loop from GEPA's thread and wait for it."""
+        """Run a coroutine on the session's loop from GEPA's thread and wait for it. A
+        step cancelled by ``request_stop`` raises ``OptimizationStopped`` here."""
         if self.failure is not None:
             factory.close()
             raise self.failure
         if self.stop_requested:
             factory.close()
             raise OptimizationStopped("optimization stopped")
-        return asyncio.run_coroutine_threadsafe(factory, self.loop).result()
+        future = asyncio.run_coroutine_threadsafe(factory, self.loop)
+        with self._lock:
+            self._in_flight.add(future)
+        try:
+            if self.stop_requested:  # asked between the check above and the add
+                future.cancel()
+            return future.result()
+        except concurrent.futures.CancelledError as exc:
+            raise OptimizationStopped("optimization stopped") from exc
+        finally:
+            with self._lock:
+                self._in_flight.discard(future)
+
+    def request_stop(self) -> None:
+        """Stop at the next step and cancel the steps in flight (their runs are stored as
+        interrupted): the optimization is cancelled, from any thread."""
+        self.stop_requested = True
+        with self._lock:
+            in_flight = list(self._in_flight)
+        for future in in_flight:
+            future.cancel()
 
     # ------------------------------------------------------------------ evaluation
     async def evaluate(self, examples: list[Example], candidate: dict[str, str]) -> Evaluation:
