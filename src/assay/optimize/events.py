@@ -1,8 +1,9 @@
 """Progress of an optimization as typed events.
 
-Why events rather than printing: the terminal (``assay optimize``) renders them today, and
-the web UI (issue 12) will stream the same objects as Server-Sent Events (each has a
-``kind`` and serializes with ``model_dump_json``). An ``on_event`` callback receives them in
+Why events rather than printing: the terminal (``assay optimize``) renders them, and the web
+view streams them as Server-Sent Events (``optimize.feed``: a kept candidate is a
+``checkpoint``, a proposal's diff and a rejection are ``log`` lines); each has a ``kind`` and
+serializes with ``model_dump_json``. An ``on_event`` callback receives them in
 order, from the thread that runs GEPA; an exception it raises stops the optimization (it is
 then ``interrupted`` and ``assay optimize resume`` continues it).
 """
@@ -84,6 +85,8 @@ class CandidateKept(_Event):
     val_score: float
     best_val_score: float
     is_best: bool
+    components: dict[str, str] = {}
+    """The candidate's texts (the web view shows the best one live)."""
 
 
 class CandidateRejected(_Event):

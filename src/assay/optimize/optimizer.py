@@ -32,7 +32,12 @@ from pydantic import BaseModel
 from assay.models.base import Model
 from assay.models.resolve import resolve_model
 from assay.optimize.adapter import AssayAdapter
-from assay.optimize.config import OptimizeConfig, OptimizeConfigError, make_optimize_config
+from assay.optimize.config import (
+    OptimizeConfig,
+    OptimizeConfigError,
+    OptimizeSettings,
+    make_optimize_config,
+)
 from assay.optimize.events import EventHandler, Finished, Started, TestChecked
 from assay.optimize.gepa_log import FileLogger
 from assay.optimize.held_out import check_held_out
@@ -84,6 +89,28 @@ def _model(label: str, given: Model | None, base_url: str | None, key: str) -> M
         ) from exc
 
 
+def check_settings(
+    settings: OptimizeSettings,
+    task_model: Model | None = None,
+    reflection_model: Model | None = None,
+) -> tuple[list[Scorer], Model, Model]:
+    """The scorers and the two models of ``settings``, built: an ``OptimizeConfigError``
+    naming the key when one cannot be (before anything is stored)."""
+    try:
+        scorers = build_scorers(settings.scorers)
+        weighted_specs([scorer_spec(s) for s in scorers])
+    except (KeyError, ValueError, TypeError) as exc:
+        raise OptimizeConfigError(f"key 'scorers': {exc}", key="scorers") from exc
+    task = _model(settings.task_model, task_model, settings.task_base_url, "task_model")
+    reflection = _model(
+        settings.reflection_model,
+        reflection_model,
+        settings.reflection_base_url,
+        "reflection_model",
+    )
+    return scorers, task, reflection
+
+
 def _prepare(
     config: OptimizeConfig,
     store: Store,
@@ -91,15 +118,7 @@ def _prepare(
     reflection_model: Model | None,
 ) -> _Prepared:
     """Everything that can be wrong, checked before anything is stored or run."""
-    try:
-        scorers = build_scorers(config.scorers)
-        weighted_specs([scorer_spec(s) for s in scorers])
-    except (KeyError, ValueError, TypeError) as exc:
-        raise OptimizeConfigError(f"key 'scorers': {exc}", key="scorers") from exc
-    task = _model(config.task_model, task_model, config.task_base_url, "task_model")
-    reflection = _model(
-        config.reflection_model, reflection_model, config.reflection_base_url, "reflection_model"
-    )
+    scorers, task, reflection = check_settings(config, task_model, reflection_model)
     try:
         splits = load_splits(config, store)
     except ValueError as exc:  # "train: ...": the split names the key
@@ -247,9 +266,7 @@ async def resume_optimization_async(
 ) -> OptimizeResult:
     """Continue a killed, failed or interrupted optimization (id or unique prefix)."""
     with using_store(store) as db:
-        started = prepare_resume(
-            ref, db, task_model=task_model, reflection_model=reflection_model
-        )
+        started = prepare_resume(ref, db, task_model=task_model, reflection_model=reflection_model)
         return await started.run(on_event)
 
 

@@ -50,41 +50,63 @@ def pin_versions(config: OptimizeConfig, store: Store) -> OptimizeConfig:
 def _read(ref: DataRef, store: Store, split: str) -> list[Item]:
     try:
         if ref.dataset is not None:
-            items = list(store.datasets.items(ref.dataset, ref.version))
-        else:
-            assert ref.data is not None
-            items = list(load_items(ref.data))
+            return list(store.datasets.items(ref.dataset, ref.version))
+        assert ref.data is not None
+        return list(load_items(ref.data))
     except (OSError, ValueError, LookupError) as exc:
         raise ValueError(f"{split}: cannot read {ref.label}: {exc}") from exc
-    if not items:
-        raise ValueError(f"{split}: {ref.label} has no items")
-    return items
 
 
 def load_splits(config: OptimizeConfig, store: Store) -> Splits:
-    """The three splits of ``config`` (test may be empty). With no ``val``, ``train`` is
-    shuffled with ``seed`` and its first ``val_fraction`` becomes validation."""
-    train = _read(config.train, store, "train")
-    sources = {"train": config.train.label}
-    if config.val is not None:
-        val = _read(config.val, store, "val")
-        sources["val"] = config.val.label
+    """The three splits of ``config`` (test may be empty); see ``make_splits``."""
+    return make_splits(
+        _read(config.train, store, "train"),
+        None if config.val is None else _read(config.val, store, "val"),
+        None if config.test is None else _read(config.test, store, "test"),
+        seed=config.seed,
+        val_fraction=config.val_fraction,
+        labels={
+            split: ref.label
+            for split in ("train", "val", "test")
+            if (ref := getattr(config, split)) is not None
+        },
+    )
+
+
+def make_splits(
+    train: list[Item],
+    val: list[Item] | None,
+    test: list[Item] | None,
+    *,
+    seed: int,
+    val_fraction: float,
+    labels: dict[str, str],
+) -> Splits:
+    """The splits from their items (``labels``: where each came from). With no ``val``,
+    ``train`` is shuffled with ``seed`` and its first ``val_fraction`` becomes validation.
+    A ``ValueError`` starting with the split's name says what is wrong (no items, too few to
+    split, test items that are also in train/val); the HTTP API checks inline items with it
+    before storing them."""
+    for split, items in (("train", train), ("val", val), ("test", test)):
+        if items is not None and not items:
+            raise ValueError(f"{split}: {labels.get(split, split)} has no items")
+    sources = {"train": labels.get("train", "train")}
+    if val is not None:
+        sources["val"] = labels.get("val", "val")
     else:
         if len(train) < 2:
             raise ValueError(
                 "train: a seeded train/validation split needs at least 2 items "
-                f"({config.train.label} has {len(train)}); give 'val'"
+                f"({sources['train']} has {len(train)}); give 'val'"
             )
         shuffled = list(train)
-        random.Random(config.seed).shuffle(shuffled)
-        n_val = min(len(shuffled) - 1, max(1, round(len(shuffled) * config.val_fraction)))
+        random.Random(seed).shuffle(shuffled)
+        n_val = min(len(shuffled) - 1, max(1, round(len(shuffled) * val_fraction)))
         val, train = shuffled[:n_val], shuffled[n_val:]
-        label = f"{config.train.label} (seeded split, seed {config.seed})"
+        label = f"{sources['train']} (seeded split, seed {seed})"
         sources = {"train": label, "val": label}
-    test: list[Item] = []
-    if config.test is not None:
-        test = _read(config.test, store, "test")
-        sources["test"] = config.test.label
+    if test is not None:
+        sources["test"] = labels.get("test", "test")
         overlap = {i.id for i in test} & ({i.id for i in train} | {i.id for i in val})
         if overlap:
             raise ValueError(
@@ -94,6 +116,6 @@ def load_splits(config: OptimizeConfig, store: Store) -> Splits:
     return Splits(
         train=[Example("train", i) for i in train],
         val=[Example("val", i) for i in val],
-        test=[Example("test", i) for i in test],
+        test=[Example("test", i) for i in test or []],
         sources=sources,
     )

@@ -116,6 +116,7 @@ class Watcher:
                 val_score=score,
                 best_val_score=progress.best_val_score or score,
                 is_best=is_best,
+                components=candidate,
             )
         )
 

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -24,12 +25,15 @@ from assay.datasets.errors import DatasetError
 from assay.operations.run_requests import RunNotStartedError
 from assay.operations.scorer_preview import FieldErrors, FieldProblem
 from assay.operations.stored_runs import ResumeError
+from assay.optimize.config import OptimizeConfigError
+from assay.optimize.optimizer import OptimizeResumeError
 from assay.registry import UnknownNameError
 from assay.scoring.registry import ScorerRegistryError, UnknownScorerError
 from assay.server import security
 from assay.server.api import annotations as annotations_api
 from assay.server.api import datasets, optimizations, runs, scorers
-from assay.server.jobs import PreviewJobs, RunJobs, StatisticsJobs
+from assay.server.base_urls import allowed_from_env
+from assay.server.jobs import OptimizationJobs, PreviewJobs, RunJobs, StatisticsJobs
 from assay.store import (
     AmbiguousRunIdError,
     DatasetExistsError,
@@ -45,6 +49,8 @@ from assay.targets.resolve import TargetResolutionError
 log = logging.getLogger("assay.server")
 
 DEFAULT_MAX_UPLOAD_BYTES = 50_000_000
+DATA_DIR_ENV = "ASSAY_SERVER_DATA_DIR"
+DEFAULT_DATA_DIR = ".assay"
 API_TITLE = "assay"
 API_VERSION = "1"
 
@@ -79,6 +85,16 @@ async def _field_errors(request: Request, exc: Exception) -> JSONResponse:
     return _problem_json(exc.problems)
 
 
+async def _optimize_config_error(request: Request, exc: Exception) -> JSONResponse:
+    """An optimization config error names its key (``budget.max_metric_calls``): the
+    same 422 shape as every validation error, the key as the field."""
+    assert isinstance(exc, OptimizeConfigError)
+    loc: list[str | int] = [
+        int(part) if part.isdigit() else part for part in (exc.key or "body").split(".")
+    ]
+    return _problem_json([FieldProblem(loc=loc, msg=str(exc))])
+
+
 def _status(code: int) -> Any:
     async def handler(request: Request, exc: Exception) -> JSONResponse:
         return JSONResponse(status_code=code, content={"detail": str(exc)})
@@ -111,20 +127,35 @@ def create_app(
     store_url: str | None = None,
     token: str | None = None,
     max_upload_bytes: int = DEFAULT_MAX_UPLOAD_BYTES,
+    data_dir: str | Path | None = None,
+    allowed_base_urls: Sequence[str] | None = None,
 ) -> FastAPI:
     """The app over the store at ``store_url`` (default: ``ASSAY_DATABASE_URL`` or
     ``./assay.db``). With ``token`` every request must present it (see
-    ``server.security``); bodies above ``max_upload_bytes`` are refused with 413."""
+    ``server.security``); bodies above ``max_upload_bytes`` are refused with 413.
+
+    ``data_dir`` (default ``ASSAY_SERVER_DATA_DIR``, else ``.assay``) is where the server
+    keeps what is not in the store: GEPA's state of the optimizations it starts, under
+    ``optimizations/<id>``. ``allowed_base_urls`` (default ``ASSAY_SERVER_ALLOWED_BASE_URLS``,
+    comma-separated) are the model endpoints besides loopback ones a request may name
+    (``server.base_urls``)."""
     store = open_store(store_url)
     preview_jobs = PreviewJobs()
     run_jobs = RunJobs(store)
     statistics_jobs = StatisticsJobs(store)
+    folder = Path(data_dir or os.environ.get(DATA_DIR_ENV) or DEFAULT_DATA_DIR).resolve()
+    optimization_jobs = OptimizationJobs(
+        store,
+        data_dir=folder,
+        allowed_base_urls=allowed_from_env() if allowed_base_urls is None else allowed_base_urls,
+    )
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         try:
             yield
         finally:
+            await optimization_jobs.shutdown()
             await run_jobs.shutdown()
             statistics_jobs.shutdown()
             store.close()
@@ -139,6 +170,7 @@ def create_app(
     app.state.preview_jobs = preview_jobs
     app.state.run_jobs = run_jobs
     app.state.statistics_jobs = statistics_jobs
+    app.state.optimization_jobs = optimization_jobs
 
     app.add_exception_handler(RequestValidationError, _validation_error)
     app.add_exception_handler(FieldErrors, _field_errors)
@@ -152,6 +184,8 @@ def create_app(
     app.add_exception_handler(StoreError, _store_error)
     app.add_exception_handler(ItemNotInRunError, _status(404))
     app.add_exception_handler(AnnotationError, _status(422))
+    app.add_exception_handler(OptimizeConfigError, _optimize_config_error)
+    app.add_exception_handler(OptimizeResumeError, _status(409))
 
     for module in (scorers, datasets, runs, annotations_api, optimizations):
         app.include_router(module.router, prefix="/api")

@@ -1,6 +1,6 @@
 """Work the server does in the background of its event loop: scorer previews whose judge
-scorers answer later, runs started over HTTP, and compare statistics a page did not wait
-for.
+scorers answer later, runs and prompt optimizations started over HTTP, and compare
+statistics a page did not wait for.
 
 Runs are stored as they go (the store is the truth: the progress stream reads it), so a
 run outlives the request that started it; ``RunJobs`` only keeps the ``asyncio.Task`` (to
@@ -16,7 +16,9 @@ import logging
 import threading
 import time
 import uuid
+from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
+from pathlib import Path
 from typing import Any
 
 from assay.operations.run_compare import compare_statistics
@@ -27,8 +29,12 @@ from assay.operations.run_requests import (
     start_run_async,
 )
 from assay.operations.scorer_preview import FieldErrors, PreviewRow, is_immediate, score_row
+from assay.optimize.events import OptimizeEvent
+from assay.optimize.optimizer import StartedOptimization, prepare_resume
+from assay.optimize.requests import OptimizeRequest, start_requested
 from assay.runner.hooks import RunHooks
 from assay.scoring.scorer import Scorer
+from assay.server.base_urls import base_url_problems
 from assay.server.sse import EventChannel
 from assay.store import Store
 from assay.types import ItemResult, RunInfo
@@ -199,6 +205,111 @@ class RunJobs:
     async def shutdown(self) -> None:
         for run_id in list(self._tasks):
             await self.cancel(run_id)
+
+
+class OptimizationJobs:
+    """Prompt optimizations executing in this process.
+
+    Like runs, an optimization is stored as it goes (the event stream reads the store, so it
+    follows CLI optimizations too); this keeps the ``asyncio.Task`` (to cancel it) and hands
+    the optimizer's in-process events to live listeners (the proposals' diffs and the
+    rejections the store does not keep). GEPA calls ``on_event`` from its own thread, so the
+    events cross to the loop with ``call_soon_threadsafe``.
+    """
+
+    MAX_QUEUED = 1000
+    """A slow listener misses events beyond this, never stalls the optimization."""
+
+    def __init__(
+        self, store: Store, *, data_dir: Path, allowed_base_urls: Sequence[str] = ()
+    ) -> None:
+        self._store = store
+        self.data_dir = data_dir
+        self.allowed_base_urls = tuple(allowed_base_urls)
+        self._tasks: dict[str, asyncio.Task[Any]] = {}
+        self._listeners: dict[str, set[asyncio.Queue[OptimizeEvent]]] = {}
+
+    def is_live(self, optimization_id: str) -> bool:
+        task = self._tasks.get(optimization_id)
+        return task is not None and not task.done()
+
+    async def start(self, request: OptimizeRequest) -> str:
+        """Check ``request`` (base-URL policy, then everything ``start_requested`` checks),
+        store it, and execute it in the background; returns its id. Errors raise here, in
+        the request, before anything is stored."""
+        problems = base_url_problems(request.model_dump(), self.allowed_base_urls)
+        if problems:
+            raise FieldErrors(problems)
+        started = await asyncio.to_thread(
+            start_requested, request, self._store, data_dir=self.data_dir
+        )
+        return self._launch(started)
+
+    async def resume(self, optimization_id: str) -> str:
+        """Continue an interrupted or failed optimization (its stored config's base URLs
+        must pass the policy too); ``OptimizeResumeError`` when it cannot be resumed."""
+        record = await asyncio.to_thread(self._store.optimizations.get, optimization_id)
+        problems = base_url_problems(record.config, self.allowed_base_urls)
+        if problems:
+            raise FieldErrors(problems)
+        started = await asyncio.to_thread(prepare_resume, record.id, self._store)
+        return self._launch(started)
+
+    def _launch(self, started: StartedOptimization) -> str:
+        loop = asyncio.get_running_loop()
+        optimization_id = started.id
+
+        def deliver(event: OptimizeEvent) -> None:
+            for queue in self._listeners.get(optimization_id, ()):
+                if queue.qsize() < self.MAX_QUEUED:
+                    queue.put_nowait(event)
+
+        def on_event(event: OptimizeEvent) -> None:  # GEPA's thread
+            loop.call_soon_threadsafe(deliver, event)
+
+        task: asyncio.Task[Any] = asyncio.create_task(started.run(on_event))
+        self._tasks[optimization_id] = task
+        task.add_done_callback(self._log_failure)
+        task.add_done_callback(lambda _: self._forget(optimization_id, task))
+        return optimization_id
+
+    def _forget(self, optimization_id: str, task: asyncio.Task[Any]) -> None:
+        if self._tasks.get(optimization_id) is task:
+            del self._tasks[optimization_id]
+
+    @staticmethod
+    def _log_failure(task: asyncio.Task[Any]) -> None:
+        if not task.cancelled() and task.exception() is not None:
+            log.error("background optimization failed", exc_info=task.exception())
+
+    async def cancel(self, optimization_id: str) -> bool:
+        """Stop an optimization of this process: GEPA's thread stops at its next step, the
+        steps in flight are cancelled, and it is stored as ``interrupted`` (resumable).
+        ``False`` when no such optimization is executing here."""
+        task = self._tasks.get(optimization_id)
+        if task is None or task.done():
+            return False
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError, Exception):
+            await task  # returns once GEPA's thread has stopped and the status is stored
+        return True
+
+    def listen(self, optimization_id: str) -> asyncio.Queue[OptimizeEvent]:
+        """A queue of the optimizer's events (while it runs in this process)."""
+        queue: asyncio.Queue[OptimizeEvent] = asyncio.Queue()
+        self._listeners.setdefault(optimization_id, set()).add(queue)
+        return queue
+
+    def unlisten(self, optimization_id: str, queue: asyncio.Queue[OptimizeEvent]) -> None:
+        listeners = self._listeners.get(optimization_id)
+        if listeners is not None:
+            listeners.discard(queue)
+            if not listeners:
+                del self._listeners[optimization_id]
+
+    async def shutdown(self) -> None:
+        for optimization_id in list(self._tasks):
+            await self.cancel(optimization_id)
 
 
 class StatisticsJobs:

@@ -6,7 +6,7 @@ from typing import Annotated, Any
 
 from fastapi import Depends, Request
 
-from assay.server.jobs import PreviewJobs, RunJobs, StatisticsJobs
+from assay.server.jobs import OptimizationJobs, PreviewJobs, RunJobs, StatisticsJobs
 from assay.store import Store
 
 
@@ -25,6 +25,11 @@ def _runs(request: Request) -> RunJobs:
     return jobs
 
 
+def _optimizations(request: Request) -> OptimizationJobs:
+    jobs: OptimizationJobs = request.app.state.optimization_jobs
+    return jobs
+
+
 def _statistics(request: Request) -> StatisticsJobs:
     jobs: StatisticsJobs = request.app.state.statistics_jobs
     return jobs
@@ -34,6 +39,7 @@ StoreDep = Annotated[Store, Depends(_store)]
 PreviewJobsDep = Annotated[PreviewJobs, Depends(_previews)]
 RunJobsDep = Annotated[RunJobs, Depends(_runs)]
 StatisticsJobsDep = Annotated[StatisticsJobs, Depends(_statistics)]
+OptimizationJobsDep = Annotated[OptimizationJobs, Depends(_optimizations)]
 
 MAX_OFFSET = 2**31 - 1
 """Offsets beyond a 32-bit integer cannot address a stored row (and overflow SQLite)."""
