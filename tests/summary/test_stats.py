@@ -77,6 +77,78 @@ def test_bootstrap_matches_reference_resampling_and_chunking_does_not_change_it(
     assert bootstrap_mean_ci(values, n_boot=500, seed=5) == pytest.approx(expected)
 
 
+def _index_resample_means(values: np.ndarray, n_boot: int, seed: int) -> np.ndarray:
+    """The bootstrap by item indices, the reference the count resampling must match."""
+    n = values.shape[0]
+    idx = np.random.default_rng(seed).integers(0, n, size=(n_boot, n))
+    means: np.ndarray = values[idx].mean(axis=1)
+    return means
+
+
+def test_count_resampling_draws_the_same_distribution_as_index_resampling() -> None:
+    # 60 values on three numbers: the count path (3 * 8 <= 60) against index resampling
+    values = np.repeat([0.0, 0.5, 1.0], [30, 10, 20])
+    numbers, counts = np.unique(values, return_counts=True)
+    by_counts = stats._count_resample_means(numbers, counts, 40_000, seed=1)
+    by_index = _index_resample_means(values, 40_000, seed=2)
+    # exact moments of the bootstrap mean: mean of the data, population variance / n
+    for means in (by_counts, by_index):
+        assert means.mean() == pytest.approx(values.mean(), abs=0.002)
+        assert means.var() == pytest.approx(values.var() / 60, rel=0.03)
+    # the same probability on every attainable mean (multiples of 1/120), within MC error
+    grid = np.arange(0, 121)
+    pmf_counts = np.bincount(np.rint(by_counts * 120).astype(int), minlength=121) / 40_000
+    pmf_index = np.bincount(np.rint(by_index * 120).astype(int), minlength=121) / 40_000
+    assert grid.shape == pmf_counts.shape
+    assert np.abs(pmf_counts - pmf_index).max() < 0.01
+    assert np.percentile(by_counts, [2.5, 97.5]) == pytest.approx(
+        np.percentile(by_index, [2.5, 97.5]), abs=1 / 60
+    )
+
+
+def test_count_resampling_of_binary_scores_is_the_binomial() -> None:
+    from scipy.stats import binom  # type: ignore[import-untyped]
+
+    values = np.repeat([0.0, 1.0], [28, 12])  # p = 0.3, n = 40
+    numbers, counts = np.unique(values, return_counts=True)
+    hits = np.rint(stats._count_resample_means(numbers, counts, 50_000, seed=0) * 40)
+    observed = np.bincount(hits.astype(int), minlength=41) / 50_000
+    assert np.abs(observed - binom.pmf(np.arange(41), 40, 0.3)).max() < 0.008
+
+
+def test_bootstrap_ci_of_few_distinct_values_uses_counts_deterministically(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    values = (np.arange(5000) % 3 == 0).astype(np.float64)  # 0/1 scores
+    numbers, counts = np.unique(values, return_counts=True)
+    means = stats._count_resample_means(numbers, counts, 2000, 0)
+    expected = tuple(np.percentile(means, [2.5, 97.5]))
+    ci = bootstrap_mean_ci(values, n_boot=2000, seed=0)
+    assert ci == expected
+    assert bootstrap_mean_ci(values, n_boot=2000, seed=0) == ci
+    assert bootstrap_mean_ci(values, n_boot=2000, seed=1) != ci
+    # within Monte Carlo error of the index bootstrap (the stream differs, not the method)
+    by_index = np.percentile(_index_resample_means(values, 2000, seed=0), [2.5, 97.5])
+    assert ci == pytest.approx(tuple(by_index), abs=0.004)
+    monkeypatch.setattr(stats, "BOOTSTRAP_MAX_CELLS", 2 * 7)  # 7 resamples per chunk
+    assert bootstrap_mean_ci(values, n_boot=2000, seed=0) == ci
+
+
+def test_bootstrap_picks_counts_or_indices_per_array_and_each_ci_is_its_own() -> None:
+    rng = np.random.default_rng(3)
+    binary = (rng.random(40) < 0.4).astype(np.float64)  # 2 numbers: counts
+    scale = rng.integers(1, 6, size=40).astype(np.float64)  # 5 numbers * 8 = 40: counts
+    continuous = rng.random(40)  # indices
+    few = np.array([0.0, 1.0, 1.0])  # 2 * 8 > 3: indices
+    arrays = [binary, continuous, scale, few, rng.random(40)]
+    together = stats.bootstrap_mean_cis(arrays, n_boot=300, seed=5)
+    assert together == [bootstrap_mean_ci(a, n_boot=300, seed=5) for a in arrays]
+    reference = np.percentile(_index_resample_means(continuous, 300, seed=5), [2.5, 97.5])
+    assert together[1] == pytest.approx(tuple(reference))
+    reference = np.percentile(_index_resample_means(few, 300, seed=5), [2.5, 97.5])
+    assert together[3] == pytest.approx(tuple(reference))
+
+
 def test_bootstrap_memory_is_bounded_for_large_n() -> None:
     values = np.random.default_rng(0).random(100_000)
     tracemalloc.start()
