@@ -6,6 +6,10 @@ through their Server-Sent Events."""
 from __future__ import annotations
 
 import json
+import os
+import signal
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -14,6 +18,7 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
+from assay.optimize import feed
 from assay.server.app import create_app
 from assay.store import Store
 from assay.store.optimizations_repo import CandidateRecord
@@ -386,3 +391,88 @@ def test_cancel_leaves_a_resumable_optimization(
     again = client.post(f"/api/optimizations/{optimization_id}/resume")
     assert again.status_code == 409 and "already completed" in again.text
     assert client.post(f"/api/optimizations/{optimization_id}/cancel").status_code == 409
+
+
+# ---------------------------------------------------------------- optimizations of the CLI
+
+
+def _cli(
+    db_url: str, tmp_path: Path, mock: MockOpenAIServer, **changes: Any
+) -> subprocess.Popen[str]:
+    """``assay optimize CONFIG.yaml`` in its own process, against the server's store."""
+    config = optimize_body(mock.base_url, **changes)
+    for split in ("train", "val", "test"):
+        path = tmp_path / f"{split}.jsonl"
+        path.write_text("".join(json.dumps(r) + "\n" for r in config[split]["data"]), "utf-8")
+        config[split] = str(path)
+    file = tmp_path / "optimize.yaml"
+    file.write_text(json.dumps(config), encoding="utf-8")  # JSON is YAML
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "PYTHONPATH": str(ROOT),
+        "HOME": os.environ.get("HOME", "/tmp"),
+        "ASSAY_CACHE": "off",
+    }
+    command = [sys.executable, "-m", "assay", "--db", db_url, "optimize", str(file), "--json"]
+    return subprocess.Popen(
+        command, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+
+
+def _first_optimization(client: TestClient, process: subprocess.Popen[str]) -> str:
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and process.poll() is None:
+        listed = client.get("/api/optimizations").json()
+        if listed and listed[0]["progress"].get("metric_calls"):
+            optimization_id: str = listed[0]["id"]
+            return optimization_id
+        time.sleep(0.05)
+    raise AssertionError(f"the CLI optimization did not start: {process.communicate()[1]}")
+
+
+ROOT = Path(__file__).resolve().parents[3]
+
+
+def test_follows_an_optimization_started_from_the_cli(
+    client: TestClient, db_url: str, mock: MockOpenAIServer, tmp_path: Path
+) -> None:
+    mock.latency_s = 0.1
+    process = _cli(db_url, tmp_path, mock)
+    try:
+        optimization_id = _first_optimization(client, process)
+        # executing in another process: this server cannot cancel it
+        refused = client.post(f"/api/optimizations/{optimization_id}/cancel")
+        assert refused.status_code == 409 and "not executing in this server" in refused.text
+        events = _events(client, optimization_id)
+        stdout, stderr = process.communicate(timeout=60)
+    finally:
+        process.kill()
+    assert process.returncode == 0, stderr
+    names = [name for name, _ in events]
+    assert names[0] == "status" and names[-1] == "result"
+    assert [d["idx"] for n, d in events if n == "checkpoint"] == [0, 1]
+    assert "scoreboard" in names and any(n == "log" for n in names)
+    assert events[-1][1]["result"] == json.loads(stdout)  # what the CLI printed
+
+
+def test_a_killed_cli_optimization_ends_its_stream_with_an_error(
+    client: TestClient,
+    db_url: str,
+    mock: MockOpenAIServer,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(feed, "STALE_AFTER_S", 0.5)
+    mock.latency_s = 0.1
+    process = _cli(db_url, tmp_path, mock, stop_at_perfect=False, budget={"max_metric_calls": 60})
+    try:
+        optimization_id = _first_optimization(client, process)
+        process.send_signal(signal.SIGKILL)
+        process.communicate(timeout=30)
+    finally:
+        process.kill()
+    events = _events(client, optimization_id)
+    assert events[0][0] == "status" and events[0][1]["state"] == "running"
+    name, error = events[-1]
+    assert name == "error" and error["state"] == "running"
+    assert "no live process" in error["message"] and f"resume {optimization_id}" in error["message"]
