@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from assay.scorers._lib import completeness_terms as ct
 from assay.scorers._lib.completeness_terms import (
     completeness,
     coverage_score,
@@ -175,3 +176,111 @@ def test_missing_elements_are_literal() -> None:
     result = completeness("cats", "cat")
     assert result["score"] == 1.0  # fuzzy coverage
     assert result["missingElements"] == ["cats"]  # literal membership
+
+
+# ---- tagging: the fast path against spaCy's own pipeline ---------------------------------
+
+# Texts that exercise every kind of attribute-ruler rule the element rules can see: the
+# tag→POS map, (tag, word) exceptions ("something", "that", auxiliaries, "not"), rules on
+# DEP (never firing without a parser), multi-token rules ("ai n't", "gon na", "let 's"),
+# whitespace tokens, curly apostrophes and punctuation.
+_TAGGING_TEXTS = [
+    "A man is playing a flute.",
+    "I ain't gonna do it, y'all, but that is fine.",
+    "Let's go!  \n It's  done\tnow.",
+    "Nothin' doin', ol' 'em somethin' 'nuff.",
+    "Something happened to everyone; nobody knows if it will, though.",
+    "They didn’t say whether he’d been there or had left once.",
+    "Those who could've gone did; these ones wouldn't.",
+    "The $5 (five dollars) - paid \u201cin full\u201d - was his, not hers.",
+    "Gotta run... c'mon",
+    "She has been eating apples, hasn't she?",
+]
+
+
+def _as_rows(tagged: list[ct._Tokens]) -> list[list[tuple[str, str, str, str, bool]]]:
+    return [list(zip(t.text, t.low, t.tag, t.pos, t.space, strict=True)) for t in tagged]
+
+
+def test_fast_tagging_equals_the_pipeline() -> None:
+    tagger = ct._get_tagger()
+    assert tagger.fast  # the installed model has the layout and rules the fast path reads
+    fast = _as_rows(tagger.tag(_TAGGING_TEXTS))
+    pipeline = _as_rows(tagger.tag_with_pipeline(_TAGGING_TEXTS))
+    assert fast == pipeline
+    # the texts do reach the rules that differ from the plain tag→POS map
+    pos_of = {(row[1], row[2]): row[3] for doc in fast for row in doc}
+    assert pos_of[("something", "NN")] == "PRON"
+    assert any(row[2] == "_SP" and row[3] == "SPACE" for doc in fast for row in doc)
+
+
+def test_fast_tagging_one_text_equals_a_batch() -> None:
+    tagger = ct._get_tagger()
+    batch = _as_rows(tagger.tag(_TAGGING_TEXTS))
+    assert [_as_rows(tagger.tag([text]))[0] for text in _TAGGING_TEXTS] == batch
+
+
+def test_unsupported_rules_fall_back_to_the_pipeline(monkeypatch: pytest.MonkeyPatch) -> None:
+    nlp = ct._get_nlp()
+
+    def unsupported(patterns: Any) -> None:
+        raise ct._UnsupportedRule("test")
+
+    monkeypatch.setattr(ct, "_PosRules", unsupported)
+    tagger = ct._Tagger(nlp)
+    assert not tagger.fast
+    calls: list[int] = []
+    original = tagger.tag_with_pipeline
+
+    def spy(texts: Any) -> list[ct._Tokens]:
+        calls.append(len(texts))
+        return original(texts)
+
+    monkeypatch.setattr(tagger, "tag_with_pipeline", spy)
+    assert _as_rows(tagger.tag(_TAGGING_TEXTS[:2])) == _as_rows(original(_TAGGING_TEXTS[:2]))
+    assert calls == [2]
+
+
+def test_pos_rules_order_and_scope() -> None:
+    rules = ct._PosRules(
+        [
+            {"patterns": [[{"TAG": "NN"}]], "attrs": {"POS": "NOUN", "MORPH": "x"}, "index": 0},
+            {"patterns": [[{"TAG": "NN", "LOWER": "thing"}]], "attrs": {"POS": "PRON"}},
+            {"patterns": [[{"TAG": "NN", "DEP": "nsubj"}]], "attrs": {"POS": "VERB"}},
+            {"patterns": [[{"TAG": "_SP", "IS_SPACE": False}]], "attrs": {"POS": "X"}},
+            {"patterns": [[{"IS_SPACE": True}]], "attrs": {"TAG": "_SP", "POS": "SPACE"}},
+            {"patterns": [[{"LOWER": "gon"}, {"LOWER": "na"}]], "attrs": {"LEMMA": "go"}},
+            {"patterns": [[{"DEP": "expl"}, {"LOWER": "is"}]], "attrs": {"POS": "AUX"}},
+            {
+                "patterns": [[{"LOWER": {"REGEX": "^wh"}, "TAG": {"IN": ["IN"]}}]],
+                "attrs": {"POS": "SCONJ"},
+            },
+        ]
+    )
+    assert rules.apply("NN", "cat", False) == ("NN", "NOUN")
+    assert rules.apply("NN", "thing", False) == ("NN", "PRON")  # the later rule wins
+    assert rules.apply("NNS", "thing", False) == ("NNS", "")  # no rule: no POS
+    # the matcher sees the tagger's tag, so "_SP" on a space token is first X, then SPACE
+    assert rules.apply("_SP", "\n", True) == ("_SP", "SPACE")
+    assert rules.apply("NN", "  ", True) == ("_SP", "SPACE")
+    assert rules.apply("_SP", "x", False) == ("_SP", "X")
+    assert rules.apply("IN", "whether", False) == ("IN", "SCONJ")
+    assert rules.apply("IN", "if", False) == ("IN", "")
+    # words no rule names share one memo entry per (tag, is_space)
+    for word in ("dog", "house", "tree"):
+        rules.apply("NN", word, False)
+    assert len([k for k in rules._memo if k[0] == "NN" and not k[2]]) == 2
+
+
+@pytest.mark.parametrize(
+    "pattern",
+    [
+        [{"TAG": "NN", "OP": "+"}],
+        [{"TAG": "NN", "LEMMA": "be"}],
+        [{"TAG": {"FUZZY": "NN"}}],
+        [{"LOWER": "a"}, {"LOWER": "b"}],
+    ],
+)
+def test_pos_rules_reject_what_they_cannot_evaluate(pattern: list[dict[str, Any]]) -> None:
+    with pytest.raises(ct._UnsupportedRule):
+        ct._PosRules([{"patterns": [pattern], "attrs": {"POS": "X"}}])
