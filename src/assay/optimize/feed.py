@@ -432,3 +432,16 @@ class FeedReader:
         if self._first:
             fresh = fresh[-REPLAYED_LOG_LINES:]
         return [("log", line) for _, line in fresh]
+
+
+def current_state(store: Store, optimization_id: str) -> tuple[StatusUpdate, Scoreboard | None]:
+    """The status and the best candidate's scoreboard of optimization ``optimization_id``
+    as they stand (the page of a finished optimization shows them without a stream)."""
+    repo = store.optimizations
+    record = repo.get(optimization_id)
+    candidates = repo.candidates(record.id)
+    best = best_index(record)
+    board = None
+    if best is not None:
+        board = scoreboard(store, record, candidates, repo.evaluations(record.id), best)
+    return status_update(record, len(candidates)), board

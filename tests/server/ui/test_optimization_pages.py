@@ -4,11 +4,15 @@ repository whose evaluations point at real stored runs (for the diagnostics)."""
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 from fastapi.testclient import TestClient
 
+from assay.optimize import optimize
 from assay.store import Store
 from assay.store.optimizations_repo import CandidateRecord
+from assay.testing import ScriptedModel
+from tests.optimize.conftest import arithmetic_rows, reflection_reply, task_reply, write_jsonl
 
 EVIL = "<script>alert('x')</script>"
 
@@ -87,3 +91,61 @@ def test_unknown_optimization_page_is_404(client: TestClient) -> None:
     response = client.get("/optimizations/nope")
     assert response.status_code == 404
     assert "nope" in response.text
+
+
+def test_running_optimization_page_is_live(client: TestClient, store: Store) -> None:
+    repo = store.optimizations
+    repo.create("opt-live", name="live", config={"budget": {"max_metric_calls": 40}}, run_dir="r")
+    repo.update("opt-live", progress={"metric_calls": 7, "iterations": 1, "cost_usd": 0.0})
+    page = client.get("/optimizations/opt-live").text
+    assert 'id="opt-live" data-live="true" data-optimization-id="opt-live"' in page
+    assert 'id="opt-cancel"' in page and 'id="opt-log"' in page
+    assert "iteration 1 · metric calls 7/40 · cost $0.0000 · best val —" in page
+    repo.update("opt-live", status="interrupted", error="stopped")
+    stopped = client.get("/optimizations/opt-live").text
+    assert 'data-live="false"' in stopped and 'id="opt-resume"' in stopped
+    assert 'id="opt-cancel"' not in stopped
+
+
+def test_finished_optimization_shows_status_scoreboard_and_trend(
+    client: TestClient, store: Store, tmp_path: Path
+) -> None:
+    val = arithmetic_rows(4, start=10)
+    val[0]["input"] += f" {EVIL}"
+    result = optimize(
+        {
+            "candidate": {"instructions": "You solve arithmetic."},
+            "train": write_jsonl(tmp_path / "train.jsonl", arithmetic_rows(6)),
+            "val": write_jsonl(tmp_path / "val.jsonl", val),
+            "scorers": [{"type": "exact-match"}, {"type": "keyword-coverage"}],
+            "budget": {"max_metric_calls": 40},
+            "run_dir": str(tmp_path / "gepa"),
+        },
+        task_model=ScriptedModel(responder=task_reply),
+        reflection_model=ScriptedModel(responder=reflection_reply),
+        store=store,
+    )
+    page = client.get(f"/optimizations/{result.optimization_id}").text
+    assert 'data-live="false"' in page and 'id="opt-cancel"' not in page
+    assert f"metric calls {result.metric_calls}/40" in page
+    assert "best val 1.000 (seed 0.500)" in page
+    assert result.summary.split(";")[0] in page  # the one-sentence verdict
+    start = page.index('data-testid="scoreboard"')
+    board = page[start : page.index("</table>", start)]
+    header = board[: board.index("</thead>")]
+    assert re.findall(r"<th>([^<]+)</th>", header)[-2:] == ["Exact match", "Keyword Coverage"]
+    val_rows = re.findall(r"<tr><td>val</td><td><code>(q\d+)</code>", board)
+    assert val_rows == ["q10", "q11", "q12", "q13"]
+    assert EVIL not in page and "&lt;script&gt;alert" in board
+    svg = client.get(f"/optimizations/{result.optimization_id}/trend.svg")
+    assert svg.headers["content-type"].startswith("image/svg+xml")
+    assert svg.text.count("<circle") == 2
+
+
+def test_the_launch_form_lists_datasets_escaped(client: TestClient, store: Store) -> None:
+    store.datasets.create(f"set {EVIL}")
+    page = client.get("/optimizations/new").text
+    assert 'id="optimize-form"' in page and 'id="scorer-picker"' in page
+    assert 'name="budget.max_metric_calls"' in page and 'data-field="candidate"' in page
+    assert EVIL not in page and "set &lt;script&gt;" in page
+    assert 'href="/optimizations/new"' in client.get("/optimizations").text

@@ -12,7 +12,7 @@ from typing import Any
 from urllib.parse import urlencode
 
 from fastapi import APIRouter, Request
-from fastapi.responses import HTMLResponse
+from fastapi.responses import HTMLResponse, Response
 from fastapi.templating import Jinja2Templates
 
 from assay.operations.annotations import annotation_history
@@ -26,6 +26,7 @@ from assay.operations.optimizations_view import (
 )
 from assay.operations.run_items import RunItemFilter, run_item
 from assay.operations.ui_queries import SortOrder, compare_view, run_item_groups
+from assay.optimize.feed import current_state
 from assay.server.ui.optimization_plots import score_trend_svg
 from assay.server.ui.paths import TEMPLATES_DIR
 from assay.server.ui.svg_plots import confusion_svg, reliability_svg, scatter_svg
@@ -293,20 +294,46 @@ def optimizations_page(request: Request) -> HTMLResponse:
     return _page(request, "optimizations.html", optimizations=optimizations)
 
 
+@router.get("/optimizations/new", response_class=HTMLResponse)
+def optimization_launcher_page(request: Request, dataset: str | None = None) -> HTMLResponse:
+    """The form that starts an optimization (it posts to ``/api/optimize`` from app.js)."""
+    datasets = store_of(request).datasets.list()
+    return _page(request, "optimization_new.html", datasets=datasets, selected=dataset)
+
+
 @router.get("/optimizations/{optimization_id}", response_class=HTMLResponse)
 def optimization_page(request: Request, optimization_id: str) -> HTMLResponse:
-    """One optimization: lineage, score trend, scorer diagnostics and the best prompt."""
+    """One optimization: status against the budget, best prompt, score trend, lineage,
+    scoreboard, scorer diagnostics. While it runs, app.js keeps it current from the
+    optimization's event stream."""
     store = store_of(request)
     try:
         detail = optimization_detail(optimization_id, store)
+        status, board = current_state(store, detail.id)
     except (StoreError, LookupError) as error:
         return _problem(request, 404, str(error))
     return _page(
         request,
         "optimization.html",
         opt=detail,
+        status=status,
+        board=board,
+        live=detail.status == "running",
         roots=lineage(detail.candidates),
         best=best_candidate(detail.candidates),
         trend_plot=score_trend_svg(detail.candidates),
         diagnostics=scorer_diagnostics(detail, store),
     )
+
+
+@router.get("/optimizations/{optimization_id}/trend.svg")
+def optimization_trend(request: Request, optimization_id: str) -> Response:
+    """The score-trend plot alone (the live page reloads it as candidates arrive)."""
+    try:
+        detail = optimization_detail(optimization_id, store_of(request))
+    except (StoreError, LookupError) as error:
+        return _problem(request, 404, str(error))
+    svg = score_trend_svg(detail.candidates) or (
+        '<svg xmlns="http://www.w3.org/2000/svg" width="1" height="1"></svg>'
+    )
+    return Response(svg, media_type="image/svg+xml", headers={"Cache-Control": "no-store"})

@@ -246,7 +246,8 @@ function placeErrors(container, errors) {
     const field = match[2] ? block.querySelector(`.field[data-param="${match[2]}"]`) : null;
     const target = field ? field.querySelector(".field-error") : block.querySelector(".scorer-error");
     show(target, [target.textContent, error.message].filter(Boolean).join("; "));
-    if (field) field.querySelector(".param").classList.add("invalid");
+    const input = field ? field.querySelector("input, select, textarea") : null;
+    if (input) input.classList.add("invalid");
   }
   return left;
 }
@@ -269,14 +270,12 @@ function resultText(result) {
   return result.reason ? `${score} (${result.reason})` : score;
 }
 
-function setupLauncher() {
-  const form = document.getElementById("launcher");
-  if (!form) return;
+// The scorer picker (#scorer-picker, #add-scorer) filling #scorer-forms with generated
+// forms; ``decorate`` may add fields to each new block (the optimizer's weight).
+function setupScorerPicker(decorate) {
   const picker = document.getElementById("scorer-picker");
   const forms = document.getElementById("scorer-forms");
   const scorersError = document.getElementById("scorers-error");
-  const launchError = document.getElementById("launch-error");
-  const preview = document.getElementById("preview");
   const types = new Map();
 
   api("GET", "/api/scorers").then((answer) => {
@@ -292,8 +291,20 @@ function setupLauncher() {
 
   document.getElementById("add-scorer").addEventListener("click", () => {
     const type = types.get(picker.value);
-    if (type) forms.append(scorerBlock(type));
+    if (!type) return;
+    const block = scorerBlock(type);
+    if (decorate) decorate(block);
+    forms.append(block);
   });
+  return { forms, scorersError };
+}
+
+function setupLauncher() {
+  const form = document.getElementById("launcher");
+  if (!form) return;
+  const { forms, scorersError } = setupScorerPicker();
+  const launchError = document.getElementById("launch-error");
+  const preview = document.getElementById("preview");
 
   const check = () => {
     clearErrors(form); show(scorersError, ""); show(launchError, "");
@@ -523,23 +534,284 @@ function copyText(text) {
   return ok ? Promise.resolve() : Promise.reject(new Error("copy refused"));
 }
 
+function armCopyButton(button) {
+  button.addEventListener("click", () => {
+    const source = document.getElementById(button.dataset.copyTarget);
+    if (!source) return;
+    copyText(source.textContent).then(
+      () => { button.textContent = "Copied"; },
+      () => { button.textContent = "Copy failed: select the text"; },
+    );
+  });
+  return button;
+}
+
 function setupCopyButtons() {
-  for (const button of document.querySelectorAll("button[data-copy-target]")) {
-    button.addEventListener("click", () => {
-      const source = document.getElementById(button.dataset.copyTarget);
-      if (!source) return;
-      copyText(source.textContent).then(
-        () => { button.textContent = "Copied"; },
-        () => { button.textContent = "Copy failed: select the text"; },
-      );
+  for (const button of document.querySelectorAll("button[data-copy-target]")) armCopyButton(button);
+}
+
+// ---------------------------------------------------------------- optimization launcher
+// Field errors of the API (paths such as budget.max_metric_calls, train.dataset,
+// candidate) go next to the form row whose data-field is the longest prefix of the path.
+function placeFieldErrors(form, errors) {
+  const rows = [...form.querySelectorAll("[data-field]")];
+  const left = [];
+  for (const error of errors) {
+    const path = error.path || "";
+    const owner = rows
+      .filter((row) => {
+        const field = row.dataset.field;
+        return path === field || path.startsWith(`${field}.`) || path.startsWith(`${field}[`);
+      })
+      .sort((a, b) => b.dataset.field.length - a.dataset.field.length)[0];
+    const target = owner ? owner.querySelector(".field-error") : null;
+    if (!target) { left.push(error); continue; }
+    show(target, [target.textContent, error.message].filter(Boolean).join("; "));
+    const input = owner.querySelector("input, select, textarea");
+    if (input) input.classList.add("invalid");
+  }
+  return left;
+}
+
+function weightField(block) {
+  const id = `scorer-weight-${scorerSerial - 1}`;  // scorerBlock just took its serial
+  block.append(el("div", { class: "field", dataset: { param: "weight" } },
+    el("label", { for: id, text: "Weight" }),
+    el("input", { id, class: "weight", inputmode: "decimal", placeholder: "1" }),
+    el("span", { class: "hint", text: "Share of this scorer in the row score the optimizer maximizes (0: recorded only)." }),
+    el("span", { class: "field-error", role: "alert", hidden: true })));
+}
+
+function asNumber(raw) {
+  return Number.isNaN(Number(raw)) ? raw : Number(raw);
+}
+
+function optimizeBody(form, forms) {
+  const value = (name) => (form.elements[name] ? form.elements[name].value.trim() : "");
+  const body = {};
+  if (value("name")) body.name = value("name");
+  for (const split of ["train", "val", "test"]) {
+    if (value(split)) body[split] = { dataset: value(split) };
+  }
+  body.candidate = {};
+  for (const row of form.querySelectorAll("#components .component")) {
+    const name = row.querySelector(".component-name").value.trim();
+    const text = row.querySelector(".component-text").value;
+    if (name || text.trim()) body.candidate[name] = text;
+  }
+  if (value("prompt")) body.prompt = form.elements.prompt.value;
+  for (const key of ["task_model", "task_base_url", "reflection_model", "reflection_base_url", "candidate_selection"]) {
+    if (value(key)) body[key] = value(key);
+  }
+  body.scorers = scorerConfigs(forms);
+  [...forms.querySelectorAll(".scorer-form")].forEach((block, i) => {
+    const weight = block.querySelector("input.weight");
+    if (weight && weight.value.trim()) body.scorers[i].weight = asNumber(weight.value.trim());
+  });
+  body.budget = {};
+  for (const key of ["max_metric_calls", "max_iterations", "max_cost_usd", "max_wall_time_s"]) {
+    if (value(`budget.${key}`)) body.budget[key] = asNumber(value(`budget.${key}`));
+  }
+  for (const key of ["minibatch_size", "concurrency", "seed"]) {
+    if (value(key)) body[key] = asNumber(value(key));
+  }
+  return body;
+}
+
+function setupOptimizeForm() {
+  const form = document.getElementById("optimize-form");
+  if (!form) return;
+  const { forms, scorersError } = setupScorerPicker(weightField);
+  const error = document.getElementById("optimize-error");
+  const components = document.getElementById("components");
+  document.getElementById("add-component").addEventListener("click", () => {
+    const remove = el("button", { type: "button", class: "remove", text: "Remove" });
+    const row = el("div", { class: "component row" },
+      el("input", { class: "component-name", "aria-label": "component name", placeholder: "answer_format" }),
+      el("textarea", { class: "component-text", rows: 3, "aria-label": "component text" }), remove);
+    remove.addEventListener("click", () => row.remove());
+    components.insertBefore(row, components.querySelector(".field-error"));
+  });
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    clearErrors(form); show(error, ""); show(scorersError, "");
+    const answer = await api("POST", "/api/optimize", optimizeBody(form, forms));
+    if (answer.ok) { window.location.href = answer.data.page_url; return; }
+    const left = placeFieldErrors(form, placeErrors(forms, errorsOf(answer.data)));
+    if (left.length) show(error, left.map((e) => (e.path ? `${e.path}: ${e.message}` : e.message)).join("; "));
+  });
+}
+
+// ---------------------------------------------------------------- live optimization
+// The optimization page while it runs: status, log, lineage, score trend, best prompt and
+// scoreboard follow /api/optimizations/{id}/events. Every text goes in as textContent.
+function limitText(value, bound, prefix = "") {
+  return bound === null || bound === undefined ? `${prefix}${value}` : `${prefix}${value}/${prefix}${bound}`;
+}
+
+function statusText(s) {
+  const best = s.best_val_score === null ? "—" : score(s.best_val_score);
+  const seed = s.seed_val_score === null ? "" : ` (seed ${score(s.seed_val_score)})`;
+  return `iteration ${limitText(s.iteration, s.max_iterations)} · metric calls ${limitText(s.metric_calls, s.max_metric_calls)}`
+    + ` · cost ${limitText(s.cost_usd.toFixed(4), s.max_cost_usd, "$")} · best val ${best}${seed}`
+    + ` · ${limitText(s.elapsed_s.toFixed(1), s.max_wall_time_s)} s`;
+}
+
+function lineageList(nodes, children) {
+  const list = el("ul", { class: "lineage" });
+  for (const c of nodes) {
+    const known = (idx) => children.has(idx);
+    let text = `candidate ${c.idx} · iteration ${c.iteration} · val ${score(c.val_score)}`;
+    if (c.changed.length) text += ` · changed ${c.changed.join(", ")}`;
+    const others = c.parents.slice(1).filter(known);
+    if (others.length) text += ` · also from ${others.join(", ")}`;
+    const item = el("li", { "data-testid": `candidate-${c.idx}`, text });
+    const below = children.get(c.idx) || [];
+    if (below.length) item.append(lineageList(below, children));
+    list.append(item);
+  }
+  return list;
+}
+
+function renderLineage(holder, candidates) {
+  const children = new Map([...candidates.keys()].map((idx) => [idx, []]));
+  const roots = [];
+  for (const c of [...candidates.values()].sort((a, b) => a.idx - b.idx)) {
+    const parent = c.parents.length && children.has(c.parents[0]) ? c.parents[0] : null;
+    (parent === null ? roots : children.get(parent)).push(c);
+  }
+  holder.replaceChildren(lineageList(roots, children));
+}
+
+function renderBest(holder, c) {
+  const parts = [el("p", { class: "hint", text: `Candidate ${c.idx}, the highest validation score (${score(c.val_score)}).` })];
+  Object.entries(c.components).forEach(([name, text], i) => {
+    parts.push(el("h3", { text: name }),
+      el("pre", { class: "block", id: `best-${i + 1}`, "data-testid": "best-prompt", text }),
+      armCopyButton(el("button", { type: "button", class: "copy", dataset: { copyTarget: `best-${i + 1}` }, text: "Copy" })));
+  });
+  holder.replaceChildren(...parts);
+}
+
+function cellText(value) {
+  if (value === null || value === undefined) return "";
+  return typeof value === "string" ? value : JSON.stringify(value);
+}
+
+function renderScoreboard(holder, board) {
+  const head = ["Split", "Item", "Input", "Expected", "Output", "Row score", ...board.scorers.map((s) => s.label)];
+  const body = el("tbody");
+  for (const r of board.rows) {
+    const output = el("td", {}, el("pre", { class: "clip", text: cellText(r.output) }));
+    if (r.error) output.append(el("span", { class: "error", text: r.error }));
+    const row = el("tr", {}, el("td", { text: r.split }), el("td", {}, el("code", { text: r.item_id })),
+      el("td", {}, el("pre", { class: "clip", text: cellText(r.input) })),
+      el("td", {}, el("pre", { class: "clip", text: cellText(r.expected_output) })), output,
+      el("td", { text: score(r.score) }));
+    for (const s of board.scorers) {
+      const c = r.scorers[s.id];
+      const cell = el("td", { text: c ? (c.status === "ready" ? score(c.score) : c.status) : "" });
+      if (c && c.reason) cell.append(" ", el("span", { class: "hint", text: c.reason }));
+      row.append(cell);
+    }
+    body.append(row);
+  }
+  holder.replaceChildren(
+    el("p", { class: "hint", text: `Candidate ${board.candidate_idx} on every validation row and on the train rows it was evaluated on; each cell is the scorer's score with its reason.` }),
+    el("table", { class: "grid", "data-testid": "scoreboard" },
+      el("thead", {}, el("tr", {}, ...head.map((h) => el("th", { text: h })))), body));
+}
+
+function setupOptimizationLive() {
+  const section = document.getElementById("opt-live");
+  if (!section) return;
+  const id = section.dataset.optimizationId;
+  const base = `/api/optimizations/${encodeURIComponent(id)}`;
+  const errorNode = document.getElementById("opt-error");
+  const failed = (answer) => show(errorNode, errorsOf(answer.data).map((e) => e.message).join("; "));
+  const resume = document.getElementById("opt-resume");
+  if (resume) {
+    resume.addEventListener("click", async () => {
+      const answer = await api("POST", `${base}/resume`);
+      if (answer.ok) window.location.reload(); else failed(answer);
     });
   }
+  if (section.dataset.live !== "true") return;
+  const cancel = document.getElementById("opt-cancel");
+  if (cancel) {
+    cancel.addEventListener("click", async () => {
+      cancel.disabled = true;
+      const answer = await api("POST", `${base}/cancel`);
+      if (!answer.ok) { failed(answer); cancel.disabled = false; }
+    });
+  }
+  const status = document.getElementById("opt-status");
+  const progress = document.getElementById("opt-progress");
+  const log = document.getElementById("opt-log");
+  const candidates = new Map();
+  const source = new EventSource(`${base}/events`);
+  // Reload once at the end (the server renders diagnostics and cost); if the page is still
+  // live after that reload, say so rather than reloading forever.
+  const reloadKey = `assay.reloaded.optimization.${id}`;
+  const reloadedBefore = window.sessionStorage.getItem(reloadKey) === "1";
+  window.sessionStorage.removeItem(reloadKey);
+  const finish = () => {
+    source.close();
+    if (cancel) cancel.hidden = true;
+    if (reloadedBefore) return;
+    window.sessionStorage.setItem(reloadKey, "1");
+    window.location.reload();
+  };
+  source.addEventListener("status", (event) => {
+    const s = JSON.parse(event.data);
+    status.textContent = s.state;
+    status.className = `status status-${s.state}`;
+    progress.textContent = statusText(s);
+  });
+  source.addEventListener("log", (event) => {
+    const line = JSON.parse(event.data);
+    const where = line.iteration === null ? "" : `iteration ${line.iteration} · `;
+    log.append(`[${line.channel}] ${where}${line.message}\n`);
+    while (log.childNodes.length > 500) log.firstChild.remove();
+  });
+  source.addEventListener("checkpoint", (event) => {
+    const c = JSON.parse(event.data);
+    candidates.set(c.idx, c);
+    renderLineage(document.getElementById("lineage"), candidates);
+    document.getElementById("trend").replaceChildren(el("img", {
+      src: `/optimizations/${encodeURIComponent(id)}/trend.svg?candidates=${candidates.size}`,
+      alt: "Validation score by candidate", "data-testid": "score-trend-live",
+    }));
+    if (c.is_best) renderBest(document.getElementById("best-prompt"), c);
+  });
+  source.addEventListener("scoreboard", (event) => {
+    renderScoreboard(document.getElementById("scoreboard"), JSON.parse(event.data));
+  });
+  source.addEventListener("result", (event) => {
+    const summary = document.getElementById("opt-summary");
+    summary.textContent = JSON.parse(event.data).result.summary;
+    summary.hidden = false;
+    finish();
+  });
+  // "error" is also what EventSource calls a lost connection: ours carries data
+  source.addEventListener("error", (event) => {
+    if (event.data === undefined) {
+      if (source.readyState === EventSource.CLOSED) show(errorNode, "live updates stopped; reload the page");
+      return;
+    }
+    const error = JSON.parse(event.data);
+    status.textContent = error.state;
+    show(errorNode, error.message);
+    finish();
+  });
 }
 
 document.addEventListener("DOMContentLoaded", () => {
   setupCopyButtons();
   setupUpload();
   setupLauncher();
+  setupOptimizeForm();
+  setupOptimizationLive();
   setupProgress();
   setupAnnotations();
   setupCompareStatistics();
