@@ -1,6 +1,7 @@
 """End to end in a real headless Chromium: upload a dataset, launch a run with two scorers
 whose forms come from the JSON Schemas (a bad value shows its inline error), watch the run
-finish through the SSE progress, drill into an item, annotate it, compare two runs.
+finish through the SSE progress, drill into an item, annotate it, compare two runs; and
+launch a prompt optimization from its form, watching its page update live to the end.
 
 Debian's ``chromium`` is driven by Playwright's Python package (``executable_path``; no
 ``playwright install``). It is not optional: without chromium this test fails, and CI
@@ -25,6 +26,7 @@ from playwright.sync_api import Page, expect, sync_playwright
 
 from assay.server.app import create_app
 from assay.testing.openai_server import MockOpenAIServer
+from tests.server.optimize_mock import TERSE_RULE, responder, rows
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = [
@@ -70,7 +72,7 @@ def _capital_answer(body: dict[str, Any]) -> str:
 @pytest.fixture
 def server(tmp_path: Path) -> Iterator[str]:
     """The real app (``create_app``) under uvicorn on a free loopback port."""
-    app = create_app(store_url=str(tmp_path / "e2e.db"))
+    app = create_app(store_url=str(tmp_path / "e2e.db"), data_dir=tmp_path / "data")
     port = _free_port()
     config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="on")
     uv = uvicorn.Server(config)
@@ -270,3 +272,83 @@ def _scenario(base: str, page: Page, mock_url: str) -> None:
     expect(first.locator(".diff-del")).to_have_text("- Berlin.")
     expect(first.locator(".diff-add")).to_have_text("+ Bonn, I believe.")
     _shot(page, "09-compare")
+
+
+def _store_dataset(base: str, name: str, items: list[dict[str, Any]]) -> None:
+    assert httpx.post(f"{base}/api/datasets", json={"name": name}).status_code == 201
+    lines = "".join(json.dumps(item) + "\n" for item in items).encode()
+    imported = httpx.post(
+        f"{base}/api/datasets/{name}/import", files={"file": (f"{name}.jsonl", lines)}
+    )
+    assert imported.status_code == 200, imported.text
+
+
+def test_launch_an_optimization_and_watch_it_live(server: str, page: Page) -> None:
+    """The optimization form → its page following the event stream → the finished page."""
+    base = server
+    mock = MockOpenAIServer(latency_s=0.3, responder=responder).start()
+    try:
+        _store_dataset(base, "arith-train", rows(6))
+        _store_dataset(base, "arith-val", rows(4, start=10))
+        _store_dataset(base, "arith-test", rows(6, start=20))
+        _optimize_scenario(base, page, mock.base_url)
+    finally:
+        mock.stop()
+
+
+def _optimize_scenario(base: str, page: Page, mock_url: str) -> None:
+    page.goto(f"{base}/optimizations")
+    page.click('[data-testid="new-optimization"]')
+    page.wait_for_url(f"{base}/optimizations/new")
+    page.fill("#opt-name", "arith <b>live</b>")
+    page.select_option("#opt-train", "arith-train")
+    page.select_option("#opt-val", "arith-val")
+    page.select_option("#opt-test", "arith-test")
+    page.fill("#opt-seed", "You solve arithmetic.")
+    page.fill("#opt-task-base-url", mock_url)
+    page.fill("#opt-reflection-model", "openai-compatible/reflect")
+    page.fill("#opt-reflection-base-url", mock_url)
+    page.fill("#opt-max-metric-calls", "40")
+    page.fill("#opt-concurrency", "1")
+    expect(page.locator("#scorer-picker")).to_have_attribute("data-loaded", "true")
+    page.select_option("#scorer-picker", "exact-match")
+    page.click("#add-scorer")
+    page.select_option("#scorer-picker", "keyword-coverage")
+    page.click("#add-scorer")
+
+    # the task model left empty: the server's 422 names task_model, shown beside it
+    page.click("#start-optimization")
+    task_error = page.locator('[data-field="task_model"] .field-error')
+    expect(task_error).to_be_visible()
+    expect(page.locator("#opt-task-model")).to_have_class(re.compile("invalid"))
+    _shot(page, "10-optimization-form-error")
+
+    page.fill("#opt-task-model", "openai-compatible/task")
+    page.click("#start-optimization")
+    page.wait_for_url(re.compile(r"/optimizations/[0-9a-f]{32}$"))
+    optimization_id = page.url.rsplit("/", 1)[1]
+
+    # live: only the event stream writes the log; the lineage and status follow it
+    log = page.get_by_test_id("opt-log")
+    expect(log).to_contain_text("candidate 0 evaluated on val (4 rows)")
+    expect(page.get_by_test_id("opt-progress")).to_contain_text("/40")
+    _shot(page, "11-optimization-live")
+    expect(log).to_contain_text(f"+{TERSE_RULE}")  # the proposal's diff, in-process
+    expect(page.get_by_test_id("candidate-1")).to_contain_text("changed system")
+
+    # finished: the page reloads once into the stored state
+    expect(page.get_by_test_id("opt-status")).to_have_text("completed", timeout=60_000)
+    expect(page.get_by_test_id("opt-summary")).to_contain_text("significant improvement")
+    expect(page.get_by_test_id("best-prompt")).to_contain_text(TERSE_RULE)
+    expect(page.locator('button.copy[data-copy-target="best-1"]')).to_be_visible()
+    expect(page.locator('[data-testid="scoreboard"] tbody tr')).to_have_count(4 + 3)
+    expect(page.get_by_test_id("diagnostics")).to_contain_text("Exact match")
+    expect(page.locator("h1")).to_contain_text("arith <b>live</b>")  # escaped, shown as text
+    _shot(page, "12-optimization-finished")
+    page.click('button.copy[data-copy-target="best-1"]')
+    expect(page.locator('button.copy[data-copy-target="best-1"]')).to_have_text(
+        re.compile("Copied|Copy failed")
+    )
+    stored = httpx.get(f"{base}/api/optimizations/{optimization_id}").json()
+    assert stored["status"] == "completed"
+    assert TERSE_RULE in stored["result"]["best_candidate"]["system"]
