@@ -47,3 +47,8 @@ def test_no_generated_request_makes_the_server_fail(tmp_path: Path) -> None:
 
         check()
     assert not failures, "\n".join(failures)
+    # POST /api/runs and /api/optimize may start background work; each generated call runs
+    # in its own event loop (no lifespan), whose end cancels it: an optimization a valid
+    # generated body started is stored interrupted, never left running for minutes
+    store = app.state.store
+    assert all(o.status != "running" for o in store.optimizations.list(limit=1000))
