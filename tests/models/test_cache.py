@@ -243,3 +243,34 @@ async def test_writes_of_one_loop_iteration_share_one_transaction(tmp_path: Path
     await cache.put("k0", {"n": "again"})  # last write wins
     assert batches == [50, 1]
     assert await SQLiteModelCache(tmp_path / "cache.db").get("k0") == {"n": "again"}
+
+
+async def test_an_answer_is_written_behind_the_call_and_visible_at_once(
+    server: MockOpenAIServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``CachedModel`` does not wait for the commit: the answer is queued for the file's
+    writer thread, every cache object of the file sees it meanwhile, and ``count`` (like
+    ``flush``, ``close`` and interpreter exit) writes what is queued."""
+    monkeypatch.setattr("assay.models.cache.WRITE_DELAY_S", 30.0)  # the thread stays asleep
+    db = tmp_path / "behind.db"
+    model = _cached(server, SQLiteModelCache(db))
+    await model.generate(MESSAGES, settings=ZERO)
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("SELECT COUNT(*) FROM model_cache").fetchone() == (0,)
+    other = _cached(server, SQLiteModelCache(db, memory_entries=0))  # nothing in memory
+    hit = await other.generate(MESSAGES, settings=ZERO)
+    assert hit.cached is True and len(server.chat_requests) == 1
+    assert SQLiteModelCache(db).count() == 1
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("SELECT COUNT(*) FROM model_cache").fetchone() == (1,)
+
+
+async def test_an_unreadable_cache_file_is_a_miss_not_a_failure(
+    server: MockOpenAIServer, tmp_path: Path
+) -> None:
+    db = tmp_path / "garbage.db"
+    db.write_bytes(b"this is not a database" * 100)
+    model = _cached(server, SQLiteModelCache(db))
+    response = await model.generate(MESSAGES, settings=ZERO)
+    assert response.text == "ok" and response.cached is False
+    assert model.stats.errors == 1 and model.stats.misses == 1

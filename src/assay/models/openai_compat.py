@@ -1,4 +1,4 @@
-"""A ``Model`` for any OpenAI-compatible chat-completions endpoint, on the official SDK.
+"""A ``Model`` for any OpenAI-compatible chat-completions endpoint, over a lean HTTP client.
 
 One client speaks to OpenAI, OpenRouter, Together, Groq, vLLM, Ollama, LM Studio, llama.cpp
 servers and the OpenAI-compatible endpoints of Anthropic and Google: they differ only in base
@@ -21,9 +21,22 @@ the level is remembered per endpoint (base URL + model) for the rest of the proc
 refusal costs one extra request per endpoint, not one per call. Whatever the level, the
 caller validates the answer (the judge step extracts and validates tolerantly).
 
-The SDK's own retries are off (``max_retries=0``): retries, backoff and concurrency belong
-to ``ReliableModel``, which sees every failure. Errors come out as ``ModelError`` with
-``status_code``/``retryable``/``throttled``/``retry_after_s`` filled in. An API key that is
+HTTP: requests are the chat-completions JSON, posted by ``assay.models.http`` (a stdlib
+HTTP/1.1 client with pooled keep-alive connections; ``httpx2`` where a proxy applies or
+``ASSAY_HTTP_CLIENT=httpx``), and answers are read as plain JSON. The ``openai`` SDK is not
+used: at hundreds of judge calls per second its CPU per call (and its import, 0.45 s or
+more before the first request) was most of the client's cost (``benchmarks/RESULTS.md``).
+Headers: ``Authorization: Bearer <key>``, ``Content-Type``/``Accept: application/json``,
+``User-Agent: assay/<version>``, ``OpenAI-Organization``/``OpenAI-Project`` from
+``OPENAI_ORG_ID``/``OPENAI_PROJECT_ID`` for the ``openai`` provider (as the SDK sent them),
+then ``default_headers`` (the provider's own, e.g. OpenRouter's ``HTTP-Referer``), which win.
+
+There are no retries here: retries, backoff and concurrency belong to ``ReliableModel``,
+which sees every failure. Errors come out as ``ModelError`` with
+``status_code``/``retryable``/``throttled``/``retry_after_s`` filled in: an HTTP error names
+the status and the URL and carries the server's ``error.message``; an unreachable endpoint
+or a broken connection is retryable; a call over its timeout (``ModelSettings.timeout_s``,
+else ``timeout_s``) is a ``ModelTimeoutError``. An API key that is
 required but missing raises ``MissingAPIKeyError`` naming the variable, at call time, so
 building a model (or a scorer that uses it) never needs credentials.
 
@@ -37,21 +50,19 @@ Loglikelihood (``loglikelihood``/``loglikelihood_rolling``) goes through the leg
 tokens, greedy when each is its position's top token. A 404 on ``/completions``, an answer
 without ``logprobs`` or a refused ``echo`` raises ``UnsupportedCapabilityError`` naming the
 endpoint; a refused ``max_tokens=0`` is retried once with 1 (the extra token is ignored).
-
-The ``openai`` package is not imported by ``import assay``: making a model starts importing it
-in a background thread (``assay.models.sdk_import``), and the first call waits for that.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import math
 import os
 import time
 import weakref
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 from assay.models.base import (
     ChatMessage,
@@ -65,9 +76,9 @@ from assay.models.base import (
     merge_samples,
     split_context,
 )
+from assay.models.http import Transport, TransportError, make_transport
 from assay.models.prices import DEFAULT_PRICES, PriceTable
 from assay.models.reliability import is_throttle_status, parse_retry_after, retryable_status
-from assay.models.sdk_import import start_openai_import, wait_for_openai
 from assay.models.structured import (
     prompt_contains_schema,
     schema_instruction,
@@ -76,16 +87,14 @@ from assay.models.structured import (
 )
 from assay.types import Usage
 
-if TYPE_CHECKING:
-    from openai import AsyncOpenAI
-    from openai.types.chat import ChatCompletion
-
 StructuredOutputMode = Literal["strict", "json_schema", "json_object", "prompt"]
 MaxTokensParam = Literal["max_tokens", "max_completion_tokens"]
 
 OPENAI_DEFAULT_BASE_URL = "https://api.openai.com/v1"
 NO_KEY_PLACEHOLDER = "assay-no-key"
 """Sent as the bearer token to endpoints that need no key (local servers ignore it)."""
+
+USER_AGENT = "assay/0.1.0"
 
 _MODE_ORDER: tuple[StructuredOutputMode, ...] = ("strict", "json_schema", "json_object", "prompt")
 _REFUSAL_WORDS = (
@@ -107,6 +116,11 @@ _ENDPOINTS_WITHOUT_ZERO_MAX_TOKENS: set[str] = set()
 """Base URLs whose completions endpoint refused ``max_tokens=0`` (echo scoring then asks
 for one token and ignores it)."""
 
+_STRICT_SCHEMAS: dict[str, dict[str, Any] | None] = {}
+"""``strict_schema`` results by the schema's JSON text: a judge sends the same few schemas
+thousands of times, and the conversion deep-copies the schema."""
+_STRICT_SCHEMAS_MAX = 256
+
 
 def reset_structured_output_memory() -> None:
     """Forget what was learned about endpoints (structured-output levels, ``n`` and
@@ -122,6 +136,34 @@ def normalize_base_url(url: str) -> str:
 
 def _lower(a: StructuredOutputMode, b: StructuredOutputMode) -> StructuredOutputMode:
     return a if _MODE_ORDER.index(a) >= _MODE_ORDER.index(b) else b
+
+
+def _strict(schema: dict[str, Any]) -> dict[str, Any] | None:
+    """``strict_schema(schema)``, memoised by the schema's JSON text (never mutated after)."""
+    text = json.dumps(schema, sort_keys=True)
+    try:
+        return _STRICT_SCHEMAS[text]
+    except KeyError:
+        pass
+    if len(_STRICT_SCHEMAS) >= _STRICT_SCHEMAS_MAX:
+        _STRICT_SCHEMAS.clear()
+    converted = _STRICT_SCHEMAS[text] = strict_schema(schema)
+    return converted
+
+
+class _StatusError(Exception):
+    """An HTTP answer outside 2xx: its status, headers, and the server's error message and
+    ``param`` (from ``{"error": {"message", "param"}}`` when the body has them)."""
+
+    def __init__(
+        self, status: int, headers: Mapping[str, str], detail: str, param: str | None, url: str
+    ) -> None:
+        super().__init__(f"HTTP {status} from {url}: {detail}")
+        self.status = status
+        self.headers = headers
+        self.detail = detail
+        self.param = param
+        self.url = url
 
 
 class OpenAICompatibleModel:
@@ -167,6 +209,8 @@ class OpenAICompatibleModel:
             api_key_env = ("OPENAI_API_KEY",) if provider == "openai" else ()
         elif isinstance(api_key_env, str):
             api_key_env = (api_key_env,)
+        for name, value in (default_headers or {}).items():
+            _check_header(f"default_headers[{name!r}]", name, value)
         self._model = model
         self._provider = provider
         self.base_url = normalize_base_url(base_url)
@@ -181,11 +225,11 @@ class OpenAICompatibleModel:
         self.default_headers = dict(default_headers or {})
         self.extra_body = dict(extra_body or {})
         self.prices = prices
-        self._clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, AsyncOpenAI] = (
-            weakref.WeakKeyDictionary()
-        )
+        self._label = f"{provider}/{model}"
+        self._transports: weakref.WeakKeyDictionary[
+            asyncio.AbstractEventLoop, tuple[str, Transport, dict[str, str]]
+        ] = weakref.WeakKeyDictionary()
         self._closing: set[asyncio.Task[None]] = set()
-        start_openai_import()
 
     # ------------------------------------------------------------------ identity
     @property
@@ -250,18 +294,17 @@ class OpenAICompatibleModel:
         settings: ModelSettings,
         n: int,
     ) -> ModelResponse:
-        wait_for_openai()
-        client = self._client()
-        from openai import OpenAIError
-
         mode: StructuredOutputMode | None = None if schema is None else self.structured_output_mode
+        timeout = settings.timeout_s or self.timeout_s
         started = time.perf_counter()
         while True:
             send_n = n if n > 1 and (self.base_url, self._model) not in _ENDPOINTS_WITHOUT_N else 1
             request = self._request(messages, schema, settings, mode, n=send_n)
+            body = dict(request)
+            body.update(body.pop("extra_body", None) or {})
             try:
-                completion = await self._create(client, request, settings)
-            except OpenAIError as exc:
+                completion = await self._post("/chat/completions", body, timeout)
+            except _StatusError as exc:
                 if send_n > 1 and _refuses_n(exc):
                     _ENDPOINTS_WITHOUT_N.add((self.base_url, self._model))
                     continue
@@ -272,6 +315,37 @@ class OpenAICompatibleModel:
                 continue
             break
         return self._response(completion, (time.perf_counter() - started) * 1000)
+
+    async def _post(self, path: str, body: dict[str, Any], timeout: float) -> Any:
+        """POST ``body`` as JSON to ``base_url + path`` within ``timeout`` seconds; the
+        answer's JSON. A non-2xx answer raises ``_StatusError``; no answer raises
+        ``ModelError`` (retryable) or ``ModelTimeoutError``."""
+        transport, headers = self._transport()
+        data = json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+        url = f"{self.base_url}{path}"
+        try:
+            async with asyncio.timeout(timeout):
+                reply = await transport.post(path, data, headers)
+        except TimeoutError as exc:
+            raise ModelTimeoutError(f"{self._label}: request timed out ({self.base_url})") from exc
+        except TransportError as exc:
+            raise ModelError(f"{self._label}: cannot reach {exc}", retryable=True) from exc
+        parsed: Any = None
+        try:
+            parsed = json.loads(reply.body) if reply.body else None
+        except ValueError:
+            if 200 <= reply.status < 300:
+                raise ModelError(
+                    f"{self._label}: {url} answered HTTP {reply.status} with a body that is "
+                    f"not JSON: {_snippet(reply.body)}"
+                ) from None
+        if not 200 <= reply.status < 300:
+            detail, param = _error_detail(parsed, reply.body, reply.status)
+            if 300 <= reply.status < 400:
+                where = reply.headers.get("location", "an address it did not give")
+                detail = f"redirected to {where} (set the base URL to it): {detail}"
+            raise _StatusError(reply.status, reply.headers, detail, param, url)
+        return parsed
 
     # ------------------------------------------------------------------ loglikelihood
     LOGLIKELIHOOD_BATCH = 32
@@ -324,11 +398,6 @@ class OpenAICompatibleModel:
     async def _echo_logprobs(
         self, prompts: list[str], settings: ModelSettings | None
     ) -> list[list[_EchoToken]]:
-        wait_for_openai()
-        from openai import APIStatusError, OpenAIError
-        from openai.types import Completion
-
-        client = self._client()
         url = f"{self.base_url}/completions"
         timeout = (settings.timeout_s if settings else None) or self.timeout_s
         while True:
@@ -343,56 +412,55 @@ class OpenAICompatibleModel:
                 **self.extra_body,
             }
             try:
-                completion = await client.post(
-                    "/completions", cast_to=Completion, body=body, options={"timeout": timeout}
-                )
-            except OpenAIError as exc:
-                if isinstance(exc, APIStatusError):
-                    detail = _error_detail(exc)
-                    lowered = detail.lower()
-                    if exc.status_code == 404:
+                completion = await self._post("/completions", body, timeout)
+            except _StatusError as exc:
+                lowered = exc.detail.lower()
+                if exc.status == 404:
+                    raise UnsupportedCapabilityError(
+                        f"{self._label}: {url} does not exist (HTTP 404): "
+                        "loglikelihood needs an OpenAI-compatible completions endpoint "
+                        "that echoes prompt logprobs (echo=True, logprobs=1), such as vLLM"
+                    ) from exc
+                if exc.status in (400, 422):
+                    if zero_ok and "max_tokens" in lowered:
+                        _ENDPOINTS_WITHOUT_ZERO_MAX_TOKENS.add(self.base_url)
+                        continue
+                    if "echo" in lowered or "logprobs" in lowered:
                         raise UnsupportedCapabilityError(
-                            f"{self._provider}/{self._model}: {url} does not exist (HTTP 404): "
-                            "loglikelihood needs an OpenAI-compatible completions endpoint "
-                            "that echoes prompt logprobs (echo=True, logprobs=1), such as vLLM"
+                            f"{self._label}: {url} refused echoed "
+                            f"logprobs (HTTP {exc.status}: {exc.detail}); loglikelihood "
+                            "needs echo=True with logprobs"
                         ) from exc
-                    if exc.status_code in (400, 422):
-                        if zero_ok and "max_tokens" in lowered:
-                            _ENDPOINTS_WITHOUT_ZERO_MAX_TOKENS.add(self.base_url)
-                            continue
-                        if "echo" in lowered or "logprobs" in lowered:
-                            raise UnsupportedCapabilityError(
-                                f"{self._provider}/{self._model}: {url} refused echoed "
-                                f"logprobs (HTTP {exc.status_code}: {detail}); loglikelihood "
-                                "needs echo=True with logprobs"
-                            ) from exc
                 raise self._translate(exc) from exc
             break
         by_index: dict[int, list[_EchoToken]] = {}
-        for choice in completion.choices:
-            logprobs = choice.logprobs
-            if logprobs is None or not logprobs.tokens or logprobs.token_logprobs is None:
+        for choice in _choices(completion):
+            logprobs = choice.get("logprobs")
+            if (
+                not isinstance(logprobs, dict)
+                or not logprobs.get("tokens")
+                or logprobs.get("token_logprobs") is None
+            ):
                 raise UnsupportedCapabilityError(
-                    f"{self._provider}/{self._model}: {url} answered without echoed prompt "
+                    f"{self._label}: {url} answered without echoed prompt "
                     "logprobs (logprobs.tokens/token_logprobs); loglikelihood needs a "
                     "completions endpoint that echoes prompt logprobs (echo=True, logprobs=1), "
                     "such as vLLM"
                 )
-            by_index[choice.index or 0] = _echo_tokens(logprobs)
+            by_index[choice.get("index") or 0] = _echo_tokens(logprobs)
         if sorted(by_index) != list(range(len(prompts))):
             raise ModelError(
-                f"{self._provider}/{self._model}: {url} answered {len(by_index)} choices "
-                f"for {len(prompts)} prompts"
+                f"{self._label}: {url} answered {len(by_index)} choices for {len(prompts)} prompts"
             )
         return [by_index[i] for i in range(len(prompts))]
 
     async def aclose(self) -> None:
-        """Close this event loop's HTTP client (clients of other loops are only dropped:
-        their connections belong to those loops)."""
-        client = self._clients.pop(asyncio.get_running_loop(), None)
-        self._clients.clear()
-        if client is not None:
-            await client.close()
+        """Close this event loop's connections (those of other loops are only dropped:
+        they belong to those loops)."""
+        entry = self._transports.pop(asyncio.get_running_loop(), None)
+        self._transports.clear()
+        if entry is not None:
+            await entry[1].aclose()
 
     def _api_key_value(self) -> str:
         if self._api_key:
@@ -409,33 +477,46 @@ class OpenAICompatibleModel:
             )
         return NO_KEY_PLACEHOLDER
 
-    def _client(self) -> AsyncOpenAI:
-        """One SDK client per event loop: an HTTP connection pool must not cross loops."""
+    def _transport(self) -> tuple[Transport, dict[str, str]]:
+        """This event loop's transport (a connection pool must not cross loops) and the
+        request headers; both made again when the API key changes."""
         key = self._api_key_value()
         loop = asyncio.get_running_loop()
-        client = self._clients.get(loop)
-        if client is None or client.api_key != key:
-            if client is not None:  # the key changed: close the old pool, do not leak it
-                closing = loop.create_task(client.close())
+        entry = self._transports.get(loop)
+        if entry is None or entry[0] != key:
+            if entry is not None:  # the key changed: close the old pool, do not leak it
+                closing = loop.create_task(entry[1].aclose())
                 self._closing.add(closing)
                 closing.add_done_callback(self._closing.discard)
-            wait_for_openai()
             try:
-                from openai import AsyncOpenAI
-            except ImportError as exc:  # pragma: no cover - depends on the environment
-                raise ModelError(
-                    "the 'openai' package is needed for OpenAI-compatible models: "
-                    "pip install openai"
-                ) from exc
-            client = AsyncOpenAI(
-                api_key=key,
-                base_url=self.base_url,
-                max_retries=0,
-                timeout=self.timeout_s,
-                default_headers=self.default_headers or None,
-            )
-            self._clients[loop] = client
-        return client
+                _check_header("the API key", "Authorization", key)
+            except ValueError as exc:
+                raise ModelError(f"{self._label}: {exc}") from None
+            entry = (key, make_transport(self.base_url), self._headers(key))
+            self._transports[loop] = entry
+        return entry[1], entry[2]
+
+    def _headers(self, key: str) -> dict[str, str]:
+        headers = {
+            "Authorization": f"Bearer {key}",
+            "Content-Type": "application/json",
+            "Accept": "application/json",
+            "Accept-Encoding": "gzip, deflate",
+            "User-Agent": USER_AGENT,
+        }
+        if self._provider == "openai":
+            for header, variable in (
+                ("OpenAI-Organization", "OPENAI_ORG_ID"),
+                ("OpenAI-Project", "OPENAI_PROJECT_ID"),
+            ):
+                value = os.environ.get(variable)
+                if value:
+                    _check_header(variable, header, value)
+                    headers[header] = value
+        overridden = {name.lower() for name in self.default_headers}
+        headers = {k: v for k, v in headers.items() if k.lower() not in overridden}
+        headers.update(self.default_headers)
+        return headers
 
     def _request(
         self,
@@ -450,7 +531,7 @@ class OpenAICompatibleModel:
         request: dict[str, Any] = {"model": self._model, "messages": wire}
         if schema is not None and mode is not None:
             if mode in ("strict", "json_schema"):
-                strict = strict_schema(schema) if mode == "strict" else None
+                strict = _strict(schema) if mode == "strict" else None
                 request["response_format"] = {
                     "type": "json_schema",
                     "json_schema": {
@@ -479,36 +560,14 @@ class OpenAICompatibleModel:
             request["extra_body"] = dict(self.extra_body)
         return request
 
-    async def _create(
-        self, client: AsyncOpenAI, request: dict[str, Any], settings: ModelSettings
-    ) -> ChatCompletion:
-        """POST the request as is through the SDK's generic ``post`` (documented for
-        undocumented endpoints): the same HTTP, auth, errors and response parsing as
-        ``chat.completions.create``, without re-validating our already-plain JSON body,
-        which is a third of the SDK's CPU per call and matters at hundreds of calls/s."""
-        from openai.types.chat import ChatCompletion
-
-        body = dict(request)
-        body.update(body.pop("extra_body", None) or {})
-        return await client.post(
-            "/chat/completions",
-            cast_to=ChatCompletion,
-            body=body,
-            options={"timeout": settings.timeout_s or self.timeout_s},
-        )
-
     def _downgrade_after_refusal(
-        self, exc: Exception, mode: StructuredOutputMode | None
+        self, exc: _StatusError, mode: StructuredOutputMode | None
     ) -> StructuredOutputMode | None:
         """The next structured-output level if ``exc`` is a refusal of the current one."""
-        from openai import APIStatusError
-
-        if mode is None or mode == "prompt" or not isinstance(exc, APIStatusError):
+        if mode is None or mode == "prompt" or exc.status not in (400, 422):
             return None
-        if exc.status_code not in (400, 422):
-            return None
-        detail = _error_detail(exc).lower()
-        about_format = getattr(exc, "param", None) == "response_format"
+        detail = exc.detail.lower()
+        about_format = exc.param == "response_format"
         if not about_format and not any(word in detail for word in _REFUSAL_WORDS):
             return None
         nxt: StructuredOutputMode = (
@@ -517,36 +576,28 @@ class OpenAICompatibleModel:
         _ENDPOINT_MODES[(self.base_url, self._model)] = nxt
         return nxt
 
-    def _translate(self, exc: Exception) -> ModelError:
-        import openai
+    def _translate(self, exc: _StatusError) -> ModelError:
+        status = exc.status
+        return ModelError(
+            f"{self._label}: HTTP {status} from {exc.url}: {exc.detail}"[:1000],
+            status_code=status,
+            retryable=retryable_status(status),
+            throttled=is_throttle_status(status),
+            retry_after_s=parse_retry_after(exc.headers),
+        )
 
-        label = f"{self._provider}/{self._model}"
-        if isinstance(exc, openai.APITimeoutError):
-            return ModelTimeoutError(f"{label}: request timed out ({self.base_url})")
-        if isinstance(exc, openai.APIConnectionError):
-            return ModelError(f"{label}: cannot reach {self.base_url}: {exc}", retryable=True)
-        if isinstance(exc, openai.APIStatusError):
-            status = exc.status_code
-            detail = _error_detail(exc)
-            return ModelError(
-                f"{label}: HTTP {status}: {detail}"[:1000],
-                status_code=status,
-                retryable=retryable_status(status),
-                throttled=is_throttle_status(status),
-                retry_after_s=parse_retry_after(exc.response.headers),
-            )
-        return ModelError(f"{label}: {type(exc).__name__}: {exc}")
-
-    def _response(self, completion: ChatCompletion, duration_ms: float) -> ModelResponse:
-        label = f"{self._provider}/{self._model}"
-        if not completion.choices:
+    def _response(self, completion: Any, duration_ms: float) -> ModelResponse:
+        label = self._label
+        choices = _choices(completion)
+        if not choices:
             raise ModelError(f"{label}: the response has no choices")
-        choices = sorted(completion.choices, key=lambda c: c.index or 0)
+        choices.sort(key=lambda c: c.get("index") or 0)
         samples: list[str] = []
         for choice in choices:
-            text = choice.message.content
+            message = choice.get("message")
+            text = _message_text(message.get("content") if isinstance(message, dict) else None)
             if text is None:
-                refusal = getattr(choice.message, "refusal", None)
+                refusal = message.get("refusal") if isinstance(message, dict) else None
                 why = f" (refusal: {refusal})" if refusal else ""
                 raise ModelError(f"{label}: the response has no text{why}")
             samples.append(text)
@@ -558,7 +609,7 @@ class OpenAICompatibleModel:
             usage=usage,
             model_id=self._model,
             provider=self._provider,
-            finish_reason=choices[0].finish_reason,
+            finish_reason=choices[0].get("finish_reason"),
             duration_ms=duration_ms,
             cost_usd=cost,
         )
@@ -575,13 +626,13 @@ class _EchoToken:
     is_top: bool | None
 
 
-def _echo_tokens(logprobs: Any) -> list[_EchoToken]:
+def _echo_tokens(logprobs: Mapping[str, Any]) -> list[_EchoToken]:
     """The echoed tokens of a legacy ``logprobs`` object (``tokens``, ``token_logprobs``,
     ``top_logprobs``, ``text_offset``); offsets are derived from token lengths when absent."""
-    tokens: list[str] = list(logprobs.tokens or [])
-    values: list[float | None] = list(logprobs.token_logprobs or [])
-    tops: list[Any] = list(logprobs.top_logprobs or [])
-    offsets: list[int] = list(logprobs.text_offset or [])
+    tokens: list[str] = list(logprobs.get("tokens") or [])
+    values: list[float | None] = list(logprobs.get("token_logprobs") or [])
+    tops: list[Any] = list(logprobs.get("top_logprobs") or [])
+    offsets: list[int] = list(logprobs.get("text_offset") or [])
     if len(offsets) != len(tokens):
         offsets, position = [], 0
         for token in tokens:
@@ -620,30 +671,47 @@ def _continuation_loglikelihood(
     return Loglikelihood(math.fsum(total), greedy)
 
 
-def _refuses_n(exc: Exception) -> bool:
+def _refuses_n(exc: _StatusError) -> bool:
     """An HTTP 400/422 about the ``n`` parameter (only one choice per request)."""
-    from openai import APIStatusError
-
-    if not isinstance(exc, APIStatusError) or exc.status_code not in (400, 422):
+    if exc.status not in (400, 422):
         return False
-    if getattr(exc, "param", None) == "n":
+    if exc.param == "n":
         return True
-    detail = _error_detail(exc).lower()
+    detail = exc.detail.lower()
     return any(p in detail for p in ("'n'", '"n"', "`n`", "n must", "parameter n", "n > 1", "n=1"))
 
 
-def _usage(completion: ChatCompletion) -> Usage:
-    raw = completion.usage
-    if raw is None:
+def _choices(completion: Any) -> list[dict[str, Any]]:
+    """The ``choices`` of an answer that are objects (none when the answer has none)."""
+    raw = completion.get("choices") if isinstance(completion, dict) else None
+    return [c for c in raw if isinstance(c, dict)] if isinstance(raw, list) else []
+
+
+def _message_text(content: Any) -> str | None:
+    """A message's text: the string, or the text parts of a content-part list joined."""
+    if isinstance(content, str) or content is None:
+        return content
+    if isinstance(content, list):
+        parts = [p.get("text") for p in content if isinstance(p, dict)]
+        texts = [p for p in parts if isinstance(p, str)]
+        return "".join(texts) if texts else None
+    return None
+
+
+def _usage(completion: Any) -> Usage:
+    raw = completion.get("usage") if isinstance(completion, dict) else None
+    if not isinstance(raw, dict):
         return Usage()
-    details = raw.completion_tokens_details
-    prompt_details = raw.prompt_tokens_details
+    details = raw.get("completion_tokens_details")
+    prompt_details = raw.get("prompt_tokens_details")
     return Usage(
-        input_tokens=raw.prompt_tokens or 0,
-        output_tokens=raw.completion_tokens or 0,
-        total_tokens=raw.total_tokens or 0,
-        reasoning_tokens=details.reasoning_tokens if details is not None else None,
-        cached_input_tokens=prompt_details.cached_tokens if prompt_details is not None else None,
+        input_tokens=raw.get("prompt_tokens") or 0,
+        output_tokens=raw.get("completion_tokens") or 0,
+        total_tokens=raw.get("total_tokens") or 0,
+        reasoning_tokens=details.get("reasoning_tokens") if isinstance(details, dict) else None,
+        cached_input_tokens=prompt_details.get("cached_tokens")
+        if isinstance(prompt_details, dict)
+        else None,
     )
 
 
@@ -661,13 +729,32 @@ def _with_schema_in_prompt(
     return out
 
 
-def _error_detail(exc: Any) -> str:
-    """The server's error message from an SDK status error (body ``error.message``)."""
-    body = getattr(exc, "body", None)
-    if isinstance(body, dict):
-        error = body.get("error", body)
-        if isinstance(error, dict) and isinstance(error.get("message"), str):
-            return str(error["message"])
-        if isinstance(error, str):
-            return error
-    return str(getattr(exc, "message", None) or exc)
+def _error_detail(parsed: Any, raw: bytes, status: int) -> tuple[str, str | None]:
+    """The server's error message and ``param`` from an error body (``{"error": {"message",
+    "param"}}``, ``{"error": "..."}``, ``{"message": ...}``), else the body's text."""
+    if isinstance(parsed, dict):
+        error = parsed.get("error", parsed)
+        if isinstance(error, dict):
+            param = error.get("param")
+            message = error.get("message")
+            if isinstance(message, str):
+                return message, param if isinstance(param, str) else None
+        elif isinstance(error, str):
+            return error, None
+    text = _snippet(raw)
+    return (text or f"HTTP {status} with an empty body"), None
+
+
+def _snippet(raw: bytes, limit: int = 500) -> str:
+    text = raw.decode("utf-8", "replace").strip()
+    return text if len(text) <= limit else f"{text[:limit]}…"
+
+
+def _check_header(what: str, name: str, value: str) -> None:
+    """Refuse a header value that would break (or inject into) the request head."""
+    if any(c in value for c in "\r\n\0") or any(c in name for c in "\r\n\0: "):
+        raise ValueError(f"{what}: the {name!r} header cannot contain line breaks")
+    try:
+        value.encode("latin-1")
+    except UnicodeEncodeError:
+        raise ValueError(f"{what}: the {name!r} header has characters outside Latin-1") from None

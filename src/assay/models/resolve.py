@@ -31,7 +31,6 @@ from assay.models.base import (
     RollingLoglikelihoodModel,
     unsupported,
 )
-from assay.models.sdk_import import start_import_for
 from assay.registry import Registry, UnknownNameError
 
 ModelFactory = Callable[..., Model]
@@ -128,7 +127,6 @@ class LazyModel:
         self._prefix = prefix if sep else ""
         self._name = name if sep else spec
         self._resolved: Model | None = None
-        start_import_for(self._prefix)  # the SDK loads while the run starts, not on call one
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, LazyModel):

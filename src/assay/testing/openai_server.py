@@ -2,7 +2,7 @@
 
 Why a real server: the model layer's promises (request shape, structured-output fallback,
 retries honouring Retry-After, the adaptive limit, timeouts, the cache saving HTTP calls)
-are about HTTP behaviour, so they are tested through the real ``openai`` SDK against a real
+are about HTTP behaviour, so they are tested through the real HTTP client against a real
 socket rather than a patched client.
 
 The server is stdlib only: an asyncio HTTP/1.1 server (keep-alive, Content-Length and
@@ -27,7 +27,12 @@ Behaviour, all adjustable while it runs:
   their texts, else the reply is repeated); ``n_support="ignore"`` answers one choice
   whatever ``n`` says, ``n_support="reject"`` refuses ``n`` > 1 with HTTP 400 (param ``n``);
 - records: ``requests`` (every request: method, path, headers, JSON body, time),
-  ``in_flight``/``max_in_flight``, and counts by status.
+  ``in_flight``/``max_in_flight``, and counts by status;
+- the wire, for HTTP clients' tests: ``chunked=True`` answers with ``Transfer-Encoding:
+  chunked``, ``gzip=True`` compresses answers for requests that accept gzip,
+  ``keep_alive=False`` closes the connection after each answer (``Connection: close``), and
+  ``drop_connections()`` closes every open connection at once, as a server's idle timeout
+  does.
 
 Usage: ``prompt_tokens``/``completion_tokens`` are whitespace word counts.
 
@@ -58,6 +63,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import gzip as gzip_module
 import ipaddress
 import itertools
 import json
@@ -212,6 +218,9 @@ class MockOpenAIServer:
         completions: bool = True,
         completion_logprobs: bool = True,
         n_support: Literal["yes", "ignore", "reject"] = "yes",
+        chunked: bool = False,
+        gzip: bool = False,
+        keep_alive: bool = True,
     ) -> None:
         if not _is_loopback(host):
             raise ValueError(f"the mock server binds loopback addresses only, not {host!r}")
@@ -228,6 +237,12 @@ class MockOpenAIServer:
         self.completions = completions
         self.completion_logprobs = completion_logprobs
         self.n_support = n_support
+        self.chunked = chunked
+        self.gzip = gzip
+        self.keep_alive = keep_alive
+        self._writers: set[asyncio.StreamWriter] = set()
+        self.connections = 0
+        """Connections accepted so far."""
         self._rng = random.Random(seed)
         self._script: deque[MockReply] = deque()
         self._requests: list[RecordedRequest] = []
@@ -334,6 +349,21 @@ class MockOpenAIServer:
                 "max_in_flight": self.max_in_flight,
             }
 
+    def drop_connections(self) -> int:
+        """Close every open client connection (as an idle timeout would); returns how many.
+        Waits until the server's loop has closed them."""
+        loop = self._loop
+        if loop is None:
+            return 0
+
+        async def close_all() -> int:
+            writers = list(self._writers)
+            for writer in writers:
+                writer.close()
+            return len(writers)
+
+        return asyncio.run_coroutine_threadsafe(close_all(), loop).result(10)
+
     def reset(self) -> None:
         """Forget recorded requests, counters and queued replies."""
         with self._lock:
@@ -345,6 +375,8 @@ class MockOpenAIServer:
 
     # ------------------------------------------------------------------ HTTP
     async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self._writers.add(writer)
+        self.connections += 1
         try:
             while True:
                 line = await reader.readline()
@@ -364,18 +396,37 @@ class MockOpenAIServer:
                 head = [
                     f"HTTP/1.1 {status} {_REASONS.get(status, 'Status')}",
                     "Content-Type: application/json",
-                    f"Content-Length: {len(data)}",
                     *(f"{k}: {v}" for k, v in extra.items()),
                 ]
+                if self.gzip and "gzip" in headers.get("accept-encoding", "").lower():
+                    data = gzip_module.compress(data)
+                    head.append("Content-Encoding: gzip")
+                if self.chunked:  # two chunks and an empty trailer section
+                    head.append("Transfer-Encoding: chunked")
+                    half = len(data) // 2
+                    data = (
+                        b"".join(
+                            f"{len(part):x}\r\n".encode() + part + b"\r\n"
+                            for part in (data[:half], data[half:])
+                            if part
+                        )
+                        + b"0\r\n\r\n"
+                    )
+                else:
+                    head.append(f"Content-Length: {len(data)}")
+                closing = not self.keep_alive or headers.get("connection", "").lower() == "close"
+                if not self.keep_alive:
+                    head.append("Connection: close")
                 writer.write(("\r\n".join(head) + "\r\n\r\n").encode("latin-1") + data)
                 await writer.drain()
-                if headers.get("connection", "").lower() == "close":
+                if closing:
                     break
         except (ConnectionError, asyncio.IncompleteReadError, ValueError):
             pass
         except asyncio.CancelledError:  # server stopping: end quietly
             pass
         finally:
+            self._writers.discard(writer)
             with contextlib.suppress(Exception):
                 writer.close()
 
