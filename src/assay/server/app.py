@@ -140,15 +140,12 @@ def create_app(
     comma-separated) are the model endpoints besides loopback ones a request may name
     (``server.base_urls``)."""
     store = open_store(store_url)
-    preview_jobs = PreviewJobs()
-    run_jobs = RunJobs(store)
+    allowed = allowed_from_env() if allowed_base_urls is None else tuple(allowed_base_urls)
+    preview_jobs = PreviewJobs(allowed_base_urls=allowed)
+    run_jobs = RunJobs(store, allowed_base_urls=allowed)
     statistics_jobs = StatisticsJobs(store)
     folder = Path(data_dir or os.environ.get(DATA_DIR_ENV) or DEFAULT_DATA_DIR).resolve()
-    optimization_jobs = OptimizationJobs(
-        store,
-        data_dir=folder,
-        allowed_base_urls=allowed_from_env() if allowed_base_urls is None else allowed_base_urls,
-    )
+    optimization_jobs = OptimizationJobs(store, data_dir=folder, allowed_base_urls=allowed)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:

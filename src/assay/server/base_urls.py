@@ -14,9 +14,11 @@ collect its keys. So a request may name a base URL only when it is
 
 Model strings without a base URL use the server's own configuration (``OPENAI_BASE_URL``
 and the like), which the operator set. Host names are compared as written, never resolved
-(a name that resolves to 127.0.0.1 is not "loopback"). Applies to ``POST /api/optimize``
-(``task_base_url``, ``reflection_base_url``, and any scorer's ``params.base_url``) and to
-``POST /api/optimizations/{id}/resume`` (the stored config's).
+(a name that resolves to 127.0.0.1 is not "loopback"). Applies to every request that makes
+the server call a model: ``POST /api/optimize`` (``task_base_url``, ``reflection_base_url``,
+and any scorer's ``params.base_url``), ``POST /api/optimizations/{id}/resume`` (the stored
+config's), ``POST /api/runs`` (``target.base_url`` and any scorer's) and
+``POST /api/scorers/test`` (any scorer's).
 """
 
 from __future__ import annotations
@@ -90,6 +92,17 @@ def _refusal(url: str) -> str:
     )
 
 
+def scorer_base_url_problems(scorers: Sequence[Any], allowed: Sequence[str]) -> list[FieldProblem]:
+    """Every scorer ``params.base_url`` the policy refuses, named ``scorers[i].params.base_url``
+    (scorers given as type ids carry no base URL)."""
+    found: list[tuple[list[str | int], Any]] = []
+    for index, spec in enumerate(scorers):
+        params = spec.get("params") if isinstance(spec, Mapping) else None
+        if isinstance(params, Mapping):
+            found.append((["scorers", index, "params", "base_url"], params.get("base_url")))
+    return _refused(found, allowed)
+
+
 def base_url_problems(config: Mapping[str, Any], allowed: Sequence[str]) -> list[FieldProblem]:
     """Every base URL of an optimization request (or stored config) the policy refuses,
     named by its field: ``task_base_url``, ``reflection_base_url``,
@@ -98,10 +111,23 @@ def base_url_problems(config: Mapping[str, Any], allowed: Sequence[str]) -> list
         (["task_base_url"], config.get("task_base_url")),
         (["reflection_base_url"], config.get("reflection_base_url")),
     ]
-    for index, spec in enumerate(config.get("scorers") or []):
-        params = spec.get("params") if isinstance(spec, Mapping) else None
-        if isinstance(params, Mapping):
-            found.append((["scorers", index, "params", "base_url"], params.get("base_url")))
+    return _refused(found, allowed) + scorer_base_url_problems(config.get("scorers") or [], allowed)
+
+
+def run_base_url_problems(
+    target: Mapping[str, Any] | None, scorers: Sequence[Any], allowed: Sequence[str]
+) -> list[FieldProblem]:
+    """Every base URL of a run request the policy refuses: ``target.base_url`` (a model
+    target's endpoint) and ``scorers[i].params.base_url``."""
+    found: list[tuple[list[str | int], Any]] = [
+        (["target", "base_url"], None if target is None else target.get("base_url"))
+    ]
+    return _refused(found, allowed) + scorer_base_url_problems(scorers, allowed)
+
+
+def _refused(
+    found: Iterable[tuple[list[str | int], Any]], allowed: Sequence[str]
+) -> list[FieldProblem]:
     return [
         FieldProblem(loc=loc, msg=_refusal(str(url)), type="base_url_not_allowed")
         for loc, url in found

@@ -34,7 +34,11 @@ from assay.optimize.optimizer import StartedOptimization, prepare_resume
 from assay.optimize.requests import OptimizeRequest, start_requested
 from assay.runner.hooks import RunHooks
 from assay.scoring.scorer import Scorer
-from assay.server.base_urls import base_url_problems
+from assay.server.base_urls import (
+    base_url_problems,
+    run_base_url_problems,
+    scorer_base_url_problems,
+)
 from assay.server.sse import EventChannel
 from assay.store import Store
 from assay.types import ItemResult, RunInfo
@@ -49,9 +53,19 @@ POLL_S = 0.25
 class PreviewJobs:
     """Scorer previews: code scorers answer in the request, judge scorers here."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, allowed_base_urls: Sequence[str] = ()) -> None:
+        self.allowed_base_urls = tuple(allowed_base_urls)
         self._channels: dict[str, tuple[float, EventChannel]] = {}
         self._tasks: set[asyncio.Task[None]] = set()
+
+    def check_base_urls(self, scorers: Sequence[Any]) -> None:
+        """The base-URL policy (``server.base_urls``) for the scorers of a preview request:
+        ``FieldErrors`` naming each refused ``scorers[i].params.base_url``."""
+        problems = scorer_base_url_problems(
+            [scorer.model_dump() for scorer in scorers], self.allowed_base_urls
+        )
+        if problems:
+            raise FieldErrors(problems)
 
     async def start(
         self, scorers: list[Scorer], rows: list[PreviewRow]
@@ -113,8 +127,9 @@ class PreviewJobs:
 class RunJobs:
     """Runs executing in this process."""
 
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: Store, *, allowed_base_urls: Sequence[str] = ()) -> None:
         self._store = store
+        self.allowed_base_urls = tuple(allowed_base_urls)
         self._tasks: dict[str, asyncio.Task[Any]] = {}
         self._listeners: dict[str, set[asyncio.Queue[ItemResult]]] = {}
 
@@ -124,7 +139,11 @@ class RunJobs:
 
     async def start(self, request: RunRequest) -> str:
         """Start ``request``; returns its run id once the run is stored. Errors before
-        that (unknown dataset, bad scorer config) raise here, in the request."""
+        that (a base URL the policy refuses, unknown dataset, bad scorer config) raise here,
+        in the request."""
+        problems = run_base_url_problems(request.target, request.scorers, self.allowed_base_urls)
+        if problems:
+            raise FieldErrors(problems)
         check_run_request(request)
         return await self._launch(
             lambda hooks: start_run_async(request, store=self._store, hooks=hooks)

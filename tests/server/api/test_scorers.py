@@ -88,3 +88,12 @@ def test_judge_scorer_is_pending_then_follows_as_events(client: TestClient) -> N
 
 def test_unknown_test_id_is_404(client: TestClient) -> None:
     assert client.get("/api/scorers/test/nope/events").status_code == 404
+
+
+def test_preview_base_url_follows_the_policy(client: TestClient) -> None:
+    judge = {"type": "faithfulness", "params": {"base_url": "http://metadata.internal/v1"}}
+    answer = client.post("/api/scorers/test", json={"scorers": [judge], "rows": [ROW]})
+    assert answer.status_code == 422
+    (problem,) = answer.json()["detail"]
+    assert problem["field"] == "scorers[0].params.base_url"
+    assert "ASSAY_SERVER_ALLOWED_BASE_URLS" in problem["msg"]

@@ -64,7 +64,8 @@ def _progress(record: RunRecord) -> dict[str, Any]:
 @router.post("/runs", response_model=RunStarted, status_code=201, responses=responses(404))
 async def start_run(body: RunRequest, jobs: RunJobsDep) -> RunStarted:
     """Start a run in the background of the server (stored as it goes); answers once the
-    run is stored with its id. Follow it on ``/api/runs/{id}/events``."""
+    run is stored with its id. Follow it on ``/api/runs/{id}/events``. A ``target.base_url``
+    or scorer ``params.base_url`` must pass the server's base-URL policy (docs/server.md)."""
     return RunStarted(run_id=await jobs.start(body))
 
 

@@ -36,7 +36,9 @@ def list_scorer_types() -> list[ScorerCatalogueEntry]:
 
 @router.post("/scorers/test", response_model=PreviewResponse, responses=responses(404))
 async def test_scorers(body: PreviewRequest, jobs: PreviewJobsDep) -> PreviewResponse:
-    """Score ``rows`` with each scorer; code scorers answer now, judge scorers later."""
+    """Score ``rows`` with each scorer; code scorers answer now, judge scorers later. A
+    scorer ``params.base_url`` must pass the server's base-URL policy (docs/server.md)."""
+    jobs.check_base_urls(body.scorers)
     built = build_preview_scorers(body.scorers)
     test_id, grid = await jobs.start(built, body.rows)
     return PreviewResponse(test_id=test_id, results=grid)
