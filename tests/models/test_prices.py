@@ -58,3 +58,15 @@ def test_prices_file_from_the_environment(tmp_path: Path, monkeypatch: pytest.Mo
     monkeypatch.setenv("ASSAY_PRICES_FILE", str(path))
     table = PriceTable(load_env=True)
     assert table.cost(None, "env-model", Usage(output_tokens=10**6)) == 2.0
+
+
+def test_a_price_set_after_a_lookup_is_used(tmp_path: Path) -> None:
+    """Lookups are remembered (every judge call prices its answer), and forgotten on change."""
+    table = PriceTable()
+    assert table.lookup("openai", "gpt-9") is None
+    table.set("gpt-9", input=1.0, output=2.0)
+    assert table.lookup("openai", "gpt-9").input == 1.0  # type: ignore[union-attr]
+    path = tmp_path / "prices.json"
+    path.write_text(json.dumps({"openai/gpt-9": {"input": 5, "output": 6}}))
+    table.update_from_file(path)
+    assert table.lookup("openai", "gpt-9").input == 5.0  # type: ignore[union-attr]

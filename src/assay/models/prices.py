@@ -74,6 +74,8 @@ class PriceTable:
     def __init__(self, prices: dict[str, Price] | None = None, *, load_env: bool = False) -> None:
         self._prices: dict[str, Price] = dict(prices or {})
         self._load_env = load_env
+        self._found: dict[tuple[str | None, str], Price | None] = {}
+        """Lookups answered so far (each judge call prices its answer): emptied on change."""
 
     def set(
         self, model: str, *, input: float, output: float, cached_input: float | None = None
@@ -81,6 +83,7 @@ class PriceTable:
         """Add or replace the price of ``model`` (or ``provider/model``)."""
         self._ensure_env()
         self._prices[model] = Price(input, output, cached_input)
+        self._found.clear()
 
     def update_from_file(self, path: str | Path) -> None:
         """Merge a JSON file ``{"model": {"input": x, "output": y, "cached_input": z}}``."""
@@ -98,9 +101,17 @@ class PriceTable:
                 float(entry["output"]),
                 None if cached is None else float(cached),
             )
+        self._found.clear()
 
     def lookup(self, provider: str | None, model: str) -> Price | None:
         self._ensure_env()
+        try:
+            return self._found[(provider, model)]
+        except KeyError:
+            found = self._found[(provider, model)] = self._search(provider, model)
+            return found
+
+    def _search(self, provider: str | None, model: str) -> Price | None:
         candidates = []
         if provider:
             candidates.append(f"{provider}/{model}")

@@ -362,6 +362,8 @@ class ReliableModel(PassThrough):
             return await self.inner.generate(messages, schema=schema, settings=settings)
 
         response, attempts = await self._reliably(call, settings)
+        if response.attempts == attempts:  # the usual single attempt: no copy per call
+            return response
         return response.model_copy(update={"attempts": attempts})
 
     async def loglikelihood(
