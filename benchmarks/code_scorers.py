@@ -13,6 +13,7 @@ scores as a parity cross-check.
 Usage::
 
     .venv/bin/python benchmarks/code_scorers.py [--pairs 2000] [--data PATH] [--no-node]
+        [--scorers completeness,tone]
 
 The STS-B file comes from ``../shared/data/stsb/stsb_test.jsonl`` when present; otherwise
 pass ``--data`` (any JSONL with ``sentence1``/``sentence2``; STS-B is on the Hugging Face hub
@@ -123,7 +124,7 @@ def _measure_in_child(args: tuple[str, list[tuple[str, str]]]) -> dict[str, Any]
     return measure(*args)
 
 
-def run_reference(n: int, data: Path) -> dict[str, Any] | None:
+def run_reference(n: int, data: Path, scorers: list[str]) -> dict[str, Any] | None:
     node = shutil.which("node")
     if node is None:
         print("node not found: skipping the reference run", file=sys.stderr)
@@ -132,7 +133,7 @@ def run_reference(n: int, data: Path) -> dict[str, Any] | None:
         print("installing the reference package (npm ci) ...", file=sys.stderr)
         subprocess.run(["npm", "ci", "--no-audit", "--no-fund"], cwd=REFERENCE_DIR, check=True)
     proc = subprocess.run(
-        [node, "bench.mjs", "--pairs", str(n), "--data", str(data)],
+        [node, "bench.mjs", "--pairs", str(n), "--data", str(data), "--scorers", ",".join(scorers)],
         cwd=REFERENCE_DIR,
         capture_output=True,
         text=True,
@@ -147,17 +148,24 @@ def main() -> None:
     parser.add_argument("--pairs", type=int, default=2000)
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
     parser.add_argument("--no-node", action="store_true", help="skip the reference run")
+    parser.add_argument(
+        "--scorers", default=",".join(SCORERS), help="comma-separated subset (default: all)"
+    )
     args = parser.parse_args()
+    selected = [name.strip() for name in args.scorers.split(",") if name.strip()]
+    unknown = sorted(set(selected) - set(SCORERS))
+    if unknown or not selected:
+        sys.exit(f"unknown scorer(s): {', '.join(unknown)}; choose from {', '.join(SCORERS)}")
     if not args.data.exists():
         sys.exit(f"{args.data} not found: pass --data PATH (JSONL with sentence1/sentence2)")
     pairs = load_pairs(args.data, args.pairs)
 
     context = multiprocessing.get_context("spawn")
     ours: dict[str, dict[str, Any]] = {}
-    for type_id in SCORERS:
+    for type_id in selected:
         with context.Pool(1) as pool:
             ours[type_id] = pool.apply(_measure_in_child, ((type_id, pairs),))
-    reference = None if args.no_node else run_reference(args.pairs, args.data)
+    reference = None if args.no_node else run_reference(args.pairs, args.data, selected)
     ref_results: dict[str, Any] = (reference or {}).get("results", {})
 
     print(

@@ -12,6 +12,7 @@ import math
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 from assay.scorers._lib import completeness_terms as ct
@@ -218,6 +219,43 @@ def test_fast_tagging_one_text_equals_a_batch() -> None:
     tagger = ct._get_tagger()
     batch = _as_rows(tagger.tag(_TAGGING_TEXTS))
     assert [_as_rows(tagger.tag([text]))[0] for text in _TAGGING_TEXTS] == batch
+
+
+def test_replayed_forward_is_bit_identical_to_thinc() -> None:
+    """The replayed tok2vec + tagger gives the very floats thinc computes, alone or batched."""
+    tagger = ct._get_tagger()
+    forward = tagger._forward
+    assert forward is not None  # the installed model has the layout it replays
+    nlp = ct._get_nlp()
+    for batch in ([_TAGGING_TEXTS[0]], _TAGGING_TEXTS[1:3], _TAGGING_TEXTS):
+        docs = [nlp.make_doc(text) for text in batch]
+        expected = tagger._head.predict(tagger._tok2vec.predict(docs))
+        got = forward.scores(docs)
+        assert len(got) == len(expected)
+        for mine, theirs in zip(got, expected, strict=True):
+            assert mine.dtype == theirs.dtype
+            assert np.array_equal(mine, theirs)
+
+
+def test_replayed_forward_rejects_another_layout() -> None:
+    tagger = ct._get_tagger()
+    with pytest.raises(ct._UnsupportedModel):
+        ct._TaggerForward(tagger._head, tagger._head)  # not a tok2vec
+    tok2vec = tagger._tok2vec
+    with pytest.raises(ct._UnsupportedModel):
+        ct._TaggerForward(tok2vec, tok2vec.layers[1])  # not a softmax head
+
+
+def test_thinc_path_when_the_layout_is_unknown(monkeypatch: pytest.MonkeyPatch) -> None:
+    def unknown(tok2vec: Any, head: Any) -> None:
+        raise ct._UnsupportedModel("test")
+
+    monkeypatch.setattr(ct, "_TaggerForward", unknown)
+    tagger = ct._Tagger(ct._get_nlp())
+    assert tagger._forward is None and tagger.fast
+    assert _as_rows(tagger.tag(_TAGGING_TEXTS)) == _as_rows(
+        tagger.tag_with_pipeline(_TAGGING_TEXTS)
+    )
 
 
 def test_unsupported_rules_fall_back_to_the_pipeline(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -104,11 +104,13 @@ def _dedupe(words: Iterable[str]) -> list[str]:
     return out
 
 
-def _is_covered(element: str, output_elements: Sequence[str]) -> bool:
-    """Reference fuzzy match: exact for short words, else containment with a length ratio."""
-    e = _normalize_string(element)
-    for raw in output_elements:
-        o = _normalize_string(raw)
+def _is_covered(e: str, normalized_outputs: Sequence[str]) -> bool:
+    """Reference fuzzy match: exact for short words, else containment with a length ratio.
+
+    Both sides arrive normalised (:func:`_normalize_string`), each output element once per
+    call of :func:`coverage_score` rather than once per input element.
+    """
+    for o in normalized_outputs:
         if len(e) <= 3:
             if e == o:
                 return True
@@ -128,7 +130,8 @@ def coverage_score(input_elements: Sequence[str], output_elements: Sequence[str]
     """
     if not input_elements:
         return 1.0 if not output_elements else 0.0
-    covered = sum(1 for e in input_elements if _is_covered(e, output_elements))
+    outputs = [_normalize_string(o) for o in output_elements]
+    covered = sum(1 for e in input_elements if _is_covered(_normalize_string(e), outputs))
     return covered / len(input_elements)
 
 
@@ -267,7 +270,7 @@ class _PosRules:
     def __init__(self, patterns: Iterable[dict[str, Any]]) -> None:
         self._rules: list[tuple[dict[str, Any], dict[str, str]]] = []
         self._words: set[str] = set()
-        self._regexes: list[str] = []
+        self._regexes: list[re.Pattern[str]] = []
         for entry in patterns:
             attrs = {k: v for k, v in entry["attrs"].items() if k in ("TAG", "POS")}
             for pattern in entry["patterns"]:
@@ -287,7 +290,7 @@ class _PosRules:
                 lower = spec.get("LOWER")
                 self._words |= _words_in(lower)
                 if isinstance(lower, dict) and "REGEX" in lower:
-                    self._regexes.append(lower["REGEX"])
+                    self._regexes.append(re.compile(lower["REGEX"]))
                 self._rules.append((spec, attrs))
         self._memo: dict[tuple[str, str | None, bool], tuple[str, str]] = {}
 
@@ -303,7 +306,9 @@ class _PosRules:
 
     def apply(self, tag: str, lower: str, is_space: bool) -> tuple[str, str]:
         """``(TAG, POS)`` after the ruler, for a token the tagger tagged ``tag``."""
-        named = lower in self._words or any(re.search(rx, lower) for rx in self._regexes)
+        named = lower in self._words or (
+            bool(self._regexes) and any(rx.search(lower) for rx in self._regexes)
+        )
         key = (tag, lower if named else None, is_space)
         hit = self._memo.get(key)
         if hit is None:
@@ -314,6 +319,134 @@ class _PosRules:
                     out.update(attrs)
             hit = self._memo[key] = (out["TAG"], out["POS"])
         return hit
+
+
+class _UnsupportedModel(Exception):
+    """The tok2vec / tagger layout is not the one :class:`_TaggerForward` replays."""
+
+
+def _expect(condition: bool, what: str) -> None:
+    if not condition:
+        raise _UnsupportedModel(what)
+
+
+class _Maxout:
+    """thinc's ``maxout >> layernorm`` (dropout is the identity at inference)."""
+
+    __slots__ = ("G", "W", "b", "bn", "nO", "nP", "ops")
+
+    def __init__(self, maxout: Any, layernorm: Any) -> None:
+        _expect(maxout.name == "maxout" and layernorm.name == "layernorm", "maxout>>layernorm")
+        self.ops = ops = maxout.ops
+        self.nO, self.nP, n_in = (maxout.get_dim(d) for d in ("nO", "nP", "nI"))
+        self.W = ops.reshape2f(maxout.get_param("W"), self.nO * self.nP, n_in)
+        self.b = ops.reshape1f(maxout.get_param("b"), self.nO * self.nP)
+        self.G, self.bn = layernorm.get_param("G"), layernorm.get_param("b")
+
+    def __call__(self, X: Any) -> Any:
+        # Operation for operation what thinc's maxout.forward and layernorm.forward compute.
+        ops = self.ops
+        Y = ops.gemm(X, self.W, trans2=True)
+        Y += self.b
+        best, _ = ops.maxout(ops.reshape3f(Y, Y.shape[0], self.nO, self.nP))
+        mu = best.mean(axis=1, keepdims=True)
+        var = best.var(axis=1, keepdims=True) + 1e-08
+        Z = (best - mu) * var ** (-1.0 / 2.0) * self.G
+        Z += self.bn
+        return Z
+
+
+def _maxout_block(chain: Any) -> _Maxout:
+    """``maxout>>layernorm>>dropout`` → its :class:`_Maxout`."""
+    _expect(chain.name == "maxout>>layernorm>>dropout", chain.name)
+    inner, dropout = chain.layers
+    _expect(dropout.name == "dropout", "dropout")
+    return _Maxout(*inner.layers)
+
+
+class _TaggerForward:
+    """The tok2vec and tagger models' inference, replayed without thinc's layer machinery.
+
+    thinc runs about 70 model calls per batch (each with its own backprop closure, parameter
+    lookups and shape checks) around 6 matrix products; for an item's two short texts that
+    overhead is most of the tagger's time. This class reads the parameters of the model
+    spaCy loaded and performs the same operations, through the same ``ops`` methods and
+    numpy expressions in the same order, so the scores are bit-for-bit those of
+    ``tagger.model.predict`` (the tests compare them on the acceptance and STS-B texts). The
+    constructor checks the layout layer by layer (the ``HashEmbedCNN`` tok2vec of spaCy's
+    small English models and a ``softmax`` tagger output) and raises
+    :class:`_UnsupportedModel` for anything else; :class:`_Tagger` then keeps thinc's path.
+    """
+
+    def __init__(self, tok2vec: Any, head: Any) -> None:
+        try:
+            self._build(tok2vec, head)
+        except (AttributeError, KeyError, TypeError, ValueError) as exc:
+            raise _UnsupportedModel(repr(exc)) from exc
+
+    def _build(self, tok2vec: Any, head: Any) -> None:
+        embed, encode = tok2vec.layers
+        features, to_ragged, embed_tables, mix, to_list = embed.layers
+        _expect(features.name == "extract_features", "extract_features")
+        _expect(to_ragged.name == "list2ragged" and to_list.name == "ragged2list", "ragged")
+        self._columns: list[str] = list(features.attrs["columns"])
+        _expect(len(self._columns) > 1, "feature columns")
+        self.ops: Any = features.ops
+        _expect(embed_tables.attrs["pad"] == 0 and mix.attrs["pad"] == 0, "embed padding")
+        self._tables: list[tuple[Any, int, Any, int, Any]] = []
+        for pair in embed_tables.layers[0].layers:
+            getitem, table = pair.layers
+            _expect(getitem.name == "ints-getitem" and table.name == "hashembed", pair.name)
+            vectors = table.get_param("E")
+            index, seed = getitem.attrs["index"], table.attrs["seed"]
+            self._tables.append((index, seed, vectors, vectors.shape[0], table.ops))
+        self._mix = _maxout_block(mix.layers[0])
+        _expect(encode.name.startswith("with_array(residual("), encode.name)
+        self._pad: int = encode.attrs["pad"]
+        self._blocks: list[tuple[int, _Maxout]] = []
+        for residual in encode.layers[0].layers:
+            _expect(residual.name.startswith("residual("), residual.name)
+            (inner,) = residual.layers
+            window, block = inner.layers
+            _expect(window.name == "expand_window", window.name)
+            self._blocks.append((window.attrs["window_size"], _maxout_block(block)))
+        _expect(sum(size for size, _ in self._blocks) <= self._pad, "receptive field")
+        _expect(head.name == "with_array(softmax)" and head.attrs["pad"] == 0, head.name)
+        (softmax,) = head.layers
+        self._normalize: bool = bool(softmax.attrs["softmax_normalize"])
+        self._temperature: float = softmax.attrs["softmax_temperature"]
+        self._W, self._b = softmax.get_param("W"), softmax.get_param("b")
+
+    def labels(self, docs: Sequence[Any]) -> list[Any]:
+        """The arg-max label index of every token, per doc (``Tagger.predict``)."""
+        return [doc_scores.argmax(axis=1) for doc_scores in self.scores(docs)]
+
+    def scores(self, docs: Sequence[Any]) -> list[Any]:
+        """The tagger's output per doc: ``tagger.model.predict(docs)`` after ``tok2vec``."""
+        ops, columns = self.ops, self._columns
+        lengths = [len(doc) for doc in docs]
+        # extract_features >> list2ragged
+        X = ops.flatten([ops.asarray2i(doc.to_array(columns), dtype="uint64") for doc in docs])
+        # with_array(concatenate(ints-getitem >> hashembed, ...))
+        embedded = [
+            table_ops.gather_add(
+                vectors,
+                table_ops.hash(table_ops.as_contig(X[index], dtype="uint64"), seed) % n_rows,
+            )
+            for index, seed, vectors, n_rows, table_ops in self._tables
+        ]
+        H = self._mix(ops.xp.hstack(embedded))
+        # ragged2list >> with_array(residual(expand_window >> maxout >> layernorm) x 4, pad)
+        lengths_array = ops.asarray1i(lengths)
+        Xf = ops.flatten(ops.unflatten(H, lengths_array), pad=self._pad)
+        for window, block in self._blocks:
+            Xf = Xf + block(ops.seq2col(Xf, window))
+        vectors = ops.unflatten(Xf, lengths_array, pad=self._pad)
+        # with_array(softmax): affine, and the softmax only if the layer normalises
+        Y = ops.affine(ops.flatten(vectors), self._W, self._b)
+        if self._normalize:
+            Y = ops.softmax(Y, temperature=self._temperature)
+        return list(ops.unflatten(Y, lengths_array))
 
 
 class _Tagger:
@@ -334,8 +467,13 @@ class _Tagger:
         self._tok2vec: Any = nlp.get_pipe("tok2vec").model
         layers = getattr(tagger.model, "layers", [])
         self._head: Any = None
+        self._forward: _TaggerForward | None = None
         if len(layers) == 2 and layers[0].name == "tok2vec-listener":
             self._head = layers[1]
+            try:
+                self._forward = _TaggerForward(self._tok2vec, self._head)
+            except _UnsupportedModel:
+                self._forward = None
         self._rules: _PosRules | None
         try:
             self._rules = _PosRules(nlp.get_pipe("attribute_ruler").patterns)
@@ -351,15 +489,19 @@ class _Tagger:
             return self.tag_with_pipeline(texts)
         make_doc, labels, apply = self._nlp.make_doc, self._labels, self._rules.apply
         docs = [make_doc(text) for text in texts]
-        scores = self._head.predict(self._tok2vec.predict(docs))
+        if self._forward is not None:
+            label_ids = self._forward.labels(docs)
+        else:
+            scores = self._head.predict(self._tok2vec.predict(docs))
+            label_ids = [doc_scores.argmax(axis=1) for doc_scores in scores]
         out: list[_Tokens] = []
-        for doc, doc_scores in zip(docs, scores, strict=True):
+        for doc, doc_labels in zip(docs, label_ids, strict=True):
             text: list[str] = []
             low: list[str] = []
             tag: list[str] = []
             pos: list[str] = []
             space: list[bool] = []
-            for token, label in zip(doc, doc_scores.argmax(axis=1).tolist(), strict=True):
+            for token, label in zip(doc, doc_labels.tolist(), strict=True):
                 lower = token.lower_
                 token_tag, token_pos = apply(labels[label], lower, token.is_space)
                 text.append(token.text)
