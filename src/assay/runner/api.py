@@ -82,6 +82,7 @@ async def execute_run(plan: RunPlan, sink: ResultSink, options: RunOptions) -> R
         _Tee(sink, options.sink) if options.sink is not None else sink,
         hooks=options.run_hooks,
         progress=options.progress,
+        gc_freeze=options.gc_freeze,
     )
 
 
@@ -131,6 +132,7 @@ class _Tee:
 
     def __init__(self, *sinks: ResultSink) -> None:
         self.sinks = sinks
+        self.keeps_results = any(getattr(s, "keeps_results", False) for s in sinks)
 
     async def start(self, info: RunInfo, *, resumed: bool) -> None:
         for sink in self.sinks:

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import TypeVar
 
 from assay.models.reliability import RUN_CONCURRENCY
+from assay.runner.gc_policy import KeptResults
 from assay.runner.hooks import RunHooks
 from assay.runner.progress import RunProgress
 from assay.runner.sink import ResultSink
@@ -199,8 +200,12 @@ async def execute(
     *,
     hooks: RunHooks | None = None,
     progress: bool | None = None,
+    gc_freeze: bool = True,
 ) -> RunOutcome:
-    """Run ``plan`` to the end (or to cancellation) and return its status and summary."""
+    """Run ``plan`` to the end (or to cancellation) and return its status and summary.
+
+    ``gc_freeze``: when the sink keeps its results (``keeps_results``), keep the cyclic
+    garbage collector off them while the run lasts (``assay.runner.gc_policy``)."""
     hooks = hooks or RunHooks()
     info = plan.info
     accumulator = SummaryAccumulator(info.scorers)
@@ -224,6 +229,8 @@ async def execute(
     await sink.start(info, resumed=plan.resumed)
     await hooks.run_start(info)
     item_hooks = hooks.has_item_hooks
+    policy = KeptResults(enabled=gc_freeze and bool(getattr(sink, "keeps_results", False)))
+    kept = policy.kept if policy.enabled else None
 
     with RunProgress(info.name or info.id[:8], total, enabled=progress) as bar:
         bar.skip(already)
@@ -234,6 +241,8 @@ async def execute(
                     await hooks.item_start(item, repeat)
                 result = await run_unit(plan, position, item, repeat)
                 await sink.write(result)
+                if kept is not None:
+                    kept()
                 accumulator.add(result)
                 bar.advance(error=result.error is not None)
                 if item_hooks:
@@ -255,6 +264,7 @@ async def execute(
             for task in workers:
                 task.cancel()
             await asyncio.gather(*workers, return_exceptions=True)
+            policy.release()
 
     summary = accumulator.summary(
         info.scorers,

@@ -29,6 +29,11 @@ class ResultSink(Protocol):
 class MemorySink:
     """Keeps every result in a list: ``run_evals``'s default."""
 
+    keeps_results = True
+    """Read by the engine (an optional attribute of any sink): a sink that keeps every
+    result it is given lets the run keep the garbage collector off them
+    (``assay.runner.gc_policy``)."""
+
     def __init__(self) -> None:
         self.info: RunInfo | None = None
         self.results: list[ItemResult] = []
