@@ -1,16 +1,18 @@
 """Judge throughput: concurrency efficiency, 429 resilience, the model cache, cost per item.
 
 Every number goes through the real model stack a judge scorer uses in production,
-``CachedModel(ReliableModel(OpenAICompatibleModel))`` on the ``openai`` SDK, pointed at the
-project's mock OpenAI-compatible server (``assay.testing.openai_server.MockOpenAIServer``)
-on 127.0.0.1. Five tables:
+``CachedModel(ReliableModel(OpenAICompatibleModel))`` over its HTTP client
+(``assay.models.http``), pointed at the project's mock OpenAI-compatible server
+(``assay.testing.openai_server.MockOpenAIServer``) on 127.0.0.1. Five tables:
 
 0. The user path (the goal's measurement): ``run_evals`` with default settings, start-up
    included, 200 and 1,000 items x ``faithfulness(reason="llm")`` at concurrency 32 against
    the mock with 100 ms latency, each run in a fresh process with the judge model given as a
-   model string plus ``base_url`` (model resolution, the SDK import and client, the
+   model string plus ``base_url`` (model resolution, the HTTP client and its connections, the
    endpoint's limiter and the default SQLite call cache all start inside the timed call).
    Goal: efficiency >= 0.85 at 1,000 items and >= 0.7 at 200 (median of ``--repeats``).
+   Each row also gives the run's client CPU per judge call (the child's CPU time over the
+   timed call / judge calls) and the load average when it ended.
    The same runs against 10% HTTP 429s with ``Retry-After: 1`` and against 10% HTTP 500s
    must lose no item.
 1. Efficiency: 1,000 items x ``faithfulness`` with ``reason="llm"`` (three judge calls per
@@ -436,7 +438,7 @@ async def _score_all(scorer: Any, items: Sequence[Mapping[str, Any]]) -> list[An
 async def timed_run(
     stack: Stack, server: ServerHandle, items: Sequence[Mapping[str, Any]]
 ) -> RunResult:
-    """One warm-up item (imports, the SDK client, the first connection), then the timed
+    """One warm-up item (imports, the HTTP client, the first connection), then the timed
     run of ``items`` with server counters taken around it."""
     import assay
 
@@ -512,7 +514,7 @@ def heading(title: str, settings: str) -> None:
 
 MACHINE = ""
 STACK = (
-    "CachedModel(ReliableModel(OpenAICompatibleModel)) on the openai SDK; mock server "
+    "CachedModel(ReliableModel(OpenAICompatibleModel)) over assay.models.http; mock server "
     "(MockOpenAIServer) in a child process on 127.0.0.1"
 )
 LIMITER = (
@@ -916,7 +918,7 @@ def _serve_faulty(conn: Connection, options: JSON) -> None:
 def _user_run(conn: Connection, base_url: str, count: int) -> None:
     """Child process: what a user's script does, timed from the ``run_evals`` call: default
     settings except ``concurrency``; the judge model is a model string with ``base_url`` (so
-    model resolution, the SDK client, the limiter and the default SQLite call cache in a new
+    model resolution, the HTTP client, the limiter and the default SQLite call cache in a new
     working directory all start inside the timed call)."""
     os.chdir(tempfile.mkdtemp(prefix="assay-judge-user-"))
     os.environ.setdefault("OPENAI_API_KEY", "sk-mock")
@@ -939,13 +941,15 @@ def _user_run(conn: Connection, base_url: str, count: int) -> None:
             "base_url": base_url,
         },
     }
-    started = time.perf_counter()
+    cpu, started = time.process_time(), time.perf_counter()
     run = assay.run_evals(items, None, [scorer], concurrency=CONCURRENCY, progress=False)
-    wall = time.perf_counter() - started
+    wall, cpu = time.perf_counter() - started, time.process_time() - cpu
     scores = [r.scores[THROUGHPUT_SCORER] for r in run.results]
     conn.send(
         {
             "wall_s": wall,
+            "cpu_s": cpu,
+            "load": os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan"),
             "results": len(run.results),
             "ready": sum(1 for s in scores if s.status == "ready"),
             "errors": [s.error.message for s in scores if s.error is not None][:3],
@@ -1028,6 +1032,8 @@ async def user_path(repeats: int) -> list[str]:
                         " / ".join(f"{r['wall_s']:.2f}" for r in runs),
                         " / ".join(f"{e:.3f}" for e in effs),
                         f"{median:.3f}",
+                        " / ".join(f"{r['cpu_s'] / r['calls'] * 1000:.2f}" for r in runs),
+                        " / ".join(f"{r['load']:.1f}" for r in runs),
                         f">= {goal}" if not status else "0 lost",
                         verdict if not status else ("met" if lost == 0 else "NOT met"),
                     ]
@@ -1048,6 +1054,8 @@ async def user_path(repeats: int) -> list[str]:
                 "wall s (runs)",
                 "efficiency (runs)",
                 "median",
+                "client CPU ms/call (runs)",
+                "load (runs)",
                 "goal",
                 "verdict",
             ],

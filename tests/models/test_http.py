@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import ssl
 import subprocess
 import sys
 from pathlib import Path
@@ -252,3 +253,41 @@ def test_the_default_path_never_imports_the_openai_sdk_or_httpx(tmp_path: Path) 
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["ok", "False", "False"]
+
+
+def _self_signed_certificate(directory: Path) -> tuple[Path, Path]:
+    """A certificate for 127.0.0.1 and its key, made by the ``openssl`` command."""
+    cert, key = directory / "cert.pem", directory / "key.pem"
+    subprocess.run(
+        [
+            "openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
+            "-keyout", str(key), "-out", str(cert), "-subj", "/CN=127.0.0.1",
+            "-addext", "subjectAltName=IP:127.0.0.1",
+        ],
+        check=True,
+        capture_output=True,
+        timeout=60,
+    )  # fmt: skip
+    return cert, key
+
+
+async def test_https_verifies_the_server_against_the_trust_store(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cert, key = _self_signed_certificate(tmp_path)
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(cert, key)
+    with MockOpenAIServer(ssl_context=context) as server:
+        assert server.base_url.startswith("https://")
+        monkeypatch.setattr("assay.models.http._SSL_CONTEXT", None)
+        monkeypatch.delenv("SSL_CERT_DIR", raising=False)
+        monkeypatch.setenv("SSL_CERT_FILE", str(cert))  # trusted: the answer comes
+        model = OpenAICompatibleModel("m", base_url=server.base_url, provider="mock")
+        assert (await model.generate(MESSAGES)).text == "ok"
+        await model.aclose()
+        monkeypatch.setattr("assay.models.http._SSL_CONTEXT", None)
+        monkeypatch.delenv("SSL_CERT_FILE")  # the system's store does not know it
+        stranger = OpenAICompatibleModel("m", base_url=server.base_url, provider="mock")
+        with pytest.raises(ModelError, match="CERTIFICATE_VERIFY_FAILED") as info:
+            await stranger.generate(MESSAGES)
+        assert info.value.retryable and len(server.chat_requests) == 1

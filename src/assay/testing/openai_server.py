@@ -32,7 +32,8 @@ Behaviour, all adjustable while it runs:
   chunked``, ``gzip=True`` compresses answers for requests that accept gzip,
   ``keep_alive=False`` closes the connection after each answer (``Connection: close``), and
   ``drop_connections()`` closes every open connection at once, as a server's idle timeout
-  does.
+  does; ``ssl_context`` (a server-side ``ssl.SSLContext``) serves HTTPS (``base_url`` then
+  starts with ``https``).
 
 Usage: ``prompt_tokens``/``completion_tokens`` are whitespace word counts.
 
@@ -69,6 +70,7 @@ import itertools
 import json
 import random
 import re
+import ssl
 import subprocess
 import sys
 import threading
@@ -221,6 +223,7 @@ class MockOpenAIServer:
         chunked: bool = False,
         gzip: bool = False,
         keep_alive: bool = True,
+        ssl_context: ssl.SSLContext | None = None,
     ) -> None:
         if not _is_loopback(host):
             raise ValueError(f"the mock server binds loopback addresses only, not {host!r}")
@@ -240,6 +243,7 @@ class MockOpenAIServer:
         self.chunked = chunked
         self.gzip = gzip
         self.keep_alive = keep_alive
+        self.ssl_context = ssl_context
         self._writers: set[asyncio.StreamWriter] = set()
         self.connections = 0
         """Connections accepted so far."""
@@ -261,7 +265,8 @@ class MockOpenAIServer:
     # ------------------------------------------------------------------ lifecycle
     @property
     def base_url(self) -> str:
-        return f"http://{self.host}:{self.port}/v1"
+        scheme = "https" if self.ssl_context is not None else "http"
+        return f"{scheme}://{self.host}:{self.port}/v1"
 
     def start(self) -> MockOpenAIServer:
         if self._thread is not None:
@@ -294,7 +299,9 @@ class MockOpenAIServer:
         self._loop = loop
         try:
             self._server = loop.run_until_complete(
-                asyncio.start_server(self._handle, self.host, self.port, backlog=1024)
+                asyncio.start_server(
+                    self._handle, self.host, self.port, backlog=1024, ssl=self.ssl_context
+                )
             )
             self.port = self._server.sockets[0].getsockname()[1]
         except BaseException as exc:  # surfaced by start()
@@ -380,10 +387,10 @@ class MockOpenAIServer:
         try:
             while True:
                 try:  # the whole head at once: the server's CPU per request is a benchmark's
-                    head = await reader.readuntil(b"\r\n\r\n")
+                    request_head = await reader.readuntil(b"\r\n\r\n")
                 except asyncio.IncompleteReadError:  # the client closed the connection
                     break
-                line, *lines = head.decode("latin-1").split("\r\n")
+                line, *lines = request_head.decode("latin-1").split("\r\n")
                 method, target, _version = line.split(" ", 2)
                 headers: dict[str, str] = {}
                 for raw in lines:
