@@ -227,7 +227,8 @@ def test_replayed_forward_is_bit_identical_to_thinc() -> None:
     forward = tagger._forward
     assert forward is not None  # the installed model has the layout it replays
     nlp = ct._get_nlp()
-    for batch in ([_TAGGING_TEXTS[0]], _TAGGING_TEXTS[1:3], _TAGGING_TEXTS):
+    batches = ([_TAGGING_TEXTS[0]], _TAGGING_TEXTS[1:3], _TAGGING_TEXTS, ["", "A cat.", ""])
+    for batch in batches:
         docs = [nlp.make_doc(text) for text in batch]
         expected = tagger._head.predict(tagger._tok2vec.predict(docs))
         got = forward.scores(docs)

@@ -333,25 +333,41 @@ def _expect(condition: bool, what: str) -> None:
 class _Maxout:
     """thinc's ``maxout >> layernorm`` (dropout is the identity at inference)."""
 
-    __slots__ = ("G", "W", "b", "bn", "nO", "nP", "ops")
+    __slots__ = ("G", "W", "b", "bn", "count", "nO", "nP", "ops")
 
     def __init__(self, maxout: Any, layernorm: Any) -> None:
+        import numpy
+
         _expect(maxout.name == "maxout" and layernorm.name == "layernorm", "maxout>>layernorm")
         self.ops = ops = maxout.ops
         self.nO, self.nP, n_in = (maxout.get_dim(d) for d in ("nO", "nP", "nI"))
         self.W = ops.reshape2f(maxout.get_param("W"), self.nO * self.nP, n_in)
         self.b = ops.reshape1f(maxout.get_param("b"), self.nO * self.nP)
         self.G, self.bn = layernorm.get_param("G"), layernorm.get_param("b")
+        self.count = numpy.intp(self.nO)  # numpy's item count for mean / var over axis 1
 
     def __call__(self, X: Any) -> Any:
-        # Operation for operation what thinc's maxout.forward and layernorm.forward compute.
-        ops = self.ops
-        Y = ops.gemm(X, self.W, trans2=True)
+        """What thinc's ``maxout.forward`` and ``layernorm.forward`` compute, op for op.
+
+        The moments are numpy's ``X.mean(axis=1, keepdims=True)`` and ``X.var(...)``
+        spelled out as the ufunc calls ``numpy/_core/_methods.py`` makes (sum, divide by
+        the ``intp`` count; subtract the mean, square, sum, divide), without their
+        argument handling; ``X - mu``, which ``var`` and thinc's normalisation both compute,
+        is computed once.
+        """
+        import numpy
+
+        Y = self.ops.gemm(X, self.W, trans2=True)
         Y += self.b
-        best, _ = ops.maxout(ops.reshape3f(Y, Y.shape[0], self.nO, self.nP))
-        mu = best.mean(axis=1, keepdims=True)
-        var = best.var(axis=1, keepdims=True) + 1e-08
-        Z = (best - mu) * var ** (-1.0 / 2.0) * self.G
+        best, _ = self.ops.maxout(Y.reshape((Y.shape[0], self.nO, self.nP)))
+        count = self.count
+        mu = numpy.add.reduce(best, axis=1, keepdims=True)
+        mu = numpy.true_divide(mu, count, out=mu, casting="unsafe", subok=False)
+        centred = numpy.subtract(best, mu)
+        var = numpy.add.reduce(numpy.square(centred), axis=1, keepdims=True)
+        var = numpy.true_divide(var, count, out=var, casting="unsafe", subok=False)
+        var += 1e-08
+        Z = centred * var ** (-1.0 / 2.0) * self.G
         Z += self.bn
         return Z
 
@@ -393,13 +409,20 @@ class _TaggerForward:
         _expect(len(self._columns) > 1, "feature columns")
         self.ops: Any = features.ops
         _expect(embed_tables.attrs["pad"] == 0 and mix.attrs["pad"] == 0, "embed padding")
-        self._tables: list[tuple[Any, int, Any, int, Any]] = []
+        self._tables: list[tuple[int, int, Any, int, Any]] = []
         for pair in embed_tables.layers[0].layers:
             getitem, table = pair.layers
             _expect(getitem.name == "ints-getitem" and table.name == "hashembed", pair.name)
             vectors = table.get_param("E")
             index, seed = getitem.attrs["index"], table.attrs["seed"]
-            self._tables.append((index, seed, vectors, vectors.shape[0], table.ops))
+            _expect(
+                isinstance(index, tuple)
+                and len(index) == 2
+                and index[0] == slice(0, None, None)
+                and isinstance(index[1], int),
+                f"feature index {index!r}",
+            )
+            self._tables.append((index[1], seed, vectors, vectors.shape[0], table.ops))
         self._mix = _maxout_block(mix.layers[0])
         _expect(encode.name.startswith("with_array(residual("), encode.name)
         self._pad: int = encode.attrs["pad"]
@@ -422,31 +445,53 @@ class _TaggerForward:
         return [doc_scores.argmax(axis=1) for doc_scores in self.scores(docs)]
 
     def scores(self, docs: Sequence[Any]) -> list[Any]:
-        """The tagger's output per doc: ``tagger.model.predict(docs)`` after ``tok2vec``."""
-        ops, columns = self.ops, self._columns
+        """The tagger's output per doc: ``tagger.model.predict(docs)`` after ``tok2vec``.
+
+        thinc's list ↔ array conversions (``flatten`` / ``unflatten``, with ``pad`` zero
+        rows around every non-empty doc for the window layers) are done here by slicing,
+        which moves the same values to the same places with less overhead.
+        """
+        import numpy
+
+        columns, pad = self._columns, self._pad
         lengths = [len(doc) for doc in docs]
-        # extract_features >> list2ragged
-        X = ops.flatten([ops.asarray2i(doc.to_array(columns), dtype="uint64") for doc in docs])
+        # extract_features >> list2ragged: one (tokens, columns) uint64 array for the batch
+        features = [doc.to_array(columns) for doc, n in zip(docs, lengths, strict=True) if n]
+        if not features:
+            return [numpy.zeros((0, self._W.shape[0]), dtype=self._W.dtype) for _ in docs]
+        X = numpy.ascontiguousarray(numpy.concatenate(features).T, dtype="uint64")
         # with_array(concatenate(ints-getitem >> hashembed, ...))
         embedded = [
-            table_ops.gather_add(
-                vectors,
-                table_ops.hash(table_ops.as_contig(X[index], dtype="uint64"), seed) % n_rows,
-            )
-            for index, seed, vectors, n_rows, table_ops in self._tables
+            table_ops.gather_add(vectors, table_ops.hash(X[column], seed) % n_rows)
+            for column, seed, vectors, n_rows, table_ops in self._tables
         ]
-        H = self._mix(ops.xp.hstack(embedded))
+        H = self._mix(numpy.hstack(embedded))
         # ragged2list >> with_array(residual(expand_window >> maxout >> layernorm) x 4, pad)
-        lengths_array = ops.asarray1i(lengths)
-        Xf = ops.flatten(ops.unflatten(H, lengths_array), pad=self._pad)
+        starts: list[int] = []
+        at = pad
+        for n in lengths:
+            starts.append(at)
+            at += n + pad if n else 0
+        Xf = numpy.zeros((at, H.shape[1]), dtype=H.dtype)
+        offset = 0
+        for start, n in zip(starts, lengths, strict=True):
+            Xf[start : start + n] = H[offset : offset + n]
+            offset += n
         for window, block in self._blocks:
-            Xf = Xf + block(ops.seq2col(Xf, window))
-        vectors = ops.unflatten(Xf, lengths_array, pad=self._pad)
+            Xf = Xf + block(self.ops.seq2col(Xf, window))
+        V = numpy.concatenate(
+            [Xf[start : start + n] for start, n in zip(starts, lengths, strict=True)]
+        )
         # with_array(softmax): affine, and the softmax only if the layer normalises
-        Y = ops.affine(ops.flatten(vectors), self._W, self._b)
+        Y = self.ops.affine(V, self._W, self._b)
         if self._normalize:
-            Y = ops.softmax(Y, temperature=self._temperature)
-        return list(ops.unflatten(Y, lengths_array))
+            Y = self.ops.softmax(Y, temperature=self._temperature)
+        out = []
+        offset = 0
+        for n in lengths:
+            out.append(Y[offset : offset + n])
+            offset += n
+        return out
 
 
 class _Tagger:
