@@ -240,3 +240,17 @@ def test_constructor_validates_its_arguments() -> None:
     official = OpenAICompatibleModel("gpt-4o-mini")
     assert official.base_url.startswith("https://api.openai.com/v1") or official.base_url
     assert official.require_api_key and official.api_key_env == ("OPENAI_API_KEY",)
+
+
+async def test_a_schema_changed_in_place_is_converted_again(server: MockOpenAIServer) -> None:
+    """Strict conversions are remembered per schema object, but not past a change to it."""
+    schema = Verdicts.model_json_schema()
+    model = _model(server)
+    await model.generate(MESSAGES, schema=schema)
+    schema["properties"]["extra"] = {"type": "string"}
+    await model.generate(MESSAGES, schema=schema)
+    first, second = (
+        r.body["response_format"]["json_schema"]["schema"] for r in server.chat_requests
+    )  # type: ignore[index]
+    assert "extra" not in first["properties"]
+    assert second["required"] == ["verdicts", "note", "extra"]

@@ -271,8 +271,9 @@ class BatchedCache:
     write_behind = False
     """Whether ``put_nowait`` is available: an answer is queued for writing, not awaited."""
 
-    def put_nowait(self, key: str, value: dict[str, Any]) -> None:
-        """Queue ``value`` for writing and return at once (stores with ``write_behind``)."""
+    def put_nowait(self, key: str, value: dict[str, Any] | str) -> None:
+        """Queue ``value`` (a JSON object, or its text) for writing and return at once
+        (stores with ``write_behind``)."""
         raise NotImplementedError(f"{type(self).__name__} writes only through put()")
 
     def read_now(self, key: str) -> tuple[bool, str | None]:
@@ -386,8 +387,8 @@ class SQLiteModelCache(BatchedCache):
             return False, None
         return True, None if row is None else str(row[0])
 
-    def put_nowait(self, key: str, value: dict[str, Any]) -> None:
-        raw = json.dumps(value, ensure_ascii=False)
+    def put_nowait(self, key: str, value: dict[str, Any] | str) -> None:
+        raw = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
         self.writer.add(key, raw)
         self._remember(key, raw)
         self.stats.writes += 1
@@ -665,7 +666,16 @@ class CachedModel(PassThrough):
             )
         self.stats.misses += 1
         response = await self.inner.generate(messages, schema=schema, settings=settings)
-        if self.policy == "read-write":
+        if self.policy != "read-write":
+            return response
+        if isinstance(cache, BatchedCache) and cache.write_behind:
+            try:  # the JSON text straight from pydantic: no dict in between
+                cache.put_nowait(key, response.model_dump_json())
+                self.stats.writes += 1
+            except Exception as exc:  # a broken cache must not fail the call
+                self.stats.errors += 1
+                log.warning("model cache write failed: %s", exc)
+        else:
             await self._store(cache, key, response.model_dump(mode="json"))
         return response
 

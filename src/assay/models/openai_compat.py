@@ -55,6 +55,7 @@ endpoint; a refused ``max_tokens=0`` is retried once with 1 (the extra token is 
 from __future__ import annotations
 
 import asyncio
+import copy
 import json
 import math
 import os
@@ -116,9 +117,10 @@ _ENDPOINTS_WITHOUT_ZERO_MAX_TOKENS: set[str] = set()
 """Base URLs whose completions endpoint refused ``max_tokens=0`` (echo scoring then asks
 for one token and ignores it)."""
 
-_STRICT_SCHEMAS: dict[str, dict[str, Any] | None] = {}
-"""``strict_schema`` results by the schema's JSON text: a judge sends the same few schemas
-thousands of times, and the conversion deep-copies the schema."""
+_STRICT_SCHEMAS: dict[int, tuple[dict[str, Any], dict[str, Any], dict[str, Any] | None]] = {}
+"""``strict_schema`` results by schema object (the object, a copy to notice a change made to
+it in place, the result): a judge sends the same few schema objects thousands of times, and
+the conversion deep-copies the schema."""
 _STRICT_SCHEMAS_MAX = 256
 
 
@@ -139,15 +141,15 @@ def _lower(a: StructuredOutputMode, b: StructuredOutputMode) -> StructuredOutput
 
 
 def _strict(schema: dict[str, Any]) -> dict[str, Any] | None:
-    """``strict_schema(schema)``, memoised by the schema's JSON text (never mutated after)."""
-    text = json.dumps(schema, sort_keys=True)
-    try:
-        return _STRICT_SCHEMAS[text]
-    except KeyError:
-        pass
+    """``strict_schema(schema)``, remembered per schema object while it stays equal to what
+    it was (the result is only ever serialised, never changed)."""
+    entry = _STRICT_SCHEMAS.get(id(schema))
+    if entry is not None and entry[0] is schema and entry[1] == schema:
+        return entry[2]
     if len(_STRICT_SCHEMAS) >= _STRICT_SCHEMAS_MAX:
         _STRICT_SCHEMAS.clear()
-    converted = _STRICT_SCHEMAS[text] = strict_schema(schema)
+    converted = strict_schema(schema)
+    _STRICT_SCHEMAS[id(schema)] = (schema, copy.deepcopy(schema), converted)
     return converted
 
 
