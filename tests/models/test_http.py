@@ -80,6 +80,15 @@ async def test_connections_are_kept_alive_and_reused(server: MockOpenAIServer) -
     await transport.aclose()
 
 
+async def test_connections_open_at_once_are_capped(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(StdlibTransport, "MAX_CONNECTIONS", 2)
+    with MockOpenAIServer(latency_s=0.05) as server:
+        transport = StdlibTransport(server.base_url)
+        await asyncio.gather(*(_chat(transport) for _ in range(6)))
+        assert server.max_in_flight == 2 and server.connections == 2
+        await transport.aclose()
+
+
 async def test_connection_close_answers_open_a_new_connection_each_time() -> None:
     with MockOpenAIServer(keep_alive=False) as server:
         transport = StdlibTransport(server.base_url)

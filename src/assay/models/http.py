@@ -123,6 +123,9 @@ class StdlibTransport:
 
     MAX_IDLE = 100
     """Idle connections kept (the ``openai`` SDK's ``max_keepalive_connections``)."""
+    MAX_CONNECTIONS = 1000
+    """Connections open at once; more requests wait (the SDK's ``max_connections``), so a
+    caller gathering thousands of calls without a limiter cannot run out of sockets."""
 
     def __init__(self, base_url: str, *, keepalive_s: float = 5.0) -> None:
         parts = urlsplit(base_url)
@@ -144,12 +147,17 @@ class StdlibTransport:
         self._authority = shown if self._port == default_port else f"{shown}:{self._port}"
         self._prefix = parts.path.rstrip("/")
         self._idle: list[_Connection] = []
+        self._open = asyncio.Semaphore(self.MAX_CONNECTIONS)
 
     async def post(self, path: str, body: bytes, headers: Mapping[str, str]) -> HTTPReply:
         head = [f"POST {self._prefix}{path} HTTP/1.1", f"Host: {self._authority}"]
         head += [f"{name}: {value}" for name, value in headers.items()]
         head.append(f"Content-Length: {len(body)}")
         request = ("\r\n".join(head) + "\r\n\r\n").encode("latin-1") + body
+        async with self._open:
+            return await self._send(request)
+
+    async def _send(self, request: bytes) -> HTTPReply:
         while True:
             connection, reused = await self._acquire()
             try:
@@ -159,7 +167,7 @@ class StdlibTransport:
                 if reused:
                     continue  # closed by the server while idle: once more, on a new one
                 raise TransportError(f"{self.base_url}: {exc}") from exc
-            except (OSError, EOFError, ValueError, asyncio.LimitOverrunError) as exc:
+            except (OSError, EOFError, ValueError, zlib.error, asyncio.LimitOverrunError) as exc:
                 connection.close()
                 raise TransportError(f"{self.base_url}: {_describe(exc)}") from exc
             except BaseException:  # cancelled (a timeout) or worse: the exchange is torn
