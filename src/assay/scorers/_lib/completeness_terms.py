@@ -24,9 +24,10 @@ are always terms too, so it can only change the order.
 spaCy is loaded once, lazily, with every pipe except tok2vec / tagger / attribute_ruler excluded
 (the rest dominate run time and are not needed). The rules read only each token's text,
 lower-case form, fine tag, coarse POS and trailing whitespace, so :class:`_Tagger` runs just
-the tok2vec and tagger models and replays the attribute ruler's TAG/POS rules from a table
-(:class:`_PosRules`): the same tags as ``nlp.pipe`` in about half the time per call, which
-matters most when an item's two texts are tagged on their own.
+the tok2vec and tagger models — their inference replayed without thinc's per-layer machinery
+(:class:`_TaggerForward`, bit-identical scores) — and replays the attribute ruler's TAG/POS
+rules from a table (:class:`_PosRules`): the same tags as ``nlp.pipe`` in about a third of
+the time per call, which matters most when an item's two texts are tagged on their own.
 """
 
 from __future__ import annotations
@@ -408,6 +409,10 @@ class _TaggerForward:
         self._columns: list[str] = list(features.attrs["columns"])
         _expect(len(self._columns) > 1, "feature columns")
         self.ops: Any = features.ops
+        from thinc.api import NumpyOps
+
+        layers = [*tok2vec.walk(), *head.walk()]
+        _expect(all(isinstance(layer.ops, NumpyOps) for layer in layers), "CPU numpy ops")
         _expect(embed_tables.attrs["pad"] == 0 and mix.attrs["pad"] == 0, "embed padding")
         self._tables: list[tuple[int, int, Any, int, Any]] = []
         for pair in embed_tables.layers[0].layers:
@@ -498,11 +503,12 @@ class _Tagger:
     """Tags texts as the pipeline ``tok2vec → tagger → attribute_ruler`` would, faster.
 
     Per call it runs the tok2vec model once over the batch and the tagger's output layer
-    on its vectors (what ``Tagger.predict`` computes through its listener), takes the arg-max
-    labels, and maps them through :class:`_PosRules` instead of writing tags, tensors and
-    ruler attributes into the docs. For the two short texts of one item this is about half
-    the time of ``nlp.pipe``. If the model's layout or rules are not the expected ones it
-    uses ``nlp.pipe`` (see :meth:`tag_with_pipeline`, which the tests compare it with).
+    on its vectors (what ``Tagger.predict`` computes through its listener; replayed by
+    :class:`_TaggerForward` when the layout is the known one), takes the arg-max labels, and
+    maps them through :class:`_PosRules` instead of writing tags, tensors and ruler
+    attributes into the docs. For the two short texts of one item this takes about a third
+    of the time of ``nlp.pipe``. If the model's rules are not the expected ones it uses
+    ``nlp.pipe`` (see :meth:`tag_with_pipeline`, which the tests compare it with).
     """
 
     def __init__(self, nlp: Any) -> None:
