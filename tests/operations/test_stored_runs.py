@@ -74,3 +74,31 @@ def test_no_items_is_an_error_and_stores_nothing(tmp_path: Path) -> None:
         with pytest.raises(ValueError, match="no items in data"):
             run_stored([], lambda q: q, store=store, progress=False)
         assert store.runs.list() == []
+
+
+def test_flipped_items_of_a_stored_run_are_named_from_its_stored_items(tmp_path: Path) -> None:
+    """The runner keeps no item ids (they cost memory per item): the ids of items whose
+    repeats flipped are read back from the run's items when the summary is made."""
+    calls: dict[str, int] = {}
+
+    def alternating(question: str) -> str:
+        calls[question] = calls.get(question, 0) + 1
+        if question in ("q1", "q4"):
+            return question if calls[question] % 2 else "wrong"
+        return question
+
+    rows = [{"id": f"item-{n}", "input": f"q{n}", "expected_output": f"q{n}"} for n in range(6)]
+    with open_store(f"sqlite:///{tmp_path / 'runs.db'}") as store:
+        run = run_stored(
+            rows,
+            alternating,
+            ["exact-match"],
+            store=store,
+            repeats=2,
+            threshold=0.5,
+            concurrency=1,
+            progress=False,
+        )
+        summary = run.summary.scorers["exact-match"]
+        assert summary.flipped_items == ["item-1", "item-4"]
+        assert store.runs.get(run.id).summary == run.summary

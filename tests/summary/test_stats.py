@@ -278,3 +278,40 @@ def test_summarize_run_without_latencies() -> None:
         item_id_for=_ids,
     )
     assert s.latency_ms_mean is None and s.latency_ms_p95 is None and s.scorers == {}
+
+
+@pytest.mark.parametrize("threshold", [None, 0.5])
+def test_item_stats_of_one_number_per_item_equals_the_grouped_computation(
+    threshold: float | None,
+) -> None:
+    from assay.summary.columns import ScoreColumns
+
+    rng = np.random.default_rng(7)
+    k = 500
+    positions = rng.permutation(k * 2)[:k].astype(np.int64)  # distinct, in any order
+    values = np.round(rng.random(k), 2)
+    values[:5] = -0.0  # the grouped sum turns -0.0 into 0.0; the fast path must too
+    status = np.where(rng.random(k) < 0.1, 2, 0).astype(np.int8)  # some errors
+    values[status == 2] = np.nan
+
+    def columns(repeat: int) -> ScoreColumns:
+        return ScoreColumns(
+            position=positions, repeat=np.full(k, repeat, np.int32), value=values, status=status
+        )
+
+    fast = item_stats(columns(0), threshold=threshold, higher_is_better=False)
+    grouped = item_stats(columns(1), threshold=threshold, higher_is_better=False)  # general
+    for name in ("position", "mean", "n", "spread", "passes"):
+        a, b = getattr(fast, name), getattr(grouped, name)
+        assert a.dtype == b.dtype and np.array_equal(a, b), name
+    assert not np.signbit(fast.mean).any()
+    # a position given twice in one repeat is still grouped (averaged), never dropped
+    twice = ScoreColumns(
+        position=np.array([3, 3, 1], np.int64),
+        repeat=np.zeros(3, np.int32),
+        value=np.array([0.0, 1.0, 0.25]),
+        status=np.zeros(3, np.int8),
+    )
+    stats_twice = item_stats(twice)
+    assert stats_twice.position.tolist() == [1, 3] and stats_twice.mean.tolist() == [0.25, 0.5]
+    assert stats_twice.n.tolist() == [1, 2]

@@ -72,6 +72,23 @@ class RunAborted(RuntimeError):
     """The run stopped because a hook or the sink failed; the run is stored as failed."""
 
 
+def _item_ids(plan: RunPlan) -> Callable[[int], str]:
+    """Position -> item id, read from the plan's items at the first call.
+
+    The summary needs ids only for items whose repeats flipped verdicts; keeping every id
+    through the run would cost memory per item (a stored run keeps nothing per item), so
+    they are found again, by one more pass over the items, only when asked for."""
+    table: dict[int, str] | None = None
+
+    def item_id_for(position: int) -> str:
+        nonlocal table
+        if table is None:
+            table = {index: item.id for index, item in enumerate(plan.items())}
+        return table[position]
+
+    return item_id_for
+
+
 def _units(plan: RunPlan) -> Iterator[tuple[int, Item, int]]:
     repeats = plan.info.repeats
     done = plan.done
@@ -109,18 +126,29 @@ async def _score(
         )
         return await (scoring if limit is None else _limited(scoring, limit))
     except Exception as exc:  # a broken custom scorer: isolate it to this score
-        if isinstance(exc, TimeoutError) and limit is not None and limit.expired():
-            message = f"scorer {scorer.label!r} did not finish within {timeout_s:g} s (timeout)"
-            kind = "TimeoutError"
-        else:
-            message, kind = f"{type(exc).__name__}: {exc}", type(exc).__name__
-        return ScoreResult(
-            scorer_id=scorer.id,
-            scorer_label=scorer.label,
-            call_id=call_id or "",
-            status="error",
-            error=ScoreError(message=message, kind=kind),
-        )
+        return _broken(scorer, exc, call_id, limit, timeout_s)
+
+
+def _broken(
+    scorer: Scorer,
+    exc: Exception,
+    call_id: str | None,
+    limit: asyncio.Timeout | None = None,
+    timeout_s: float | None = None,
+) -> ScoreResult:
+    """The error result of a scorer that raised (or ran past ``limit``)."""
+    if isinstance(exc, TimeoutError) and limit is not None and limit.expired():
+        message = f"scorer {scorer.label!r} did not finish within {timeout_s:g} s (timeout)"
+        kind = "TimeoutError"
+    else:
+        message, kind = f"{type(exc).__name__}: {exc}", type(exc).__name__
+    return ScoreResult(
+        scorer_id=scorer.id,
+        scorer_label=scorer.label,
+        call_id=call_id or "",
+        status="error",
+        error=ScoreError(message=message, kind=kind),
+    )
 
 
 async def run_unit(plan: RunPlan, position: int, item: Item, repeat: int) -> ItemResult:
@@ -158,7 +186,21 @@ async def run_unit(plan: RunPlan, position: int, item: Item, repeat: int) -> Ite
         # the call id says which run, item, repeat and scorer a score belongs to (and costs
         # a tenth of the random UUID ``Scorer.run`` would draw)
         call = f"{plan.info.id[:12]}-{position}-{repeat}-"
-        if len(plan.scorers) == 1:
+        if len(plan.scorers) == 1 and timeout_s is None:  # the common case, without a wrapper
+            scorer = plan.scorers[0]
+            try:
+                score = await scorer.run(
+                    input=item.input,
+                    output=output,
+                    ground_truth=item.expected_output,
+                    context=item.context,
+                    metadata=item.metadata,
+                    call_id=call + "0",
+                )
+            except Exception as exc:  # a broken custom scorer: isolate it to this score
+                score = _broken(scorer, exc, call + "0")
+            scores[scorer.id] = score
+        elif len(plan.scorers) == 1:
             scorer = plan.scorers[0]
             scores[scorer.id] = await _score(scorer, item, output, timeout_s, call + "0")
         else:
@@ -208,7 +250,7 @@ async def execute(
     garbage collector off them while the run lasts (``assay.runner.gc_policy``)."""
     hooks = hooks or RunHooks()
     info = plan.info
-    accumulator = SummaryAccumulator(info.scorers)
+    accumulator = SummaryAccumulator(info.scorers, keep_ids=False)
     earlier_s = 0.0  # active time of earlier sessions (resume): the span of their results
     if plan.previous is not None:
         first, last = float("inf"), float("-inf")
@@ -270,6 +312,7 @@ async def execute(
         info.scorers,
         threshold=info.threshold,
         duration_s=earlier_s + (time.perf_counter() - started),
+        item_id_for=_item_ids(plan),
         repeats=info.repeats,
     )
     await sink.finish(info.id, status, summary)

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 from assay.types import StepName
@@ -26,6 +27,54 @@ class ScorerCall:
     call_id: str = ""
     """Identifies this one scorer call (not an evaluation run) in results and logs."""
     metadata: dict[str, Any] = field(default_factory=dict)
+
+
+_new = object.__new__
+
+
+def _slot(cls: type, name: str) -> Callable[[Any, Any], None]:
+    """The setter of slot ``name`` of ``cls`` (a member descriptor's ``__set__``)."""
+    setter: Callable[[Any, Any], None] = getattr(cls, name).__set__
+    return setter
+
+
+_call_slots = (
+    _slot(ScorerCall, "output"),
+    _slot(ScorerCall, "input"),
+    _slot(ScorerCall, "ground_truth"),
+    _slot(ScorerCall, "context"),
+    _slot(ScorerCall, "expected_trajectory"),
+    _slot(ScorerCall, "call_id"),
+    _slot(ScorerCall, "metadata"),
+)
+
+
+def scorer_call(
+    output: Any,
+    input: Any,
+    ground_truth: Any,
+    context: Any,
+    expected_trajectory: Any,
+    call_id: str,
+    metadata: dict[str, Any],
+) -> ScorerCall:
+    """``ScorerCall(...)`` with every field given, for the pipeline's hot path.
+
+    Why: a frozen dataclass sets each field through ``object.__setattr__``; setting the
+    slots directly builds the same (frozen, equal) object in about half the time, and the
+    pipeline builds one per scored item. ``tests/scoring/test_context.py`` checks the two are
+    equal; the field order is checked at import below.
+    """
+    call = _new(ScorerCall)
+    o, i, g, c, e, k, m = _call_slots
+    o(call, output)
+    i(call, input)
+    g(call, ground_truth)
+    c(call, context)
+    e(call, expected_trajectory)
+    k(call, call_id)
+    m(call, metadata)
+    return call
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,6 +117,44 @@ class StepContext:
         from assay.messages.chat import get_assistant_message
 
         return get_assistant_message(self.call.output) or ""
+
+
+_context_slots = (
+    _slot(StepContext, "call"),
+    _slot(StepContext, "results"),
+    _slot(StepContext, "score"),
+)
+
+
+def step_context(
+    call: ScorerCall, results: dict[StepName, Any], score: float | None
+) -> StepContext:
+    """``StepContext(call, results, score)`` for the hot path (see ``scorer_call``)."""
+    ctx = _new(StepContext)
+    c, r, s = _context_slots
+    c(ctx, call)
+    r(ctx, results)
+    s(ctx, score)
+    return ctx
+
+
+for _cls, _names in (
+    (
+        ScorerCall,
+        (
+            "output",
+            "input",
+            "ground_truth",
+            "context",
+            "expected_trajectory",
+            "call_id",
+            "metadata",
+        ),
+    ),
+    (StepContext, ("call", "results", "score")),
+):
+    if tuple(f.name for f in fields(_cls)) != _names:  # a field added without its fast path
+        raise TypeError(f"{_cls.__name__}'s fields changed: update its fast constructor")
 
 
 @dataclass(frozen=True, slots=True)

@@ -24,7 +24,7 @@ from typing import Any
 
 from assay.fingerprint import code_fingerprint, digest, value_identity
 from assay.models.base import Model
-from assay.scoring.context import NotScorable, ScorerCall, StepContext
+from assay.scoring.context import NotScorable, ScorerCall, scorer_call, step_context
 from assay.scoring.judge import JudgeStepError, execute_judge_step
 from assay.scoring.score_value import CheckedScore, check_score
 from assay.scoring.steps import FunctionStep, JudgeConfig, JudgeStep, Step, StepFunction, as_step
@@ -221,14 +221,14 @@ class Scorer:
                 f"scorer {self.id!r} has no score step; add one with .score(...)"
             )
         started = time.perf_counter()
-        run = ScorerCall(
-            output=output,
-            input=input,
-            ground_truth=ground_truth,
-            context=context,
-            expected_trajectory=expected_trajectory,
-            call_id=call_id or str(uuid.uuid4()),
-            metadata=metadata or {},
+        run = scorer_call(
+            output,
+            input,
+            ground_truth,
+            context,
+            expected_trajectory,
+            call_id or str(uuid.uuid4()),
+            metadata or {},
         )
         return await self._execute(run, started)
 
@@ -253,7 +253,7 @@ class Scorer:
                 run = self.prepare_call(run)
             for name, step in self.steps:
                 current = name
-                ctx = StepContext(run, results, score)
+                ctx = step_context(run, results, score)
                 if isinstance(step, FunctionStep):
                     value = step.fn(ctx)
                     if type(value) not in _PLAIN and inspect.isawaitable(value):
@@ -276,8 +276,11 @@ class Scorer:
                     calls.append(outcome.call)
                     value = outcome.result
                 if name == "score":
-                    checked = check_score(value)  # a number, or a Score with values/corpus
-                    score = value = checked.value
+                    if type(value) is float and math.isfinite(value):
+                        score = value  # the common case: what ``check_score`` would keep
+                    else:
+                        checked = check_score(value)  # a number, or a Score with values/corpus
+                        score = value = checked.value
                 results[name] = value
                 completed.append(name)
         except JudgeStepError as exc:
@@ -346,9 +349,9 @@ class Scorer:
             values=dict(values) if values else {},
             corpus=corpus,
             reason=reason,
-            steps=dict(results),
-            prompts=dict(prompts),
-            judge_calls=list(calls),
+            steps=dict(results),  # steps saw ``results`` (``ctx.results``): the result owns a copy
+            prompts=prompts,  # made by this call for this result, never shown to a step
+            judge_calls=calls,
             error=error,
             not_scorable_step=not_scorable_step,
             duration_ms=(time.perf_counter() - started) * 1000,

@@ -9,7 +9,11 @@ never half-stored.
 
 Why a semaphore: the queue holds at most ``max_pending`` results; past that ``write`` waits
 (asyncio backpressure) until the writer has committed some, so memory stays flat however
-many items a run has, and a slow disk slows the run instead of filling RAM.
+many items a run has, and a slow disk slows the run instead of filling RAM. The bound is
+two batches (1,000 results): one being committed while the next fills. A deeper queue
+does not make a run faster (when the writer is the slower side the queue is full whatever
+its size), it only holds more results in memory: 5,000 pending results were ~6 MiB, and a
+100k-item run reached the bound where a 10k-item one did not.
 
 Why errors are sticky: a failed batch must not vanish into a log. The first writer error is
 kept; every later ``write`` raises it, ``finish`` raises it (after marking the run
@@ -56,7 +60,7 @@ class StoreSink:
         *,
         batch_size: int = 500,
         max_delay_s: float = 0.05,
-        max_pending: int = 5000,
+        max_pending: int = 1000,
     ) -> None:
         if batch_size < 1 or max_pending < 1:
             raise ValueError("batch_size and max_pending must be at least 1")

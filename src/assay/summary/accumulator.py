@@ -1,11 +1,15 @@
 """Summarise a run while it streams, without keeping its results.
 
 The runner hands every finished ``ItemResult`` to ``SummaryAccumulator.add`` and asks for
-the ``RunSummary`` at the end. Only numbers and item ids are kept, in flat buffers (about
-30 bytes plus the id's length per result), so a persisted 100k-item run does not grow the
-runner's memory with the results it already wrote to the store. Named values get their own
-columns (one per scorer and value key); corpus payloads are kept only for scorers of the
-``specs`` given to the constructor that declare a corpus aggregation.
+the ``RunSummary`` at the end. Only numbers are kept, in flat buffers, so a persisted
+100k-item run does not grow the runner's memory with the results it already wrote to the
+store: per result its latency (8 bytes) and per score 21 bytes (position, repeat, value,
+status), plus either the item's id (``keep_ids=True``, the default: about 16 bytes plus the
+id's length) or one byte per item position (``keep_ids=False``: the runner, which can find
+an id again from its items when the summary needs one, see ``summary(item_id_for=...)``).
+Named values get their own columns (one per scorer and value key); corpus payloads are kept
+only for scorers of the ``specs`` given to the constructor that declare a corpus
+aggregation.
 """
 
 from __future__ import annotations
@@ -62,16 +66,33 @@ class ItemIdTable:
         return item_id_for
 
 
+def _lazy(ids: ItemIdTable) -> Callable[[int], str]:
+    """``ids.lookup()`` built at the first call: the sorted snapshot costs ~40 bytes per
+    result and is only needed when some item flipped."""
+    lookup: Callable[[int], str] | None = None
+
+    def item_id_for(position: int) -> str:
+        nonlocal lookup
+        if lookup is None:
+            lookup = ids.lookup()
+        return lookup(position)
+
+    return item_id_for
+
+
 class SummaryAccumulator:
     """Feeds ``ItemResult``s into score columns and counters; ``summary()`` at the end."""
 
-    def __init__(self, specs: Sequence[ScorerSpec] = ()) -> None:
+    def __init__(self, specs: Sequence[ScorerSpec] = (), *, keep_ids: bool = True) -> None:
         self.builder = ScoreColumnsBuilder()
         self._corpus_ids = {s.id for s in specs if has_corpus_aggregation(s.aggregations)}
         """Scorers whose corpus payloads are kept (only those declaring a corpus aggregation:
         everything else stays memory-flat, the payloads are in the store)."""
         self.corpus: dict[str, list[CorpusRow]] = {}
-        self.ids = ItemIdTable()
+        self.ids: ItemIdTable | None = ItemIdTable() if keep_ids else None
+        """Position -> item id (``keep_ids``); ``None`` when the caller finds ids itself."""
+        self._seen = bytearray()
+        """Without ids: one byte per item position, 1 once a result of it was added."""
         self._latencies = array("d")
         self.results = 0
         self.item_errors = 0
@@ -86,23 +107,32 @@ class SummaryAccumulator:
         """Record one finished item result (scores, latency, target error, target and judge
         usage)."""
         self.results += 1
-        self._max_repeat = max(self._max_repeat, result.repeat)
-        self.ids.add(result.position, result.item_id)
+        position, repeat = result.position, result.repeat
+        if repeat > self._max_repeat:
+            self._max_repeat = repeat
+        if self.ids is not None:
+            self.ids.add(position, result.item_id)
+        else:
+            seen = self._seen
+            if position >= len(seen):
+                seen.extend(bytes(position + 1 - len(seen)))
+            seen[position] = 1
         if result.error is not None:
             self.item_errors += 1
-        if result.latency_ms is not None and math.isfinite(result.latency_ms):
-            self._latencies.append(result.latency_ms)
+        latency = result.latency_ms
+        if latency is not None and math.isfinite(latency):
+            self._latencies.append(latency)
         if result.usage is not None:
             self.target_usage = self.target_usage + result.usage
         if result.cost_usd is not None:
             self.target_cost_usd = (self.target_cost_usd or 0.0) + result.cost_usd
         for scorer_id, score in result.scores.items():
-            self.builder.add(scorer_id, result.position, result.repeat, score.status, score.score)
+            self.builder.add(scorer_id, position, repeat, score.status, score.score)
             if score.values:
-                self.builder.add_values(scorer_id, result.position, result.repeat, score.values)
+                self.builder.add_values(scorer_id, position, repeat, score.values)
             if score.corpus is not None and scorer_id in self._corpus_ids:
                 rows = self.corpus.setdefault(scorer_id, [])
-                rows.append((result.position, result.repeat, score.corpus))
+                rows.append((position, repeat, score.corpus))
             for call in score.judge_calls:
                 self.judge_calls += 1
                 self.usage = self.usage + call.usage
@@ -112,7 +142,9 @@ class SummaryAccumulator:
     @property
     def items(self) -> int:
         """Distinct items seen (results / repeats when every repeat completed)."""
-        return self.ids.distinct_positions()
+        if self.ids is not None:
+            return self.ids.distinct_positions()
+        return self._seen.count(1)
 
     def summary(
         self,
@@ -125,9 +157,14 @@ class SummaryAccumulator:
         n_boot: int = 2000,
         seed: int = 0,
     ) -> RunSummary:
-        """The run summary so far. ``item_id_for`` defaults to the ids recorded by ``add``;
-        ``repeats`` defaults to the highest repeat seen + 1 (pass the configured value for
-        an interrupted run)."""
+        """The run summary so far. ``item_id_for`` (called only for flipped items) defaults
+        to the ids recorded by ``add`` and is required with ``keep_ids=False``; ``repeats``
+        defaults to the highest repeat seen + 1 (pass the configured value for an
+        interrupted run)."""
+        if item_id_for is None:
+            if self.ids is None:
+                raise ValueError("an accumulator without ids needs item_id_for")
+            item_id_for = _lazy(self.ids)
         return summarize_run(
             specs,
             self.builder,
@@ -143,7 +180,7 @@ class SummaryAccumulator:
             cost_usd=self.cost_usd,
             target_usage=self.target_usage,
             target_cost_usd=self.target_cost_usd,
-            item_id_for=item_id_for or self.ids.lookup(),
+            item_id_for=item_id_for,
             n_boot=n_boot,
             seed=seed,
             corpus=self.corpus,

@@ -79,9 +79,19 @@ def passing(
 def item_stats(
     cols: ScoreColumns, *, threshold: float | None = None, higher_is_better: bool = True
 ) -> ItemStats:
-    """Group the ready scores by position: mean, ready-repeat count, max-min, passes."""
+    """Group the ready scores by position: mean, ready-repeat count, max-min, passes.
+
+    When every position holds at most one number (one repeat: the common case) the grouping
+    is a sort: the same arrays, computed with a third of the memory (a 100k-item summary
+    otherwise holds ~90 bytes per result at once; ``n`` and ``spread`` are then read-only
+    constant views).
+    """
     ready = cols.ready
     values = cols.value[ready]
+    if not cols.repeat.any():
+        single = _one_per_position(cols.position[ready], values, threshold, higher_is_better)
+        if single is not None:
+            return single
     positions, inverse = np.unique(cols.position[ready], return_inverse=True)
     k = positions.shape[0]
     n = np.bincount(inverse, minlength=k).astype(np.int64)
@@ -101,6 +111,32 @@ def item_stats(
         mean=mean,
         n=n,
         spread=hi - lo,
+        passes=passes,
+    )
+
+
+def _one_per_position(
+    positions: IntArray, values: FloatArray, threshold: float | None, higher_is_better: bool
+) -> ItemStats | None:
+    """``item_stats`` when no position repeats (else ``None``): each item's mean is its one
+    number (``+ 0.0``, as the grouped sum ``0.0 + v`` gives: ``-0.0`` becomes ``0.0``)."""
+    order = np.argsort(positions, kind="stable")
+    positions = positions[order]
+    if positions.shape[0] > 1 and not bool((positions[1:] != positions[:-1]).all()):
+        return None
+    mean = values[order]
+    del order
+    mean += 0.0
+    k = positions.shape[0]
+    if threshold is None:
+        passes: IntArray = np.broadcast_to(np.int64(0), (k,))
+    else:
+        passes = passing(mean, threshold, higher_is_better=higher_is_better).astype(np.int64)
+    return ItemStats(
+        position=positions.astype(np.int64, copy=False),
+        mean=mean,
+        n=np.broadcast_to(np.int64(1), (k,)),
+        spread=np.broadcast_to(np.float64(0.0), (k,)),
         passes=passes,
     )
 
@@ -229,7 +265,11 @@ def summarize_scorer(
     stats = item_stats(cols, threshold=threshold, higher_is_better=spec.higher_is_better)
     means = stats.mean
     count = len(stats)
+    errors = int(np.count_nonzero(cols.status == ERROR))
+    not_scorable = int(np.count_nonzero(cols.status == NOT_SCORABLE))
+    aggregates = scorer_aggregates(spec, cols, means, threshold=threshold, corpus=corpus)
     value_means = {key: item_stats(vcols).mean for key, vcols in (value_columns or {}).items()}
+    del cols, value_columns  # the columns are done with: free them before the bootstrap
     ci, *value_cis = bootstrap_mean_cis([means, *value_means.values()], n_boot=n_boot, seed=seed)
     pass_rate: float | None = None
     flipped: list[str] = []
@@ -251,8 +291,8 @@ def summarize_scorer(
         ci_high=ci[1] if ci else None,
         min=float(means.min()) if count else None,
         max=float(means.max()) if count else None,
-        errors=int(np.count_nonzero(cols.status == ERROR)),
-        not_scorable=int(np.count_nonzero(cols.status == NOT_SCORABLE)),
+        errors=errors,
+        not_scorable=not_scorable,
         threshold=threshold,
         pass_rate=pass_rate,
         flipped_items=flipped,
@@ -261,7 +301,7 @@ def summarize_scorer(
             key: _value_summary(vmeans, vci)
             for (key, vmeans), vci in zip(value_means.items(), value_cis, strict=True)
         },
-        aggregates=scorer_aggregates(spec, cols, means, threshold=threshold, corpus=corpus),
+        aggregates=aggregates,
         weight=spec.weight,
         normalized_mean=(
             spec.normalize(float(means.mean()))
@@ -392,7 +432,10 @@ def latency_stats(
 ) -> tuple[float | None, float | None, float | None]:
     """Mean, p50 and p95 of the latencies, ignoring NaN (a stored-output run has none)."""
     lat = np.asarray(latencies_ms, dtype=np.float64)
-    lat = lat[~np.isnan(lat)]
+    missing = np.isnan(lat)
+    if missing.any():
+        lat = lat[~missing]
+    del missing
     if lat.shape[0] == 0:
         return None, None, None
     p50, p95 = np.percentile(lat, [50.0, 95.0])
@@ -424,6 +467,9 @@ def summarize_run(
     scores without a spec (a custom scorer added late) is summarised under its id rather
     than dropped. ``threshold`` is the run-wide level (see ``effective_threshold``);
     ``corpus`` maps scorer ids to the payload rows of their corpus aggregations."""
+    # latencies first, then let them go: the scorers' arrays need the memory next
+    lat_mean, lat_p50, lat_p95 = latency_stats(latencies_ms)
+    del latencies_ms
     all_specs = list(specs)
     known = {s.id for s in all_specs}
     all_specs += [ScorerSpec(id=sid, label=sid) for sid in builder.scorer_ids() if sid not in known]
@@ -443,7 +489,6 @@ def summarize_run(
         for spec in all_specs
     }
     weighted, weighted_ids = weighted_score(all_specs, scorers)
-    lat_mean, lat_p50, lat_p95 = latency_stats(latencies_ms)
     return RunSummary(
         items=items,
         results=results,
