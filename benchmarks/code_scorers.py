@@ -13,7 +13,12 @@ scores as a parity cross-check.
 Usage::
 
     .venv/bin/python benchmarks/code_scorers.py [--pairs 2000] [--data PATH] [--no-node]
-        [--scorers completeness,tone]
+        [--scorers completeness,tone] [--repeats 3]
+
+With ``--repeats N`` the whole measurement (assay, then the reference) runs N times back to back
+and the table gives the median items/s of each side (each repetition's figures and load
+average are printed first): on a shared machine the load moves between the two sides' runs,
+and the median of interleaved repetitions is the fairer ratio.
 
 The STS-B file comes from ``../shared/data/stsb/stsb_test.jsonl`` when present; otherwise
 pass ``--data`` (any JSONL with ``sentence1``/``sentence2``; STS-B is on the Hugging Face hub
@@ -26,9 +31,11 @@ import argparse
 import asyncio
 import json
 import multiprocessing
+import os
 import platform
 import resource
 import shutil
+import statistics
 import subprocess
 import sys
 import time
@@ -124,6 +131,16 @@ def _measure_in_child(args: tuple[str, list[tuple[str, str]]]) -> dict[str, Any]
     return measure(*args)
 
 
+def _median_of(results: list[dict[str, Any]]) -> dict[str, Any]:
+    """One result per scorer from repetitions: median rates, largest RSS, first mean score."""
+    merged = dict(results[0])
+    for key in ("items_per_second", "concurrent_items_per_second"):
+        if key in merged:
+            merged[key] = statistics.median(r[key] for r in results)
+    merged["peak_rss_mb"] = max(r["peak_rss_mb"] for r in results)
+    return merged
+
+
 def run_reference(n: int, data: Path, scorers: list[str]) -> dict[str, Any] | None:
     node = shutil.which("node")
     if node is None:
@@ -151,6 +168,7 @@ def main() -> None:
     parser.add_argument(
         "--scorers", default=",".join(SCORERS), help="comma-separated subset (default: all)"
     )
+    parser.add_argument("--repeats", type=int, default=1, help="interleaved repetitions")
     args = parser.parse_args()
     selected = [name.strip() for name in args.scorers.split(",") if name.strip()]
     unknown = sorted(set(selected) - set(SCORERS))
@@ -161,18 +179,50 @@ def main() -> None:
     pairs = load_pairs(args.data, args.pairs)
 
     context = multiprocessing.get_context("spawn")
-    ours: dict[str, dict[str, Any]] = {}
-    for type_id in selected:
-        with context.Pool(1) as pool:
-            ours[type_id] = pool.apply(_measure_in_child, ((type_id, pairs),))
-    reference = None if args.no_node else run_reference(args.pairs, args.data, selected)
-    ref_results: dict[str, Any] = (reference or {}).get("results", {})
+    our_runs: list[dict[str, dict[str, Any]]] = []
+    ref_runs: list[dict[str, Any]] = []
+    reference: dict[str, Any] | None = None
+    loads: list[float] = [os.getloadavg()[0]]
+    for repeat in range(max(1, args.repeats)):
+        ours_now: dict[str, dict[str, Any]] = {}
+        for type_id in selected:
+            with context.Pool(1) as pool:
+                ours_now[type_id] = pool.apply(_measure_in_child, ((type_id, pairs),))
+        our_runs.append(ours_now)
+        reference = None if args.no_node else run_reference(args.pairs, args.data, selected)
+        ref_runs.append((reference or {}).get("results", {}))
+        loads.append(os.getloadavg()[0])
+        if args.repeats > 1:
+            parts = []
+            for type_id in selected:
+                ref_now = ref_runs[-1].get(type_id)
+                mine_rate = ours_now[type_id]["items_per_second"]
+                parts.append(
+                    f"{type_id} {mine_rate:,.0f}"
+                    + (
+                        f" vs {ref_now['items_per_second']:,.0f}"
+                        f" ({mine_rate / ref_now['items_per_second']:.1f}x)"
+                        if ref_now
+                        else ""
+                    )
+                )
+            print(
+                f"repeat {repeat + 1}, load {loads[-2]:.2f} -> {loads[-1]:.2f}: " + "; ".join(parts)
+            )
+    ours = {t: _median_of([run[t] for run in our_runs]) for t in selected}
+    ref_results: dict[str, Any] = {
+        t: _median_of([run[t] for run in ref_runs])
+        for t in selected
+        if all(t in run for run in ref_runs)
+    }
 
     print(
         f"\ncode scorers over {args.pairs} STS-B pairs ({args.data.name}), one process, "
         f"sequential; {platform.python_implementation()} {platform.python_version()}, "
         f"{platform.machine()}, {multiprocessing.cpu_count()} cores"
         + (f"; reference: node {reference['node']}, @mastra/evals 1.10.2" if reference else "")
+        + f"; load average {min(loads):.2f}-{max(loads):.2f}"
+        + (f"; median of {len(our_runs)} repetitions" if len(our_runs) > 1 else "")
     )
     header = (
         f"{'scorer':<26}{'assay items/s':>14}{'ref items/s':>12}{'ratio':>8}"
