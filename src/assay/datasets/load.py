@@ -53,7 +53,7 @@ def _from_iterable(
     entries: Iterable[Item | Mapping[str, Any]], mapper: RowMapper
 ) -> Iterator[Item]:
     for index, entry in enumerate(entries):
-        if isinstance(entry, Item):
+        if type(entry) is not dict and isinstance(entry, Item):  # a dict first: the usual row
             yield entry
         elif isinstance(entry, Mapping):
             yield row_to_item(

@@ -16,6 +16,8 @@ from typing import Any, NamedTuple
 from assay.datasets.errors import MappingError
 from assay.types import ITEM_FIELDS
 
+_ITEM_FIELD_SET = frozenset(ITEM_FIELDS)
+
 _MISSING: Any = object()
 
 
@@ -107,6 +109,12 @@ class RowMapper:
         Raises ``MissingColumnError`` when a mapped source column is absent. The top-level
         column a mapped value came from is consumed, so it does not also land in metadata.
         """
+        if not self.mapping:  # no mapping (inline data, most files): the same split, direct
+            return MappedRow(
+                {name: row[name] for name in ITEM_FIELDS if name in row},
+                [],
+                {key: value for key, value in row.items() if key not in _ITEM_FIELD_SET},
+            )
         fields: dict[str, Any] = {}
         consumed: set[str] = set()
         for target, source in self._fields:
