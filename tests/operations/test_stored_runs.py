@@ -11,7 +11,7 @@ import pytest
 
 from assay.operations.stored_runs import run_stored
 from assay.store import open_store
-from assay.types import Item
+from assay.types import Item, ItemResult
 
 N = 6000
 
@@ -37,6 +37,7 @@ def test_items_and_results_are_not_kept_per_item(tmp_path: Path) -> None:
     def answer(question: str) -> str:
         if question == f"q{N - 1}":
             seen["items"] = _live(Item)
+            seen["results"] = _live(ItemResult)
         return question
 
     with open_store(f"sqlite:///{tmp_path / 'runs.db'}") as store:
@@ -47,6 +48,9 @@ def test_items_and_results_are_not_kept_per_item(tmp_path: Path) -> None:
         assert run.info.total_items == N
         assert sum(1 for _ in store.runs.score_rows(run.id)) == N
     assert seen["items"] < N / 2, seen
+    # results waiting for the store writer: at most its queue bound (two 500-result batches)
+    # plus the items in flight, however long the run (before: up to 5,000 in the queue)
+    assert seen["results"] <= 1_000 + 4, seen
 
 
 def _rows(count: int, bad_at: int | None = None) -> Iterator[dict[str, object]]:
@@ -102,3 +106,4 @@ def test_flipped_items_of_a_stored_run_are_named_from_its_stored_items(tmp_path:
         summary = run.summary.scorers["exact-match"]
         assert summary.flipped_items == ["item-1", "item-4"]
         assert store.runs.get(run.id).summary == run.summary
+

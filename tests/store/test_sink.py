@@ -88,6 +88,27 @@ async def test_backpressure_bounds_the_queue(store: Store, monkeypatch: pytest.M
     assert gated.calls >= 3  # batches of at most 4
 
 
+async def test_by_default_at_most_two_batches_wait_for_the_writer(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The default bound is what keeps a long stored run's memory flat: 1,000 pending
+    results (two batches of 500), not 5,000 (~6 MiB of results, which a 100k-item run
+    filled and a 10k-item one did not)."""
+    gated = _GatedRuns(store)
+    monkeypatch.setattr(store.runs, "write_results", gated)
+    sink = StoreSink(store)
+    await sink.start(info(), resumed=False)
+    for n in range(1000):
+        await sink.write(item_result(f"i{n}", n))
+    blocked = asyncio.ensure_future(sink.write(item_result("i1000", 1000)))
+    await asyncio.sleep(0.3)
+    assert not blocked.done()
+    gated.gate.set()
+    await asyncio.wait_for(blocked, timeout=10)
+    await sink.finish("sink-run", "completed", RunSummary())
+    assert len(store.runs.completed_keys("sink-run")) == 1001
+
+
 async def test_writer_errors_surface_on_the_next_write_and_on_finish(store: Store) -> None:
     sink = StoreSink(store, batch_size=1, max_delay_s=0)
     await sink.start(info(), resumed=False)

@@ -82,3 +82,50 @@ def test_accumulator_keeps_no_results() -> None:
     # a retained ItemResult with its 200-char output alone would be well over 500 bytes
     assert used / n < 100, f"{used / n:.0f} bytes per result"
     assert acc.items == n
+
+
+def test_without_ids_the_accumulator_keeps_about_thirty_bytes_per_result() -> None:
+    """What a stored run's summary holds per result while the run goes on: latency (8),
+    one byte per position, and the score's 21 bytes (position, repeat, value, status) — no
+    item id (with ids it was ~52 bytes per result here)."""
+    import tracemalloc
+
+    acc = SummaryAccumulator(keep_ids=False)
+    n = 50_000
+    results = [
+        result(f"item-{i:06d}", i, {"acc": score(float(i % 2))}, latency_ms=1.0) for i in range(n)
+    ]
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        for r in results:
+            acc.add(r)
+        used = tracemalloc.get_traced_memory()[0] - before
+        tracemalloc.reset_peak()
+        summary = acc.summary([spec()], threshold=0.5, duration_s=None, item_id_for=str)
+        transient = tracemalloc.get_traced_memory()[1] - before - used
+    finally:
+        tracemalloc.stop()
+    assert acc.items == n and summary.scorers["acc"].count == n
+    assert summary.scorers["acc"].pass_rate == 0.5
+    assert used / n < 34, f"{used / n:.1f} bytes per result kept"
+    # the summary's own arrays at the end (~160 bytes per result before the one-number-per-
+    # item path and the latencies-first order)
+    assert transient / n < 90, f"{transient / n:.1f} bytes per result at the summary"
+
+
+def test_without_ids_the_summary_asks_for_flipped_ids_and_needs_a_way_to_find_them() -> None:
+    acc = SummaryAccumulator(keep_ids=False)
+    for r in _results():
+        acc.add(r)
+    asked: list[int] = []
+
+    def item_id_for(position: int) -> str:
+        asked.append(position)
+        return f"q-{position + 1}"
+
+    s = acc.summary([spec()], threshold=0.5, duration_s=None, item_id_for=item_id_for)
+    assert s.scorers["acc"].flipped_items == ["q-1"] and asked == [0]
+    assert s.items == 3
+    with pytest.raises(ValueError, match="needs item_id_for"):
+        acc.summary([spec()], threshold=0.5, duration_s=None)
