@@ -106,4 +106,3 @@ def test_flipped_items_of_a_stored_run_are_named_from_its_stored_items(tmp_path:
         summary = run.summary.scorers["exact-match"]
         assert summary.flipped_items == ["item-1", "item-4"]
         assert store.runs.get(run.id).summary == run.summary
-
