@@ -274,3 +274,38 @@ async def test_an_unreadable_cache_file_is_a_miss_not_a_failure(
     response = await model.generate(MESSAGES, settings=ZERO)
     assert response.text == "ok" and response.cached is False
     assert model.stats.errors == 1 and model.stats.misses == 1
+
+
+def _rows(db: Path) -> int:
+    with sqlite3.connect(db) as conn:
+        try:
+            return int(conn.execute("SELECT COUNT(*) FROM model_cache").fetchone()[0])
+        except sqlite3.OperationalError:  # not created yet
+            return 0
+
+
+def _eventually(condition: Any, seconds: float = 10.0) -> bool:
+    import time
+
+    deadline = time.monotonic() + seconds
+    while not condition():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.01)
+    return True
+
+
+def test_the_writer_thread_writes_on_its_own_and_ends_when_idle(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("assay.models.cache.WRITE_DELAY_S", 0.01)
+    monkeypatch.setattr("assay.models.cache.WRITER_IDLE_S", 0.1)
+    db = tmp_path / "idle.db"
+    cache = SQLiteModelCache(db)
+    cache.put_nowait("a", {"n": 1})
+    assert cache.writer.running
+    assert _eventually(lambda: _rows(db) == 1)  # nobody flushed: the thread wrote it
+    assert _eventually(lambda: not cache.writer.running)
+    cache.put_nowait("b", {"n": 2})  # a new thread for the new work
+    assert cache.writer.running
+    assert _eventually(lambda: _rows(db) == 2)

@@ -471,13 +471,17 @@ def _insert(conn: sqlite3.Connection, table: str, entries: list[tuple[str, str]]
 
 WRITE_DELAY_S = 0.05
 """How long the writer thread gathers queued answers before one transaction writes them."""
+WRITER_IDLE_S = 10.0
+"""A writer thread with nothing to write for this long ends (a process that used many cache
+files, such as a test session, does not keep a thread per file)."""
 
 
 class _Writer:
     """The answers queued for one SQLite file, written by one daemon thread.
 
-    ``add`` queues (a key queued again keeps its latest value); the thread wakes, waits
-    ``WRITE_DELAY_S`` so answers arriving meanwhile share the transaction, and writes. An
+    ``add`` queues (a key queued again keeps its latest value) and starts the thread when
+    none runs; the thread wakes, waits ``WRITE_DELAY_S`` so answers arriving meanwhile share
+    the transaction, writes, and ends after ``WRITER_IDLE_S`` without work. An
     entry leaves the queue only once written (so ``queued`` answers lookups until the file
     does). A failed write is logged and its entries dropped (a cache, not a record)."""
 
@@ -530,10 +534,19 @@ class _Writer:
 
     def _run(self) -> None:
         while True:
-            self._wake.wait()
+            if not self._wake.wait(WRITER_IDLE_S):
+                with self._lock:  # nothing to write for a while: end (``add`` starts another)
+                    if not self._queue:
+                        self._thread = None
+                        return
+                continue
             time.sleep(WRITE_DELAY_S)
             self._wake.clear()
             self.flush()
+
+    @property
+    def running(self) -> bool:
+        return self._thread is not None
 
 
 _WRITERS: dict[tuple[Path, str], _Writer] = {}
