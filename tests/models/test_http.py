@@ -4,11 +4,13 @@ errors, the ``httpx2`` fallback behind a proxy, and no ``openai`` SDK on the def
 from __future__ import annotations
 
 import asyncio
+import gc
 import json
 import os
 import ssl
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -87,6 +89,24 @@ async def test_connections_open_at_once_are_capped(monkeypatch: pytest.MonkeyPat
         await asyncio.gather(*(_chat(transport) for _ in range(6)))
         assert server.max_in_flight == 2 and server.connections == 2
         await transport.aclose()
+
+
+def test_connections_of_an_ended_event_loop_are_not_kept(server: MockOpenAIServer) -> None:
+    """Each ``asyncio.run`` has its own pool; the pools of ended loops are dropped (and their
+    sockets closed), not kept for the model's lifetime."""
+    model = OpenAICompatibleModel("m", base_url=server.base_url, provider="mock")
+
+    async def calls() -> None:
+        await asyncio.gather(*(model.generate(MESSAGES) for _ in range(8)))
+
+    for _ in range(4):
+        asyncio.run(calls())
+    gc.collect()
+    assert server.connections == 32
+    deadline = time.monotonic() + 10
+    while server.open_connections > 8 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert server.open_connections <= 8  # only the last loop's pool may still be open
 
 
 async def test_connection_close_answers_open_a_new_connection_each_time() -> None:

@@ -485,6 +485,11 @@ class OpenAICompatibleModel:
         key = self._api_key_value()
         loop = asyncio.get_running_loop()
         entry = self._transports.get(loop)
+        if entry is None:
+            # the pools of loops that have ended: dropped, so their sockets are closed (they
+            # hold their loop, which would otherwise keep them, one pool per asyncio.run)
+            for ended in [other for other in self._transports if other.is_closed()]:
+                del self._transports[ended]
         if entry is None or entry[0] != key:
             if entry is not None:  # the key changed: close the old pool, do not leak it
                 closing = loop.create_task(entry[1].aclose())

@@ -356,6 +356,11 @@ class MockOpenAIServer:
                 "max_in_flight": self.max_in_flight,
             }
 
+    @property
+    def open_connections(self) -> int:
+        """Client connections open now."""
+        return len(self._writers)
+
     def drop_connections(self) -> int:
         """Close every open client connection (as an idle timeout would); returns how many.
         Waits until the server's loop has closed them."""
