@@ -133,9 +133,10 @@ class StdlibTransport:
         if scheme not in ("http", "https") or not parts.hostname:
             raise ValueError(f"base_url must be an http(s) URL with a host, got {base_url!r}")
         if parts.query or parts.fragment or parts.username or parts.password:
-            raise ValueError(
-                f"base_url {base_url!r}: a query, fragment or user info is not supported by "
-                f"the built-in HTTP client (set {HTTP_CLIENT_ENV}=httpx)"
+            raise ValueError(  # not the URL itself: it may hold a password
+                f"the base_url of {parts.hostname}: a query, fragment, user name or password "
+                "in it is not supported (requests go to base_url + '/chat/completions'; give "
+                "a key as the API key)"
             )
         self.base_url = base_url
         self.keepalive_s = keepalive_s
