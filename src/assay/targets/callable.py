@@ -77,7 +77,7 @@ class CallableTarget:
             value = await self.fn(*args, **kwargs)
         else:
             value = await TARGET_POOL.run(self.fn, *args, **kwargs)
-            if inspect.isawaitable(value):
+            if type(value) not in _PLAIN and inspect.isawaitable(value):  # skip the ABC walk
                 value = await value
         if self.output_key is None and type(value) in _PLAIN:
             return TargetOutput(value)  # already JSON-shaped, no envelope: nothing to convert
