@@ -265,11 +265,7 @@ def summarize_scorer(
     stats = item_stats(cols, threshold=threshold, higher_is_better=spec.higher_is_better)
     means = stats.mean
     count = len(stats)
-    errors = int(np.count_nonzero(cols.status == ERROR))
-    not_scorable = int(np.count_nonzero(cols.status == NOT_SCORABLE))
-    aggregates = scorer_aggregates(spec, cols, means, threshold=threshold, corpus=corpus)
     value_means = {key: item_stats(vcols).mean for key, vcols in (value_columns or {}).items()}
-    del cols, value_columns  # the columns are done with: free them before the bootstrap
     ci, *value_cis = bootstrap_mean_cis([means, *value_means.values()], n_boot=n_boot, seed=seed)
     pass_rate: float | None = None
     flipped: list[str] = []
@@ -291,8 +287,8 @@ def summarize_scorer(
         ci_high=ci[1] if ci else None,
         min=float(means.min()) if count else None,
         max=float(means.max()) if count else None,
-        errors=errors,
-        not_scorable=not_scorable,
+        errors=int(np.count_nonzero(cols.status == ERROR)),
+        not_scorable=int(np.count_nonzero(cols.status == NOT_SCORABLE)),
         threshold=threshold,
         pass_rate=pass_rate,
         flipped_items=flipped,
@@ -301,7 +297,7 @@ def summarize_scorer(
             key: _value_summary(vmeans, vci)
             for (key, vmeans), vci in zip(value_means.items(), value_cis, strict=True)
         },
-        aggregates=aggregates,
+        aggregates=scorer_aggregates(spec, cols, means, threshold=threshold, corpus=corpus),
         weight=spec.weight,
         normalized_mean=(
             spec.normalize(float(means.mean()))
@@ -382,7 +378,9 @@ def scorer_aggregates(
                 out[name] = None
                 continue
             stats = item_stats(cols, threshold=correct_at, higher_is_better=spec.higher_is_better)
-            out[name] = run_aggregation(aggregation, stats.n, stats.passes) if len(stats) else None
+            # writable arrays for the aggregation (one repeat gives read-only constant views)
+            counts, passes = np.array(stats.n), np.array(stats.passes)
+            out[name] = run_aggregation(aggregation, counts, passes) if len(stats) else None
         else:
             out[name] = corpus_value(aggregation, corpus or ())
     return out
