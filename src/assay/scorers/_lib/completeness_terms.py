@@ -26,8 +26,9 @@ spaCy is loaded once, lazily, with every pipe except tok2vec / tagger / attribut
 lower-case form, fine tag, coarse POS and trailing whitespace, so :class:`_Tagger` runs just
 the tok2vec and tagger models — their inference replayed without thinc's per-layer machinery
 (:class:`_TaggerForward`, bit-identical scores) — and replays the attribute ruler's TAG/POS
-rules from a table (:class:`_PosRules`): the same tags as ``nlp.pipe`` in about a third of
-the time per call, which matters most when an item's two texts are tagged on their own.
+rules from a table (:class:`_PosRules`): the same tags as ``nlp.pipe`` in well under half the
+time per call (benchmarks/RESULTS.md, issue 14), which matters most when an item's two texts
+are tagged on their own.
 """
 
 from __future__ import annotations
@@ -506,8 +507,8 @@ class _Tagger:
     on its vectors (what ``Tagger.predict`` computes through its listener; replayed by
     :class:`_TaggerForward` when the layout is the known one), takes the arg-max labels, and
     maps them through :class:`_PosRules` instead of writing tags, tensors and ruler
-    attributes into the docs. For the two short texts of one item this takes about a third
-    of the time of ``nlp.pipe``. If the model's rules are not the expected ones it uses
+    attributes into the docs. For the two short texts of one item this takes well under half
+    the time of ``nlp.pipe``. If the model's rules are not the expected ones it uses
     ``nlp.pipe`` (see :meth:`tag_with_pipeline`, which the tests compare it with).
     """
 
