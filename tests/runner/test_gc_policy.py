@@ -169,3 +169,34 @@ def test_a_disabled_collector_stays_disabled_and_nothing_is_frozen() -> None:
         assert policy.freezes == 0 and gc.get_freeze_count() == 0 and not gc.isenabled()
     finally:
         gc.enable()
+
+
+def test_a_run_released_by_a_finalizer_during_a_checkpoint_does_not_deadlock() -> None:
+    """``gc.collect()`` runs finalizers; a run coroutine finalized there releases its policy
+    on the thread that is inside the checkpoint."""
+    import threading
+
+    a, b = KeptResults(checkpoint=1), KeptResults(checkpoint=1)
+    b.kept()  # b holds frozen objects
+
+    class ReleasesB:
+        def __init__(self) -> None:
+            self.me = self
+
+        def __del__(self) -> None:
+            b.release()
+
+    def checkpoint_with_a_finalizer() -> None:
+        ReleasesB()  # cyclic garbage: freed by the checkpoint's collection
+        a.kept()
+
+    thread = threading.Thread(target=checkpoint_with_a_finalizer, daemon=True)
+    thread.start()
+    thread.join(timeout=10)
+    assert not thread.is_alive(), "the checkpoint deadlocked"  # (then nothing can release)
+    try:
+        assert a.freezes == 1 and gc.get_freeze_count() > 0
+    finally:
+        a.release()
+        b.release()
+    assert gc.get_freeze_count() == 0

@@ -47,7 +47,9 @@ CHECKPOINT: Final = 2000
 the previous one, so the total work does not depend on this; it only bounds how much is
 walked by the collector's own full collections in between."""
 
-_lock = threading.Lock()
+_lock = threading.RLock()
+"""Reentrant: ``gc.collect()`` runs finalizers, and a finalized run coroutine releases its
+policy (in the engine's ``finally``) on the thread that holds the lock."""
 _holders = 0
 """Runs of this process currently holding frozen objects."""
 
