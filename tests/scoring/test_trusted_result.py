@@ -83,7 +83,11 @@ def test_a_part_of_an_unexpected_type_is_validated_by_pydantic() -> None:
     "changes",
     [
         {"score": float("nan")},
+        {"score": float("inf"), "values": {}},  # the inline check of a ready result
+        {"score": -float("inf"), "values": {}, "corpus": None},
         {"score": None},
+        {"values": {"x": float("nan")}},
+        {"values": {"": 1.0}},
         {"status": "error", "score": None, "values": {}, "corpus": None},
         {"status": "not_scorable", "score": 0.5},
     ],

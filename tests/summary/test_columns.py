@@ -72,3 +72,19 @@ def test_memory_per_score_is_tens_of_bytes() -> None:
         tracemalloc.stop()
     assert len(b) == n
     assert used / n < 40, f"{used / n:.1f} bytes per score"
+
+
+def test_add_ready_stores_what_add_of_a_ready_float_stores() -> None:
+    import numpy as np
+
+    from assay.summary.columns import ScoreColumnsBuilder
+
+    fast, slow = ScoreColumnsBuilder(), ScoreColumnsBuilder()
+    for position, value in enumerate([0.0, 1.0, -0.0, 0.25]):
+        fast.add_ready("s", position, position % 2, value)
+        slow.add("s", position, position % 2, "ready", value)
+    a, b = fast.columns("s"), slow.columns("s")
+    for name in ("position", "repeat", "value", "status"):
+        x, y = getattr(a, name), getattr(b, name)
+        assert x.dtype == y.dtype and np.array_equal(x, y), name
+    assert fast.scorer_ids() == ["s"]

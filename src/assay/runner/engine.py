@@ -286,7 +286,8 @@ async def execute(
                 if kept is not None:
                     kept()
                 accumulator.add(result)
-                bar.advance(error=result.error is not None)
+                if bar.enabled:
+                    bar.advance(error=result.error is not None)
                 if item_hooks:
                     await hooks.item_complete(result)
 

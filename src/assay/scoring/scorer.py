@@ -230,13 +230,7 @@ class Scorer:
             call_id or str(uuid.uuid4()),
             metadata or {},
         )
-        return await self._execute(run, started)
-
-    def run_sync(self, **kwargs: Any) -> ScoreResult:
-        """``run`` for scripts; never nests event loops (see ``assay.scoring.sync``)."""
-        return run_sync(lambda: self.run(**kwargs))
-
-    async def _execute(self, run: ScorerCall, started: float) -> ScoreResult:
+        # the pipeline runs here rather than in a second coroutine: one frame per score
         results: dict[StepName, Any] = {}
         prompts: dict[str, str] = {}
         calls: list[JudgeCall] = []
@@ -304,6 +298,10 @@ class Scorer:
             values=checked.values if checked is not None else None,
             corpus=checked.corpus if checked is not None else None,
         )
+
+    def run_sync(self, **kwargs: Any) -> ScoreResult:
+        """``run`` for scripts; never nests event loops (see ``assay.scoring.sync``)."""
+        return run_sync(lambda: self.run(**kwargs))
 
     def _failed(
         self,

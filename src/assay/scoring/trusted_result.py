@@ -11,12 +11,14 @@ parts that can come from a user's definition (a label, a call id rewritten by
 ``prepare_call``, a not-scorable reason, step names given to ``Scorer(steps=...)``, prompt
 texts) and hands anything unexpected to pydantic, which validates (and converts or rejects)
 exactly as before. The model's own invariant (``_score_matches_status``: a finite score
-exactly when ready, no values on a failure, an error on an error result) runs on every
-result either way.
+exactly when ready, no values on a failure, an error on an error result) is checked on every
+result either way: inline for the common ready result with a finite number and no named
+values (the invariant's whole rule for that shape), by the model's validator otherwise.
 """
 
 from __future__ import annotations
 
+import math
 from typing import Any, get_args
 
 from assay.types import JudgeCall, ScoreError, ScoreResult, ScoreStatus, StepName
@@ -71,6 +73,8 @@ def score_result(
     _set(result, "__pydantic_fields_set__", set(_FIELDS))
     _set(result, "__pydantic_extra__", None)
     _set(result, "__pydantic_private__", None)
+    if status == "ready" and score is not None and not values and math.isfinite(score):
+        return result  # what the invariant demands of a ready result without named values
     try:
         # the model's own "after" validator, called as the method it wraps
         result._score_matches_status()  # type: ignore[operator]

@@ -126,10 +126,15 @@ class SummaryAccumulator:
             self.target_usage = self.target_usage + result.usage
         if result.cost_usd is not None:
             self.target_cost_usd = (self.target_cost_usd or 0.0) + result.cost_usd
+        builder = self.builder
         for scorer_id, score in result.scores.items():
-            self.builder.add(scorer_id, position, repeat, score.status, score.score)
+            value = score.score
+            if type(value) is float and score.status == "ready" and math.isfinite(value):
+                builder.add_ready(scorer_id, position, repeat, value)
+            else:
+                builder.add(scorer_id, position, repeat, score.status, value)
             if score.values:
-                self.builder.add_values(scorer_id, position, repeat, score.values)
+                builder.add_values(scorer_id, position, repeat, score.values)
             if score.corpus is not None and scorer_id in self._corpus_ids:
                 rows = self.corpus.setdefault(scorer_id, [])
                 rows.append((position, repeat, score.corpus))
