@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import json
 import os
 import platform
@@ -201,6 +202,7 @@ def main() -> None:
         asyncio.run(run_evals_def_target(rows[:200]))  # imports, as a user's earlier code would
         for _ in range(args.repeats):
             for name, measure in ROWS.items():
+                gc.collect()  # every row starts from the same heap, not the last row's garbage
                 timings[name].append(asyncio.run(measure(rows)))
         base = statistics.median(timings[next(iter(ROWS))])
         print(

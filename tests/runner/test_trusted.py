@@ -64,3 +64,21 @@ def test_models_that_need_pydantic_construction_are_refused() -> None:
 
     with pytest.raises(TypeError, match="pydantic's own construction"):
         construct(WithPrivate, {"value": 1})
+
+
+def test_the_runner_builds_results_with_every_field_of_the_model() -> None:
+    """The engine builds ``ItemResult`` from a dict literal without the per-call key check
+    (``construct_named``): a field added to the model and not to the engine fails here."""
+    from assay.runner.api import run_evals
+    from assay.scoring.scorer import Scorer
+
+    def fails(text: str) -> str:
+        raise RuntimeError("no")
+
+    two = [Scorer("a").score(lambda ctx: 1.0), Scorer("b").score(lambda ctx: 0.5)]
+    for target, scorers in ((str.upper, ["exact-match"]), (fails, two), (str.lower, two)):
+        run = run_evals([{"id": "x", "input": "q", "expected_output": "Q"}], target, scorers)
+        built = run.results[0]
+        assert built.__dict__.keys() == ItemResult.model_fields.keys()
+        assert built.model_fields_set == set(ItemResult.model_fields)
+        assert ItemResult.model_validate(built.model_dump()) == built

@@ -29,7 +29,7 @@ from assay.runner.gc_policy import KeptResults
 from assay.runner.hooks import RunHooks
 from assay.runner.progress import RunProgress
 from assay.runner.sink import ResultSink
-from assay.runner.trusted import construct
+from assay.runner.trusted import construct_named
 from assay.scoring.scorer import Scorer
 from assay.summary.accumulator import SummaryAccumulator
 from assay.targets.base import Target, TargetOutput
@@ -214,7 +214,7 @@ async def run_unit(plan: RunPlan, position: int, item: Item, repeat: int) -> Ite
                 scorer.id: result for scorer, result in zip(plan.scorers, results, strict=True)
             }
     # every part was validated where it came in (item, target output, scores): built as is
-    return construct(
+    return construct_named(
         ItemResult,
         {
             "item_id": item.id,

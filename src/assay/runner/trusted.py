@@ -38,6 +38,17 @@ def construct(cls: type[M], values: dict[str, Any]) -> M:
         missing = sorted(fields - values.keys())
         extra = sorted(values.keys() - fields)
         raise TypeError(f"{cls.__name__}: missing fields {missing}, unknown fields {extra}")
+    return construct_named(cls, values)
+
+
+def construct_named(cls: type[M], values: dict[str, Any]) -> M:
+    """``construct`` for a caller whose ``values`` name every field by construction (a dict
+    literal): the key check costs a third of ``construct`` (comparing 15 keys with the
+    field set), so the runner's one call site is checked by its tests instead
+    (``tests/runner/test_trusted.py`` compares a run's results with the model's fields).
+    ``cls`` must still pass ``construct``'s model checks (no private attributes, no extra
+    fields, no post-init)."""
+    fields = _fields_of(cls)
     instance = cls.__new__(cls)
     object.__setattr__(instance, "__dict__", values)
     object.__setattr__(instance, "__pydantic_fields_set__", set(fields))
