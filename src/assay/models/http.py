@@ -31,6 +31,7 @@ did through the SDK.
 from __future__ import annotations
 
 import asyncio
+import ipaddress
 import os
 import ssl
 import time
@@ -331,3 +332,15 @@ class HttpxTransport:
 
     async def aclose(self) -> None:
         await self._client.aclose()
+
+
+def is_loopback_host(host: str) -> bool:
+    """Whether ``host`` is ``localhost`` or a loopback IP literal (names are not resolved):
+    the one test the local model server, the mock server and the server's base-URL policy
+    share."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False

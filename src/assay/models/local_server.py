@@ -22,7 +22,6 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import gc
-import ipaddress
 import json
 import time
 import urllib.error
@@ -32,6 +31,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 from assay.models.base import ModelError
+from assay.models.http import is_loopback_host
 from assay.models.local import (
     DEFAULT_N_CTX,
     DEFAULT_THREADS,
@@ -84,15 +84,6 @@ class LocalServer:
         return values
 
 
-def _is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
-
-
 def _wait_until_ready(server: LocalServer, timeout_s: float) -> None:
     deadline = time.monotonic() + timeout_s
     last_error = "no answer"
@@ -128,7 +119,7 @@ def serve_local_model(
     Binding to a non-loopback address needs an ``api_key``: llama.cpp's server otherwise
     accepts anyone, from any origin.
     """
-    if not _is_loopback(host) and not api_key:
+    if not is_loopback_host(host) and not api_key:
         raise ValueError(f"refusing to serve on {host!r} without an api_key (loopback is free)")
     gguf_path = require_local_model_packages()
     xlc = import_xllamacpp()

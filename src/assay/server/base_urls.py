@@ -23,12 +23,12 @@ config's), ``POST /api/runs`` (``target.base_url`` and any scorer's) and
 
 from __future__ import annotations
 
-import ipaddress
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 from urllib.parse import urlsplit
 
+from assay.models.http import is_loopback_host
 from assay.operations.scorer_preview import FieldProblem
 
 ALLOWED_ENV = "ASSAY_SERVER_ALLOWED_BASE_URLS"
@@ -60,13 +60,7 @@ def is_loopback_url(url: str) -> bool:
     parts = _parts(url)
     if parts is None:
         return False
-    host = parts[1]
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
+    return is_loopback_host(parts[1])
 
 
 def base_url_allowed(url: str, allowed: Iterable[str]) -> bool:

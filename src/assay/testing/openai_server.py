@@ -65,7 +65,6 @@ import argparse
 import asyncio
 import contextlib
 import gzip as gzip_module
-import ipaddress
 import itertools
 import json
 import random
@@ -80,6 +79,8 @@ from collections import Counter, deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
+
+from assay.models.http import is_loopback_host
 
 JSON = dict[str, Any]
 
@@ -225,7 +226,7 @@ class MockOpenAIServer:
         keep_alive: bool = True,
         ssl_context: ssl.SSLContext | None = None,
     ) -> None:
-        if not _is_loopback(host):
+        if not is_loopback_host(host):
             raise ValueError(f"the mock server binds loopback addresses only, not {host!r}")
         self.host = host
         self.port = port
@@ -673,15 +674,6 @@ _REASONS = {
     503: "Service Unavailable",
     504: "Gateway Timeout",
 }
-
-
-def _is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 # ---------------------------------------------------------------------- another process
