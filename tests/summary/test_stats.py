@@ -6,7 +6,7 @@ import tracemalloc
 import numpy as np
 import pytest
 
-from assay.summary import stats
+from assay.summary import bootstrap, stats
 from assay.summary.columns import ScoreColumnsBuilder
 from assay.summary.stats import bootstrap_mean_ci, item_stats, summarize_run, summarize_scorer
 from assay.types import Usage
@@ -73,7 +73,7 @@ def test_bootstrap_matches_reference_resampling_and_chunking_does_not_change_it(
     ref_means = values[rng.integers(0, 40, size=(500, 40))].mean(axis=1)
     expected = tuple(np.percentile(ref_means, [2.5, 97.5]))
     assert bootstrap_mean_ci(values, n_boot=500, seed=5) == pytest.approx(expected)
-    monkeypatch.setattr(stats, "BOOTSTRAP_MAX_CELLS", 7 * 40)  # 7 resamples per chunk
+    monkeypatch.setattr(bootstrap, "BOOTSTRAP_MAX_CELLS", 7 * 40)  # 7 resamples per chunk
     assert bootstrap_mean_ci(values, n_boot=500, seed=5) == pytest.approx(expected)
 
 
@@ -89,7 +89,7 @@ def test_count_resampling_draws_the_same_distribution_as_index_resampling() -> N
     # 60 values on three numbers: the count path (3 * 8 <= 60) against index resampling
     values = np.repeat([0.0, 0.5, 1.0], [30, 10, 20])
     numbers, counts = np.unique(values, return_counts=True)
-    by_counts = stats._count_resample_means(numbers, counts, 40_000, seed=1)
+    by_counts = bootstrap.count_resample_means(numbers, counts, 40_000, seed=1)
     by_index = _index_resample_means(values, 40_000, seed=2)
     # exact moments of the bootstrap mean: mean of the data, population variance / n
     for means in (by_counts, by_index):
@@ -111,7 +111,7 @@ def test_count_resampling_of_binary_scores_is_the_binomial() -> None:
 
     values = np.repeat([0.0, 1.0], [28, 12])  # p = 0.3, n = 40
     numbers, counts = np.unique(values, return_counts=True)
-    hits = np.rint(stats._count_resample_means(numbers, counts, 50_000, seed=0) * 40)
+    hits = np.rint(bootstrap.count_resample_means(numbers, counts, 50_000, seed=0) * 40)
     observed = np.bincount(hits.astype(int), minlength=41) / 50_000
     assert np.abs(observed - binom.pmf(np.arange(41), 40, 0.3)).max() < 0.008
 
@@ -121,7 +121,7 @@ def test_bootstrap_ci_of_few_distinct_values_uses_counts_deterministically(
 ) -> None:
     values = (np.arange(5000) % 3 == 0).astype(np.float64)  # 0/1 scores
     numbers, counts = np.unique(values, return_counts=True)
-    means = stats._count_resample_means(numbers, counts, 2000, 0)
+    means = bootstrap.count_resample_means(numbers, counts, 2000, 0)
     expected = tuple(np.percentile(means, [2.5, 97.5]))
     ci = bootstrap_mean_ci(values, n_boot=2000, seed=0)
     assert ci == expected
@@ -130,7 +130,7 @@ def test_bootstrap_ci_of_few_distinct_values_uses_counts_deterministically(
     # within Monte Carlo error of the index bootstrap (the stream differs, not the method)
     by_index = np.percentile(_index_resample_means(values, 2000, seed=0), [2.5, 97.5])
     assert ci == pytest.approx(tuple(by_index), abs=0.004)
-    monkeypatch.setattr(stats, "BOOTSTRAP_MAX_CELLS", 2 * 7)  # 7 resamples per chunk
+    monkeypatch.setattr(bootstrap, "BOOTSTRAP_MAX_CELLS", 2 * 7)  # 7 resamples per chunk
     assert bootstrap_mean_ci(values, n_boot=2000, seed=0) == ci
 
 
@@ -141,7 +141,7 @@ def test_bootstrap_picks_counts_or_indices_per_array_and_each_ci_is_its_own() ->
     continuous = rng.random(40)  # indices
     few = np.array([0.0, 1.0, 1.0])  # 2 * 8 > 3: indices
     arrays = [binary, continuous, scale, few, rng.random(40)]
-    together = stats.bootstrap_mean_cis(arrays, n_boot=300, seed=5)
+    together = bootstrap.bootstrap_mean_cis(arrays, n_boot=300, seed=5)
     assert together == [bootstrap_mean_ci(a, n_boot=300, seed=5) for a in arrays]
     reference = np.percentile(_index_resample_means(continuous, 300, seed=5), [2.5, 97.5])
     assert together[1] == pytest.approx(tuple(reference))
@@ -159,7 +159,7 @@ def test_bootstrap_memory_is_bounded_for_large_n() -> None:
         tracemalloc.stop()
     assert ci is not None and ci[0] < values.mean() < ci[1]
     # unchunked, the 200 x 100k index matrix alone would be 160 MB
-    assert peak < 4 * stats.BOOTSTRAP_MAX_CELLS * 8 + 10_000_000
+    assert peak < 4 * bootstrap.BOOTSTRAP_MAX_CELLS * 8 + 10_000_000
 
 
 def test_repeats_are_averaged_per_item_and_errors_are_not_averaged() -> None:

@@ -18,10 +18,12 @@ workers, flushes what finished, and records the run as ``interrupted``.
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 import traceback
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import TypeVar
 
 from assay.models.reliability import RUN_CONCURRENCY
@@ -32,6 +34,7 @@ from assay.runner.sink import ResultSink
 from assay.runner.trusted import construct_named
 from assay.scoring.scorer import Scorer
 from assay.summary.accumulator import SummaryAccumulator
+from assay.summary.source import NO_SCORES, SummarySource
 from assay.targets.base import Target, TargetOutput
 from assay.types import (
     Item,
@@ -45,6 +48,8 @@ from assay.types import (
 )
 
 _T = TypeVar("_T")
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -250,7 +255,14 @@ async def execute(
     garbage collector off them while the run lasts (``assay.runner.gc_policy``)."""
     hooks = hooks or RunHooks()
     info = plan.info
-    accumulator = SummaryAccumulator(info.scorers, keep_ids=False)
+    # a sink that can give the summary's numbers back (the store's: ``summary_source``)
+    # spares the run from keeping any per-item scores or latencies in memory
+    summary_source: Callable[[], Awaitable[SummarySource]] | None = getattr(
+        sink, "summary_source", None
+    )
+    accumulator = SummaryAccumulator(
+        info.scorers, keep_ids=False, keep_columns=summary_source is None
+    )
     earlier_s = 0.0  # active time of earlier sessions (resume): the span of their results
     if plan.previous is not None:
         first, last = float("inf"), float("-inf")
@@ -309,13 +321,30 @@ async def execute(
             await asyncio.gather(*workers, return_exceptions=True)
             policy.release()
 
-    summary = accumulator.summary(
+    summarize = partial(
+        accumulator.summary,
         info.scorers,
         threshold=info.threshold,
         duration_s=earlier_s + (time.perf_counter() - started),
         item_id_for=_item_ids(plan),
         repeats=info.repeats,
     )
+    if summary_source is None:
+        summary = summarize()
+    else:
+        try:
+            source = await summary_source()
+            summary = await asyncio.to_thread(summarize, source=source)
+        except Exception as exc:
+            # the results are stored but their summary could not be read back: the run is
+            # left resumable (a resume recomputes the summary) rather than marked completed
+            # with numbers that do not describe it; the summary recorded meanwhile counts
+            # the results and says nothing of their scores
+            log.error("run %s: could not compute its summary from the sink: %s", info.id, exc)
+            if status == "completed":
+                status = "interrupted"
+            failure = failure or exc
+            summary = summarize(source=NO_SCORES)
     await sink.finish(info.id, status, summary)
     await hooks.run_end(info, status, summary)
     if failure is not None:

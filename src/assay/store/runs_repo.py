@@ -33,6 +33,7 @@ from assay.store.errors import (
     RunNotFoundError,
 )
 from assay.store.results_codec import build_results, result_rows
+from assay.store.summary_source import StoredSummarySource
 from assay.store.tables import datasets, item_results, judge_calls, run_items, runs, scores
 from assay.types import (
     Item,
@@ -357,6 +358,13 @@ class RunRepository:
         with self._db.read() as conn:
             self._require(conn, run_id)
         return self._stream_corpus_rows(run_id, scorer_id)
+
+    def summary_source(self, run_id: str) -> StoredSummarySource:
+        """The run's stored rows as the source of its summary (``assay.summary.source``):
+        ``SummaryAccumulator.summary(source=...)`` streams them back scorer by scorer."""
+        with self._db.read() as conn:
+            self._require(conn, run_id)
+        return StoredSummarySource(self._db, run_id, self.corpus_rows)
 
     def inline_items(self, run_id: str) -> Iterator[Item]:
         """The run's own items (empty for a dataset run) in their original order."""

@@ -36,6 +36,7 @@ from assay.runner.sink import ResultSink
 from assay.store.engine import Store
 from assay.store.errors import StoreWriteError
 from assay.store.runs_repo import LEASE_S, new_lease_owner
+from assay.store.summary_source import StoredSummarySource
 from assay.types import ItemResult, RunInfo, RunStatus, RunSummary
 
 log = logging.getLogger(__name__)
@@ -119,6 +120,16 @@ class StoreSink:
                 log.warning("could not mark run %s interrupted: %s", run_id, exc)
             self._raise_if_failed()
         await asyncio.to_thread(self.store.runs.finish, run_id, status, summary)
+
+    async def summary_source(self) -> StoredSummarySource:
+        """Read by the engine (an optional method of any sink): once everything queued is
+        committed, the run's stored rows are the source of its summary, so the runner keeps
+        no scores or latencies in memory while the run goes (raises a writer error)."""
+        await self._wait_committed()
+        self._raise_if_failed()
+        if self._run_id is None:
+            raise RuntimeError("StoreSink.summary_source called before start")
+        return self.store.runs.summary_source(self._run_id)
 
     # ------------------------------------------------------------------ extras
     async def flush(self) -> None:
@@ -207,6 +218,7 @@ class StoreSink:
                     break
             if batch:
                 self._commit(batch)
+            del batch, message  # the committed results go now, not when the next one arrives
             for done in flushes:
                 done.set_result(None)
             if stop:

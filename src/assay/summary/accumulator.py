@@ -10,6 +10,10 @@ an id again from its items when the summary needs one, see ``summary(item_id_for
 Named values get their own columns (one per scorer and value key); corpus payloads are kept
 only for scorers of the ``specs`` given to the constructor that declare a corpus
 aggregation.
+
+With ``keep_columns=False`` (a stored run: its sink streams the numbers back from the store
+at the end, ``summary(source=...)``) no scores, latencies or corpus payloads are kept at all:
+only counters, usage, and one byte per item position.
 """
 
 from __future__ import annotations
@@ -22,8 +26,9 @@ import numpy as np
 
 from assay.summary.aggregations import has_corpus_aggregation
 from assay.summary.columns import ScoreColumnsBuilder
-from assay.summary.stats import CorpusRow, summarize_run
-from assay.types import ItemResult, RunSummary, ScorerSpec, Usage
+from assay.summary.source import CorpusRow, MemorySource, SummarySource
+from assay.summary.stats import summarize_source
+from assay.types import ItemResult, JudgeCall, RunSummary, ScorerSpec, Usage
 
 
 class ItemIdTable:
@@ -83,8 +88,16 @@ def _lazy(ids: ItemIdTable) -> Callable[[int], str]:
 class SummaryAccumulator:
     """Feeds ``ItemResult``s into score columns and counters; ``summary()`` at the end."""
 
-    def __init__(self, specs: Sequence[ScorerSpec] = (), *, keep_ids: bool = True) -> None:
+    def __init__(
+        self,
+        specs: Sequence[ScorerSpec] = (),
+        *,
+        keep_ids: bool = True,
+        keep_columns: bool = True,
+    ) -> None:
         self.builder = ScoreColumnsBuilder()
+        self.keep_columns = keep_columns
+        """False when the summary's numbers will come from another ``SummarySource``."""
         self._corpus_ids = {s.id for s in specs if has_corpus_aggregation(s.aggregations)}
         """Scorers whose corpus payloads are kept (only those declaring a corpus aggregation:
         everything else stays memory-flat, the payloads are in the store)."""
@@ -119,13 +132,17 @@ class SummaryAccumulator:
             seen[position] = 1
         if result.error is not None:
             self.item_errors += 1
-        latency = result.latency_ms
-        if latency is not None and math.isfinite(latency):
-            self._latencies.append(latency)
         if result.usage is not None:
             self.target_usage = self.target_usage + result.usage
         if result.cost_usd is not None:
             self.target_cost_usd = (self.target_cost_usd or 0.0) + result.cost_usd
+        if not self.keep_columns:
+            for score in result.scores.values():
+                self._count_calls(score.judge_calls)
+            return
+        latency = result.latency_ms
+        if latency is not None and math.isfinite(latency):
+            self._latencies.append(latency)
         builder = self.builder
         for scorer_id, score in result.scores.items():
             value = score.score
@@ -138,11 +155,14 @@ class SummaryAccumulator:
             if score.corpus is not None and scorer_id in self._corpus_ids:
                 rows = self.corpus.setdefault(scorer_id, [])
                 rows.append((position, repeat, score.corpus))
-            for call in score.judge_calls:
-                self.judge_calls += 1
-                self.usage = self.usage + call.usage
-                if call.cost_usd is not None:
-                    self.cost_usd = (self.cost_usd or 0.0) + call.cost_usd
+            self._count_calls(score.judge_calls)
+
+    def _count_calls(self, calls: Sequence[JudgeCall]) -> None:
+        for call in calls:
+            self.judge_calls += 1
+            self.usage = self.usage + call.usage
+            if call.cost_usd is not None:
+                self.cost_usd = (self.cost_usd or 0.0) + call.cost_usd
 
     @property
     def items(self) -> int:
@@ -161,20 +181,31 @@ class SummaryAccumulator:
         repeats: int | None = None,
         n_boot: int = 2000,
         seed: int = 0,
+        source: SummarySource | None = None,
     ) -> RunSummary:
-        """The run summary so far. ``item_id_for`` (called only for flipped items) defaults
-        to the ids recorded by ``add`` and is required with ``keep_ids=False``; ``repeats``
-        defaults to the highest repeat seen + 1 (pass the configured value for an
-        interrupted run)."""
-        if item_id_for is None:
-            if self.ids is None:
-                raise ValueError("an accumulator without ids needs item_id_for")
-            item_id_for = _lazy(self.ids)
-        return summarize_run(
+        """The run summary so far. Scores and latencies come from ``source`` when given
+        (required with ``keep_columns=False``), else from what ``add`` kept. ``item_id_for``
+        (called only for flipped items) defaults to the ids recorded by ``add`` and is
+        required with ``keep_ids=False`` (unless ``source`` names items itself);
+        ``repeats`` defaults to the highest repeat seen + 1 (pass the configured value for
+        an interrupted run)."""
+        if source is None:
+            if not self.keep_columns:
+                raise ValueError("an accumulator without columns needs a summary source")
+            if item_id_for is None:
+                if self.ids is None:
+                    raise ValueError("an accumulator without ids needs item_id_for")
+                item_id_for = _lazy(self.ids)
+            source = MemorySource(
+                self.builder,
+                np.frombuffer(self._latencies, dtype=np.float64).copy(),
+                item_id_for=item_id_for,
+                corpus=self.corpus,
+            )
+        return summarize_source(
             specs,
-            self.builder,
+            source,
             threshold=threshold,
-            latencies_ms=np.frombuffer(self._latencies, dtype=np.float64).copy(),
             items=self.items,
             results=self.results,
             item_errors=self.item_errors,
@@ -185,8 +216,6 @@ class SummaryAccumulator:
             cost_usd=self.cost_usd,
             target_usage=self.target_usage,
             target_cost_usd=self.target_cost_usd,
-            item_id_for=item_id_for,
             n_boot=n_boot,
             seed=seed,
-            corpus=self.corpus,
         )

@@ -3,7 +3,12 @@
 Every statistic is computed on per-item means, so an item run three times counts once and a
 scorer's error on one repeat does not drop the item (its other repeats still count). Errors
 and not-scorable results are counted, never averaged: the columns hold NaN for them.
-Everything is vectorised numpy so a 100,000-item run summarises in milliseconds.
+
+A summary is computed from a ``SummarySource`` (``assay.summary.source``) that streams each
+scorer's results in (position, repeat) order: in-memory columns or a stored run's rows, with
+the same numbers either way. Means and standard errors use exact sums rounded once
+(``assay.summary.exact``), so they do not depend on how the numbers were chunked or ordered;
+the bootstrap CI is described in ``assay.summary.bootstrap``.
 """
 
 from __future__ import annotations
@@ -12,6 +17,7 @@ import logging
 from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -23,7 +29,22 @@ from assay.summary.aggregations import (
     get_aggregation,
     run_aggregation,
 )
-from assay.summary.columns import ERROR, NOT_SCORABLE, ScoreColumns, ScoreColumnsBuilder
+from assay.summary.bootstrap import (
+    BOOTSTRAP_MAX_CELLS,
+    MULTINOMIAL_RATIO,
+    bootstrap_mean_ci,
+    bootstrap_mean_cis,
+)
+from assay.summary.columns import ScoreColumns, ScoreColumnsBuilder
+from assay.summary.exact import exact_mean, sample_stderr
+from assay.summary.source import CorpusRow, MemorySource, SummarySource, latency_stats
+from assay.summary.streaming import (
+    Chunks,
+    item_counts,
+    item_means,
+    scorer_numbers,
+    sorted_columns,
+)
 from assay.types import (
     RunSummary,
     ScorerSpec,
@@ -34,20 +55,32 @@ from assay.types import (
     threshold_on_scale,
 )
 
+__all__ = [
+    "BOOTSTRAP_MAX_CELLS",
+    "MULTINOMIAL_RATIO",
+    "CorpusRow",
+    "ItemStats",
+    "bootstrap_mean_ci",
+    "bootstrap_mean_cis",
+    "corpus_value",
+    "effective_threshold",
+    "item_stats",
+    "latency_stats",
+    "passing",
+    "scorer_aggregates",
+    "stderr_of_mean",
+    "summarize_from_chunks",
+    "summarize_run",
+    "summarize_scorer",
+    "summarize_source",
+    "summarize_value",
+    "weighted_score",
+]
+
 log = logging.getLogger(__name__)
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
-
-CorpusRow = tuple[int, int, Any]
-"""(position, repeat, corpus payload) of one ready result."""
-
-BOOTSTRAP_MAX_CELLS = 1 << 21
-"""Resampled values held at once (~16 MB of indices): bounds bootstrap memory for large n."""
-
-MULTINOMIAL_RATIO = 8
-"""At most one distinct number per 8 values: resample counts per number, not indices (the
-rule ``assay.analysis.calibration.resample`` uses for its cells)."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -141,105 +174,11 @@ def _one_per_position(
     )
 
 
-def bootstrap_mean_ci(
-    values: FloatArray,
-    *,
-    n_boot: int = 2000,
-    seed: int = 0,
-    confidence: float = 0.95,
-) -> tuple[float, float] | None:
-    """Percentile bootstrap CI of the mean; ``None`` below two values (no spread to resample).
-
-    Deterministic for a given ``seed``. Resamples are drawn in chunks of at most
-    ``BOOTSTRAP_MAX_CELLS`` values so 100k items x 2000 resamples never materialise at once.
-    When the values take few distinct numbers (at most one per ``MULTINOMIAL_RATIO`` values:
-    0/1 scores, a 1-5 scale) each resample is drawn as how many of its n draws fell on each
-    number (``Multinomial(n, counts / n)``), the same bootstrap distribution at a cost that
-    grows with the distinct numbers, not with n (see ``bootstrap_mean_cis``).
-    """
-    return bootstrap_mean_cis([values], n_boot=n_boot, seed=seed, confidence=confidence)[0]
-
-
-def bootstrap_mean_cis(
-    arrays: Sequence[FloatArray],
-    *,
-    n_boot: int = 2000,
-    seed: int = 0,
-    confidence: float = 0.95,
-) -> list[tuple[float, float] | None]:
-    """``bootstrap_mean_ci`` of several arrays, each CI exactly what it gives alone.
-
-    Two ways to draw the same resamples, chosen per array from its values alone:
-
-    - **counts**, when the array holds at most one distinct number per
-      ``MULTINOMIAL_RATIO`` values: a resample of n values drawn with replacement from
-      numbers ``x`` that occur ``c`` times is fully described by how many draws fell on each
-      number, and those counts follow ``Multinomial(n, c / n)`` exactly. The resample's mean
-      is ``counts @ x / n``. ``default_rng(seed).multinomial`` draws them (``n_boot`` rows,
-      in chunks; the stream does not depend on the chunking): 2,000 resamples of 100,000
-      0/1 scores take a millisecond instead of drawing 200 million indices.
-    - **indices**, otherwise: ``default_rng(seed).integers(0, n, (rows, n))`` in chunks of
-      at most ``BOOTSTRAP_MAX_CELLS`` values. These draws depend only on ``seed`` and the
-      length, so index arrays of the same length (a scorer's score and its named values,
-      over the same items) share one draw per chunk: each extra array costs the gather.
-
-    Both are the percentile bootstrap with ``n_boot`` resamples; they differ only in the
-    random numbers drawn, so the same data gives a CI within Monte Carlo error of the other
-    way's (``tests/summary/test_stats.py`` compares the two distributions).
-    """
-    out: list[tuple[float, float] | None] = [None] * len(arrays)
-    by_length: dict[int, list[int]] = {}
-    alpha = (1.0 - confidence) / 2.0
-    percentiles = [100.0 * alpha, 100.0 * (1.0 - alpha)]
-    for k, values in enumerate(arrays):
-        n = int(values.shape[0])
-        if n < 2 or n_boot < 1:
-            continue
-        numbers, counts = np.unique(values, return_counts=True)
-        if numbers.shape[0] * MULTINOMIAL_RATIO <= n and bool(np.isfinite(numbers).all()):
-            means = _count_resample_means(numbers, counts, n_boot, seed)
-            low, high = np.percentile(means, percentiles)
-            out[k] = (float(low), float(high))
-        else:
-            by_length.setdefault(n, []).append(k)
-    for n, members in by_length.items():
-        rng = np.random.default_rng(seed)
-        all_means = np.empty((len(members), n_boot), dtype=np.float64)
-        rows = max(1, BOOTSTRAP_MAX_CELLS // n)
-        for start in range(0, n_boot, rows):
-            stop = min(n_boot, start + rows)
-            idx = rng.integers(0, n, size=(stop - start, n))
-            for j, k in enumerate(members):
-                all_means[j, start:stop] = arrays[k][idx].mean(axis=1)
-        for j, k in enumerate(members):
-            low, high = np.percentile(all_means[j], percentiles)
-            out[k] = (float(low), float(high))
-    return out
-
-
-def _count_resample_means(
-    numbers: FloatArray, counts: IntArray, n_boot: int, seed: int
-) -> FloatArray:
-    """Means of ``n_boot`` bootstrap resamples of the values ``numbers`` occurring
-    ``counts`` times, drawn as per-number counts (see ``bootstrap_mean_cis``)."""
-    n = int(counts.sum())
-    rng = np.random.default_rng(seed)
-    probabilities = counts / n
-    means = np.empty(n_boot, dtype=np.float64)
-    rows = max(1, BOOTSTRAP_MAX_CELLS // numbers.shape[0])
-    for start in range(0, n_boot, rows):
-        stop = min(n_boot, start + rows)
-        drawn = rng.multinomial(n, probabilities, size=stop - start)
-        means[start:stop] = (drawn @ numbers) / n
-    return means
-
-
 def stderr_of_mean(values: FloatArray) -> float | None:
-    """Sample standard deviation (ddof=1) over sqrt(n); ``None`` below two values."""
-    n = int(values.shape[0])
-    if n < 2:
-        return None
-    return float(np.std(values, ddof=1) / np.sqrt(n))
+    """Sample standard deviation (ddof=1) over sqrt(n), with exact sums (see
+    ``assay.summary.exact``); ``None`` below two values."""
+    mean = exact_mean(values)
+    return None if mean is None else sample_stderr(values, mean)
 
 
 def summarize_scorer(
@@ -253,55 +192,80 @@ def summarize_scorer(
     value_columns: Mapping[str, ScoreColumns] | None = None,
     corpus: Sequence[CorpusRow] | None = None,
 ) -> ScorerSummary:
-    """One scorer's summary over per-item means (see the module docstring).
+    """One scorer's summary from its columns (in any order); see ``summarize_from_chunks``.
+    ``item_id_for`` maps a position to its item id; it is only called for flipped items."""
+    values = value_columns or {}
+    return summarize_from_chunks(
+        spec,
+        lambda: (sorted_columns(cols),),
+        threshold=threshold,
+        item_ids=lambda positions: [item_id_for(p) for p in positions],
+        n_boot=n_boot,
+        seed=seed,
+        value_chunks={key: _fixed(sorted_columns(vcols)) for key, vcols in values.items()},
+        corpus=lambda: corpus or (),
+    )
+
+
+def summarize_from_chunks(
+    spec: ScorerSpec,
+    chunks: Chunks,
+    *,
+    threshold: float | None,
+    item_ids: Callable[[list[int]], list[str]],
+    n_boot: int = 2000,
+    seed: int = 0,
+    value_chunks: Mapping[str, Chunks] | None = None,
+    corpus: Callable[[], Sequence[CorpusRow]] | None = None,
+) -> ScorerSummary:
+    """One scorer's summary over per-item means (see the module docstring), from its results
+    streamed in (position, repeat) order by ``chunks``.
 
     ``threshold`` is on the scorer's own scale (``effective_threshold`` resolves the run's).
-    ``item_id_for`` maps a position to its item id; it is only called for flipped items,
-    so callers need not materialise every id. ``mean_spread`` covers items with at least
-    two ready repeats (an item with one number has no spread to measure).
-    ``value_columns`` (value key -> column) are summarised into ``values``; ``corpus`` holds
-    the (position, repeat, payload) rows a corpus aggregation needs.
+    ``item_ids`` gives the ids of flipped items only, so callers need not materialise every
+    id. ``mean_spread`` covers items with at least two ready repeats (an item with one
+    number has no spread to measure). ``value_chunks`` (value key -> its chunks) are
+    summarised into ``values``; ``corpus`` gives the (position, repeat, payload) rows a
+    corpus aggregation needs (called only when one is declared).
     """
-    stats = item_stats(cols, threshold=threshold, higher_is_better=spec.higher_is_better)
-    means = stats.mean
-    count = len(stats)
-    value_means = {key: item_stats(vcols).mean for key, vcols in (value_columns or {}).items()}
-    ci, *value_cis = bootstrap_mean_cis([means, *value_means.values()], n_boot=n_boot, seed=seed)
-    pass_rate: float | None = None
-    flipped: list[str] = []
-    if threshold is not None and count:
-        verdicts = passing(means, threshold, higher_is_better=spec.higher_is_better)
-        pass_rate = float(verdicts.mean())
-        flips = (stats.passes > 0) & (stats.passes < stats.n)
-        flipped = [item_id_for(int(p)) for p in stats.position[flips]]
-    multi = stats.n >= 2
+    numbers = scorer_numbers(
+        chunks,
+        threshold=threshold,
+        higher_is_better=spec.higher_is_better,
+        keep_means=_needs_item_means(spec),
+        n_boot=n_boot,
+        seed=seed,
+    )
+    count, mean = numbers.count, numbers.mean
+    pass_rate = numbers.passing / count if threshold is not None and count else None
+    flipped = item_ids(numbers.flipped_positions) if numbers.flipped_positions else []
     return ScorerSummary(
         scorer_id=spec.id,
         scorer_label=spec.label,
         higher_is_better=spec.higher_is_better,
         score_range=spec.score_range,
         count=count,
-        mean=float(means.mean()) if count else None,
-        stderr=stderr_of_mean(means),
-        ci_low=ci[0] if ci else None,
-        ci_high=ci[1] if ci else None,
-        min=float(means.min()) if count else None,
-        max=float(means.max()) if count else None,
-        errors=int(np.count_nonzero(cols.status == ERROR)),
-        not_scorable=int(np.count_nonzero(cols.status == NOT_SCORABLE)),
+        mean=mean,
+        stderr=numbers.stderr,
+        ci_low=numbers.ci[0] if numbers.ci else None,
+        ci_high=numbers.ci[1] if numbers.ci else None,
+        min=numbers.min,
+        max=numbers.max,
+        errors=numbers.errors,
+        not_scorable=numbers.not_scorable,
         threshold=threshold,
         pass_rate=pass_rate,
         flipped_items=flipped,
-        mean_spread=float(stats.spread[multi].mean()) if multi.any() else None,
+        mean_spread=numbers.mean_spread,
         values={
-            key: _value_summary(vmeans, vci)
-            for (key, vmeans), vci in zip(value_means.items(), value_cis, strict=True)
+            key: _value_summary(value, n_boot=n_boot, seed=seed)
+            for key, value in (value_chunks or {}).items()
         },
-        aggregates=scorer_aggregates(spec, cols, means, threshold=threshold, corpus=corpus),
+        aggregates=_aggregates(spec, chunks, numbers.means, threshold=threshold, corpus=corpus),
         weight=spec.weight,
         normalized_mean=(
-            spec.normalize(float(means.mean()))
-            if count and range_is_bounded(spec.score_range)
+            spec.normalize(mean)
+            if mean is not None and range_is_bounded(spec.score_range)
             else None
         ),
     )
@@ -309,23 +273,38 @@ def summarize_scorer(
 
 def summarize_value(cols: ScoreColumns, *, n_boot: int = 2000, seed: int = 0) -> ValueSummary:
     """Statistics of one named value's column, over per-item means like the score's."""
-    means = item_stats(cols).mean
-    return _value_summary(means, bootstrap_mean_ci(means, n_boot=n_boot, seed=seed))
+    return _value_summary(_fixed(sorted_columns(cols)), n_boot=n_boot, seed=seed)
 
 
-def _value_summary(means: FloatArray, ci: tuple[float, float] | None) -> ValueSummary:
-    count = int(means.shape[0])
-    if not count:
+def _value_summary(chunks: Chunks, *, n_boot: int, seed: int) -> ValueSummary:
+    numbers = scorer_numbers(chunks, n_boot=n_boot, seed=seed)
+    if not numbers.count:
         return ValueSummary()
     return ValueSummary(
-        count=count,
-        mean=float(means.mean()),
-        stderr=stderr_of_mean(means),
-        ci_low=ci[0] if ci else None,
-        ci_high=ci[1] if ci else None,
-        min=float(means.min()),
-        max=float(means.max()),
+        count=numbers.count,
+        mean=numbers.mean,
+        stderr=numbers.stderr,
+        ci_low=numbers.ci[0] if numbers.ci else None,
+        ci_high=numbers.ci[1] if numbers.ci else None,
+        min=numbers.min,
+        max=numbers.max,
     )
+
+
+def _fixed(cols: ScoreColumns) -> Chunks:
+    """``Chunks`` of columns already in memory and in order."""
+    return lambda: (cols,)
+
+
+def _needs_item_means(spec: ScorerSpec) -> bool:
+    """Whether a declared aggregation runs over every item mean (kind ``items``)."""
+    for name in spec.aggregations:
+        try:
+            if get_aggregation(name).kind == "items":
+                return True
+        except UnknownAggregationError:
+            continue
+    return False
 
 
 def effective_threshold(spec: ScorerSpec, run_threshold: float | None) -> float | None:
@@ -354,10 +333,25 @@ def scorer_aggregates(
     threshold: float | None,
     corpus: Sequence[CorpusRow] | None = None,
 ) -> dict[str, float | None]:
-    """Every aggregation ``spec`` declares, by name (see ``assay.summary.aggregations``).
+    """Every aggregation ``spec`` declares, by name (see ``assay.summary.aggregations``),
+    from a scorer's columns and its item means."""
+    return _aggregates(
+        spec, _fixed(sorted_columns(cols)), means, threshold=threshold, corpus=lambda: corpus or ()
+    )
 
-    ``pass@k`` counts a repeat as correct when it passes ``threshold``, or, without one,
-    when it reaches the best end of the range (1.0 on a 0..1 higher-is-better scorer).
+
+def _aggregates(
+    spec: ScorerSpec,
+    chunks: Chunks,
+    means: FloatArray | None,
+    *,
+    threshold: float | None,
+    corpus: Callable[[], Sequence[CorpusRow]] | None,
+) -> dict[str, float | None]:
+    """``scorer_aggregates`` over streamed results. ``means`` (every item mean) is needed
+    only by aggregations of kind ``items``. ``pass@k`` counts a repeat as correct when it
+    passes ``threshold``, or, without one, when it reaches the best end of the range (1.0
+    on a 0..1 higher-is-better scorer).
     """
     out: dict[str, float | None] = {}
     for name in spec.aggregations:
@@ -368,6 +362,8 @@ def scorer_aggregates(
             out[name] = None
             continue
         if aggregation.kind == "items":
+            if means is None:
+                means = item_means(chunks)
             out[name] = run_aggregation(aggregation, means) if means.shape[0] else None
         elif aggregation.kind == "repeats":
             correct_at = threshold
@@ -377,12 +373,12 @@ def scorer_aggregates(
             if correct_at is None:
                 out[name] = None
                 continue
-            stats = item_stats(cols, threshold=correct_at, higher_is_better=spec.higher_is_better)
-            # writable arrays for the aggregation (one repeat gives read-only constant views)
-            counts, passes = np.array(stats.n), np.array(stats.passes)
-            out[name] = run_aggregation(aggregation, counts, passes) if len(stats) else None
+            counts, passes = item_counts(
+                chunks, threshold=correct_at, higher_is_better=spec.higher_is_better
+            )
+            out[name] = run_aggregation(aggregation, counts, passes) if counts.shape[0] else None
         else:
-            out[name] = corpus_value(aggregation, corpus or ())
+            out[name] = corpus_value(aggregation, corpus() if corpus is not None else ())
     return out
 
 
@@ -425,21 +421,6 @@ def weighted_score(
     return (total / weights if weights > 0 else None), used
 
 
-def latency_stats(
-    latencies_ms: Sequence[float] | FloatArray,
-) -> tuple[float | None, float | None, float | None]:
-    """Mean, p50 and p95 of the latencies, ignoring NaN (a stored-output run has none)."""
-    lat = np.asarray(latencies_ms, dtype=np.float64)
-    missing = np.isnan(lat)
-    if missing.any():
-        lat = lat[~missing]
-    del missing
-    if lat.shape[0] == 0:
-        return None, None, None
-    p50, p95 = np.percentile(lat, [50.0, 95.0])
-    return float(lat.mean()), float(p50), float(p95)
-
-
 def summarize_run(
     specs: Sequence[ScorerSpec],
     builder: ScoreColumnsBuilder,
@@ -461,28 +442,65 @@ def summarize_run(
     target_usage: Usage | None = None,
     target_cost_usd: float | None = None,
 ) -> RunSummary:
+    """``summarize_source`` over in-memory columns and latencies (``MemorySource``)."""
+    return summarize_source(
+        specs,
+        MemorySource(builder, latencies_ms, item_id_for=item_id_for, corpus=corpus),
+        threshold=threshold,
+        items=items,
+        results=results,
+        item_errors=item_errors,
+        repeats=repeats,
+        duration_s=duration_s,
+        judge_calls=judge_calls,
+        usage=usage,
+        cost_usd=cost_usd,
+        n_boot=n_boot,
+        seed=seed,
+        target_usage=target_usage,
+        target_cost_usd=target_cost_usd,
+    )
+
+
+def summarize_source(
+    specs: Sequence[ScorerSpec],
+    source: SummarySource,
+    *,
+    threshold: float | None,
+    items: int,
+    results: int,
+    item_errors: int,
+    repeats: int,
+    duration_s: float | None,
+    judge_calls: int,
+    usage: Usage,
+    cost_usd: float | None,
+    n_boot: int = 2000,
+    seed: int = 0,
+    target_usage: Usage | None = None,
+    target_cost_usd: float | None = None,
+) -> RunSummary:
     """The whole run's summary. Scorers come in ``specs`` order; a scorer that reported
     scores without a spec (a custom scorer added late) is summarised under its id rather
-    than dropped. ``threshold`` is the run-wide level (see ``effective_threshold``);
-    ``corpus`` maps scorer ids to the payload rows of their corpus aggregations."""
-    # latencies first, then let them go: the scorers' arrays need the memory next
-    lat_mean, lat_p50, lat_p95 = latency_stats(latencies_ms)
-    del latencies_ms
+    than dropped. ``threshold`` is the run-wide level (see ``effective_threshold``); each
+    scorer is streamed from ``source`` in turn, so at most one scorer's numbers are held."""
+    lat_mean, lat_p50, lat_p95 = source.latency_stats()
     all_specs = list(specs)
     known = {s.id for s in all_specs}
-    all_specs += [ScorerSpec(id=sid, label=sid) for sid in builder.scorer_ids() if sid not in known]
+    all_specs += [ScorerSpec(id=sid, label=sid) for sid in source.scorer_ids() if sid not in known]
     scorers = {
-        spec.id: summarize_scorer(
+        spec.id: summarize_from_chunks(
             spec,
-            builder.columns(spec.id),
+            partial(source.score_chunks, spec.id),
             threshold=effective_threshold(spec, threshold),
-            item_id_for=item_id_for,
+            item_ids=source.item_ids,
             n_boot=n_boot,
             seed=seed,
-            value_columns={
-                key: builder.value_columns(spec.id, key) for key in builder.value_keys(spec.id)
+            value_chunks={
+                key: partial(source.value_chunks, spec.id, key)
+                for key in source.value_keys(spec.id)
             },
-            corpus=(corpus or {}).get(spec.id),
+            corpus=partial(source.corpus_rows, spec.id),
         )
         for spec in all_specs
     }

@@ -1,0 +1,195 @@
+"""A stored run's rows as the source of its summary (``assay.summary.source.SummarySource``).
+
+Why: a stored run keeps nothing per item in memory while it runs; at the end its summary
+streams the committed rows back, one scorer at a time, in (position, repeat) order and in
+chunks of ``CHUNK`` rows (keyset pages over the ``ix_item_results_order`` index), and the
+latency percentiles are order statistics the database finds (``ORDER BY … LIMIT 1 OFFSET
+k``). The statistics are those of an in-memory run over the same results, bit for bit
+(``assay.summary.stats``), and they are computed from what the store holds: a summary can
+never describe results the database does not have.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
+
+import numpy as np
+import sqlalchemy as sa
+from sqlalchemy import Row
+
+from assay.store.codec import chunked
+from assay.store.db import Database
+from assay.store.tables import item_results, scores
+from assay.summary.columns import ERROR, READY, STATUS_CODES, ScoreColumns
+from assay.summary.exact import ExactSum, linear_percentile
+from assay.summary.source import CorpusRow, LatencyStats
+
+_ORDER = (item_results.c.position, item_results.c.repeat, item_results.c.item_id)
+_LARGEST = sys.float_info.max
+
+
+class StoredSummarySource:
+    """The numbers of run ``run_id``'s summary, read from the store on demand."""
+
+    CHUNK = 4096
+    """Rows per page: bounds what a summary holds at once (about 30 bytes a row as numpy
+    arrays, ~350 as SQLAlchemy rows while a page is converted: ~1.4 MB)."""
+
+    def __init__(
+        self,
+        db: Database,
+        run_id: str,
+        corpus_rows: Callable[[str, str], Iterator[CorpusRow]],
+    ) -> None:
+        self._db = db
+        self._run_id = run_id
+        self._corpus_rows = corpus_rows
+
+    # ------------------------------------------------------------------ SummarySource
+    def scorer_ids(self) -> list[str]:
+        """Every scorer with a stored result in the run, by id."""
+        query = (
+            sa.select(scores.c.scorer_id)
+            .distinct()
+            .select_from(item_results.join(scores, scores.c.result_id == item_results.c.id))
+            .where(item_results.c.run_id == self._run_id)
+            .order_by(scores.c.scorer_id)
+        )
+        with self._db.read() as conn:
+            return [str(x) for x in conn.execute(query).scalars()]
+
+    def score_chunks(self, scorer_id: str) -> Iterator[ScoreColumns]:
+        """The scorer's results as columns, with the rule of ``ScoreColumnsBuilder.add``: a
+        ready status without a finite number is an error, a non-ready one holds NaN."""
+        for rows in self._pages(scorer_id, (scores.c.status, scores.c.score)):
+            size = len(rows)
+            position = np.fromiter((r.position for r in rows), dtype=np.int64, count=size)
+            repeat = np.fromiter((r.repeat for r in rows), dtype=np.int32, count=size)
+            status = np.fromiter(
+                (STATUS_CODES[r.status] for r in rows), dtype=np.int8, count=size
+            )
+            value = np.fromiter(
+                (math.nan if r.score is None else r.score for r in rows),
+                dtype=np.float64,
+                count=size,
+            )
+            ready = status == READY
+            broken = ready & ~np.isfinite(value)
+            if broken.any():
+                status[broken] = ERROR
+            value[~ready | broken] = math.nan
+            del rows  # before the next page is read
+            yield ScoreColumns(position=position, repeat=repeat, value=value, status=status)
+
+    def value_keys(self, scorer_id: str) -> list[str]:
+        keys: dict[str, None] = {}
+        for rows in self._value_pages(scorer_id):
+            for row in rows:
+                keys.update(dict.fromkeys(row.values_))
+        return list(keys)
+
+    def value_chunks(self, scorer_id: str, key: str) -> Iterator[ScoreColumns]:
+        """The rows that reported ``key`` with a finite number (``add_values``' rule)."""
+        for rows in self._value_pages(scorer_id):
+            kept = [
+                (row.position, row.repeat, float(number))
+                for row in rows
+                if isinstance(number := row.values_.get(key), int | float)
+                and math.isfinite(number)
+            ]
+            del rows  # before the next page is read
+            if not kept:
+                continue
+            size = len(kept)
+            yield ScoreColumns(
+                position=np.fromiter((k[0] for k in kept), dtype=np.int64, count=size),
+                repeat=np.fromiter((k[1] for k in kept), dtype=np.int32, count=size),
+                value=np.fromiter((k[2] for k in kept), dtype=np.float64, count=size),
+                status=np.zeros(size, dtype=np.int8),
+            )
+
+    def corpus_rows(self, scorer_id: str) -> Sequence[CorpusRow]:
+        return list(self._corpus_rows(self._run_id, scorer_id))
+
+    def latency_stats(self) -> LatencyStats:
+        """Mean (exact sum over pages), p50 and p95 (order statistics from the database)."""
+        t = item_results.c
+        finite = sa.and_(t.run_id == self._run_id, t.latency_ms.between(-_LARGEST, _LARGEST))
+        total = ExactSum()
+        after: tuple[Any, ...] | None = None
+        while True:
+            query = sa.select(t.latency_ms, *_ORDER).where(finite).order_by(*_ORDER)
+            if after is not None:
+                query = query.where(sa.tuple_(*_ORDER) > sa.tuple_(*after))
+            with self._db.read() as conn:
+                rows = conn.execute(query.limit(self.CHUNK)).all()
+            if rows:
+                total.add(np.fromiter((r.latency_ms for r in rows), dtype=np.float64))
+            if len(rows) < self.CHUNK:
+                break
+            last = rows[-1]
+            after = (last.position, last.repeat, last.item_id)
+            del rows, last  # one page of rows at a time
+        n = total.count
+        if n == 0:
+            return None, None, None
+
+        def kth(i: int) -> float:
+            query = (
+                sa.select(t.latency_ms).where(finite).order_by(t.latency_ms).offset(i).limit(1)
+            )
+            with self._db.read() as conn:
+                return float(conn.execute(query).scalar_one())
+
+        return total.mean(), linear_percentile(n, 50.0, kth), linear_percentile(n, 95.0, kth)
+
+    def item_ids(self, positions: Sequence[int]) -> list[str]:
+        t = item_results.c
+        found: dict[int, str] = {}
+        with self._db.read() as conn:
+            for part in chunked(sorted(set(positions)), 500):
+                query = (
+                    sa.select(t.position, t.item_id)
+                    .distinct()
+                    .where(t.run_id == self._run_id, t.position.in_(part))
+                )
+                found.update((int(r.position), str(r.item_id)) for r in conn.execute(query))
+        return [found[p] for p in positions]
+
+    # ------------------------------------------------------------------ pages
+    def _pages(
+        self, scorer_id: str, columns: Sequence[Any], *extra: Any
+    ) -> Iterator[list[Row[Any]]]:
+        """The scorer's rows (``columns`` plus position, repeat, item id) page by page."""
+        t = item_results.c
+        after: tuple[Any, ...] | None = None
+        while True:
+            query = (
+                sa.select(*_ORDER, *columns)
+                .select_from(item_results.join(scores, scores.c.result_id == t.id))
+                .where(t.run_id == self._run_id, scores.c.scorer_id == scorer_id, *extra)
+                .order_by(*_ORDER)
+                .limit(self.CHUNK)
+            )
+            if after is not None:
+                query = query.where(sa.tuple_(*_ORDER) > sa.tuple_(*after))
+            with self._db.read() as conn:
+                rows = list(conn.execute(query).all())
+            size = len(rows)
+            if rows:
+                last = rows[-1]
+                after = (last.position, last.repeat, last.item_id)
+                yield rows
+            del rows  # one page of rows at a time: gone before the next is read
+            if size < self.CHUNK:
+                return
+
+    def _value_pages(self, scorer_id: str) -> Iterator[list[Row[Any]]]:
+        """Pages of the scorer's rows that stored named values (a JSON object each)."""
+        for rows in self._pages(scorer_id, (scores.c.values_,), scores.c.values_.is_not(None)):
+            kept = [row for row in rows if isinstance(row.values_, dict) and row.values_]
+            if kept:
+                yield kept
