@@ -6,7 +6,7 @@ import tracemalloc
 import numpy as np
 import pytest
 
-from assay.summary import bootstrap, stats
+from assay.summary import bootstrap
 from assay.summary.columns import ScoreColumnsBuilder
 from assay.summary.stats import bootstrap_mean_ci, item_stats, summarize_run, summarize_scorer
 from assay.types import Usage
