@@ -68,9 +68,7 @@ class StoredSummarySource:
             size = len(rows)
             position = np.fromiter((r.position for r in rows), dtype=np.int64, count=size)
             repeat = np.fromiter((r.repeat for r in rows), dtype=np.int32, count=size)
-            status = np.fromiter(
-                (STATUS_CODES[r.status] for r in rows), dtype=np.int8, count=size
-            )
+            status = np.fromiter((STATUS_CODES[r.status] for r in rows), dtype=np.int8, count=size)
             value = np.fromiter(
                 (math.nan if r.score is None else r.score for r in rows),
                 dtype=np.float64,
@@ -97,8 +95,7 @@ class StoredSummarySource:
             kept = [
                 (row.position, row.repeat, float(number))
                 for row in rows
-                if isinstance(number := row.values_.get(key), int | float)
-                and math.isfinite(number)
+                if isinstance(number := row.values_.get(key), int | float) and math.isfinite(number)
             ]
             del rows  # before the next page is read
             if not kept:
@@ -138,9 +135,7 @@ class StoredSummarySource:
             return None, None, None
 
         def kth(i: int) -> float:
-            query = (
-                sa.select(t.latency_ms).where(finite).order_by(t.latency_ms).offset(i).limit(1)
-            )
+            query = sa.select(t.latency_ms).where(finite).order_by(t.latency_ms).offset(i).limit(1)
             with self._db.read() as conn:
                 return float(conn.execute(query).scalar_one())
 
