@@ -1,0 +1,132 @@
+"""A stored run's summary from its rows (``StoredSummarySource``), on both backends: the same
+summary, bit for bit, as the in-memory accumulator gives for the same results."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import sqlalchemy as sa
+
+from assay.store import Store
+from assay.summary.accumulator import SummaryAccumulator
+from assay.types import ItemResult, RunInfo, RunSummary, ScoreResult, ScorerSpec, TargetSpec
+from tests.store.factories import error_score, item_result, not_scorable
+
+SPECS = [
+    ScorerSpec(id="judge", label="Judge", threshold=0.5, aggregations=("mean", "median", "pass@1")),
+    ScorerSpec(id="rouge", label="Rouge"),
+]
+
+
+def _score(scorer_id: str, value: float, values: dict[str, float] | None = None) -> ScoreResult:
+    return ScoreResult(
+        scorer_id=scorer_id,
+        scorer_label=scorer_id,
+        call_id=f"{scorer_id}-{value}",
+        status="ready",
+        score=value,
+        values=values or {},
+    )
+
+
+def _results(n: int, repeats: int, seed: int) -> list[ItemResult]:
+    rng = np.random.default_rng(seed)
+    out = []
+    for position in range(n):
+        for repeat in range(repeats):
+            judge = float(rng.random())
+            roll = rng.random()
+            scores = {
+                "judge": (
+                    error_score("judge")
+                    if roll < 0.05
+                    else not_scorable("judge")
+                    if roll < 0.08
+                    else _score("judge", judge)
+                ),
+                "rouge": _score(
+                    "rouge",
+                    float(rng.integers(0, 5)) / 4,
+                    {"rouge1": float(rng.random()), "rouge2": float(rng.integers(0, 3))},
+                ),
+            }
+            result = item_result(f"i{position}", position, repeat, scores=scores)
+            out.append(result.model_copy(update={"latency_ms": float(rng.random() * 100)}))
+    order = rng.permutation(len(out))  # the order results finished in
+    return [out[i] for i in order]
+
+
+def _in_memory(results: list[ItemResult], repeats: int) -> RunSummary:
+    acc = SummaryAccumulator(SPECS)
+    for result in results:
+        acc.add(result)
+    return acc.summary(SPECS, threshold=None, duration_s=None, repeats=repeats)
+
+
+def _from_store(store: Store, run_id: str, results: list[ItemResult], repeats: int) -> RunSummary:
+    acc = SummaryAccumulator(SPECS, keep_ids=False, keep_columns=False)
+    for result in results:
+        acc.add(result)
+    return acc.summary(
+        SPECS,
+        threshold=None,
+        duration_s=None,
+        repeats=repeats,
+        source=store.runs.summary_source(run_id),
+    )
+
+
+@pytest.mark.parametrize("repeats", [1, 3])
+def test_the_stored_summary_is_the_in_memory_summary(store: Store, repeats: int) -> None:
+    info = RunInfo(id=f"run-{repeats}", target=TargetSpec(kind="callable", label="x"), scorers=SPECS)
+    store.runs.create(info)
+    results = _results(1500 if repeats == 1 else 400, repeats, seed=repeats)
+    for start in range(0, len(results), 700):
+        store.runs.write_results(info.id, results[start : start + 700])
+    source = store.runs.summary_source(info.id)
+    source.CHUNK = 97  # type: ignore[misc]  # pages smaller than an item's repeats now and then
+
+    expected = _in_memory(results, repeats)
+    stored = _from_store(store, info.id, results, repeats)
+    assert stored == expected
+    judge = stored.scorers["judge"]
+    assert judge.errors > 0 and judge.not_scorable > 0 and judge.ci_low is not None
+    assert set(stored.scorers["rouge"].values) == {"rouge1", "rouge2"}
+    assert stored.latency_ms_p95 is not None
+    if repeats > 1:
+        assert judge.flipped_items and judge.mean_spread is not None
+    # the page size does not change a number either
+    small = SummaryAccumulator(SPECS, keep_ids=False, keep_columns=False)
+    for result in results:
+        small.add(result)
+    assert (
+        small.summary(SPECS, threshold=None, duration_s=None, repeats=repeats, source=source)
+        == expected
+    )
+
+
+def test_a_run_without_latencies_or_scores(store: Store) -> None:
+    info = RunInfo(id="run-empty", target=TargetSpec(kind="callable", label="x"), scorers=SPECS)
+    store.runs.create(info)
+    result = item_result("i0", 0).model_copy(update={"latency_ms": None})
+    store.runs.write_results(info.id, [result])
+    source = store.runs.summary_source(info.id)
+    assert source.latency_stats() == (None, None, None)
+    assert source.scorer_ids() == []
+    summary = _from_store(store, info.id, [result], 1)
+    assert summary.scorers["judge"].count == 0 and summary.scorers["judge"].mean is None
+
+
+def test_the_percentiles_walk_the_latency_index(store: Store) -> None:
+    """The p50/p95 queries use ``ix_item_results_latency`` (no sort of the run's latencies)."""
+    if store.dialect != "sqlite":
+        pytest.skip("the query plan is checked on SQLite; PostgreSQL plans by its statistics")
+    with store.engine.connect() as conn:
+        plan = conn.execute(
+            sa.text(
+                "EXPLAIN QUERY PLAN SELECT latency_ms FROM item_results WHERE run_id = 'r' "
+                "AND latency_ms BETWEEN -1e308 AND 1e308 ORDER BY latency_ms LIMIT 1 OFFSET 5"
+            )
+        ).all()
+    details = " ".join(str(row[-1]) for row in plan)
+    assert "ix_item_results_latency" in details and "TEMP B-TREE" not in details
