@@ -78,7 +78,9 @@ def _from_store(store: Store, run_id: str, results: list[ItemResult], repeats: i
 
 @pytest.mark.parametrize("repeats", [1, 3])
 def test_the_stored_summary_is_the_in_memory_summary(store: Store, repeats: int) -> None:
-    info = RunInfo(id=f"run-{repeats}", target=TargetSpec(kind="callable", label="x"), scorers=SPECS)
+    info = RunInfo(
+        id=f"run-{repeats}", target=TargetSpec(kind="callable", label="x"), scorers=SPECS
+    )
     store.runs.create(info)
     results = _results(1500 if repeats == 1 else 400, repeats, seed=repeats)
     for start in range(0, len(results), 700):

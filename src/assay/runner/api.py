@@ -133,6 +133,10 @@ class _Tee:
     def __init__(self, *sinks: ResultSink) -> None:
         self.sinks = sinks
         self.keeps_results = any(getattr(s, "keeps_results", False) for s in sinks)
+        # the first sink's summary source (a stored run's) serves the tee too
+        source = getattr(sinks[0], "summary_source", None) if sinks else None
+        if source is not None:
+            self.summary_source = source
 
     async def start(self, info: RunInfo, *, resumed: bool) -> None:
         for sink in self.sinks:
