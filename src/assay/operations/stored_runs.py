@@ -4,8 +4,9 @@ and finish an interrupted run where it stopped.
 An operation: it sits above the runner and the store (the runner only knows the
 ``ResultSink`` protocol) and plans and executes through the runner's ``plan_run`` and
 ``execute_run`` with the same ``RunOptions`` as ``run_evals``. A stored run keeps nothing
-per item in memory: results stream to the database through ``StoreSink`` and the summary is
-computed from compact score columns.
+per item in memory: items are read back from the store in chunks, results stream to the
+database through ``StoreSink``, and the summary streams the committed rows back at the end
+(``StoreSink.summary_source``), the same numbers an in-memory run of those results gives.
 
 Resume is exact: the (item, repeat) pairs already stored are skipped, an item's result and
 scores were written in one transaction so none is half there, and the unique key on
