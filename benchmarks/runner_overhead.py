@@ -132,12 +132,17 @@ from assay.store import open_store
 from assay.operations.stored_runs import run_dataset_async, run_stored_async
 from assay.types import Item
 
-n, path, mode = {n}, {path!r}, {mode!r}
+n, path, mode, cache_kib = {n}, {path!r}, {mode!r}, {cache_kib}
 def items():
     for i in range(n):
         yield Item(id=f"i{{i}}", input=f"q{{i}}", expected_output=f"q{{i}}" if i % 2 else "other")
 
 with open_store(f"sqlite:///{{path}}.db") as store:
+    if cache_kib:  # every connection opened from here on gets this page cache bound
+        import sqlalchemy as sa
+        sa.event.listen(store.engine, "connect",
+                        lambda conn, _: conn.execute(f"PRAGMA cache_size=-{{cache_kib}}"))
+        store.engine.dispose()
     if mode == "run_dataset":
         store.datasets.create("bench")
         store.datasets.add_items("bench", items())
@@ -159,15 +164,23 @@ print(before, vm_hwm_mib(), traced)
 """
 
 
-def child_memory(mode: str, n: int, workdir: Path) -> tuple[float, float, float]:
+def child_memory(
+    mode: str, n: int, workdir: Path, cache_kib: int = 0
+) -> tuple[float, float, float]:
     """(RSS high-water before the run, after it, tracemalloc peak during it) in MiB, of a
     fresh process running ``mode`` (``run_stored`` from a JSONL file, or ``run_dataset``).
 
     ``VmHWM`` is read from /proc (``ru_maxrss`` would include the parent's RSS at fork);
-    tracemalloc sees Python allocations, not SQLite's page cache.
+    tracemalloc sees Python allocations, not SQLite's page cache. ``cache_kib`` (0: SQLite's
+    default, 2 MiB per connection) bounds each connection's page cache, which shows how
+    much of the RSS is the caches filling as the database grows.
     """
     code = _CHILD.format(
-        here=str(Path(__file__).parent), n=n, path=str(workdir / f"{mode}{n}"), mode=mode
+        here=str(Path(__file__).parent),
+        n=n,
+        path=str(workdir / f"{mode}{n}"),
+        mode=mode,
+        cache_kib=cache_kib,
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     before, after, traced = (float(x) for x in out.stdout.split())
@@ -189,6 +202,17 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--memory-sizes", default="10000,100000")
     parser.add_argument("--only", choices=("speed", "memory"), default=None)
+    parser.add_argument(
+        "--memory-modes",
+        default="run_stored,run_dataset",
+        help="stored paths measured for memory (comma-separated)",
+    )
+    parser.add_argument(
+        "--sqlite-cache-kib",
+        type=int,
+        default=0,
+        help="PRAGMA cache_size per connection in the memory runs (0: SQLite's default)",
+    )
     args = parser.parse_args()
     rows = make_items(args.items)
     load = os.getloadavg()[0]
@@ -219,14 +243,18 @@ def main() -> None:
             )
     if args.only != "speed":
         print()
+        cache = f"{args.sqlite_cache_kib} KiB" if args.sqlite_cache_kib else "default"
+        print(f"# SQLite page cache per connection: {cache}")
         print(
             f"{'stored path':<14} {'items':>8} {'RSS before':>11} {'RSS after':>10} "
             f"{'traced peak':>12}   (MiB)"
         )
         with tempfile.TemporaryDirectory() as tmp:
-            for mode in ("run_stored", "run_dataset"):
+            for mode in (m for m in args.memory_modes.split(",") if m):
                 for size in (int(x) for x in args.memory_sizes.split(",") if x):
-                    before, after, traced = child_memory(mode, size, Path(tmp))
+                    before, after, traced = child_memory(
+                        mode, size, Path(tmp), args.sqlite_cache_kib
+                    )
                     print(f"{mode:<14} {size:>8,} {before:>11.1f} {after:>10.1f} {traced:>12.1f}")
     print(json.dumps({k: [round(v, 3) for v in vs] for k, vs in timings.items() if vs}))
 

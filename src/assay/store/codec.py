@@ -32,6 +32,33 @@ def new_id() -> str:
     return f"{time.time_ns():016x}{secrets.token_hex(8)}"
 
 
+class IdSource:
+    """``new_id``s for a batch, with one system call for all their random halves.
+
+    The writer thread makes two ids per stored result; ``secrets.token_hex`` per id (an
+    ``os.urandom`` call each) was about 6 % of its time. Same shape and the same 64 random
+    bits per id, drawn in one ``os.urandom`` per ``size`` ids; the time prefix is read once
+    per draw, so ids of one batch share it and still sort after every earlier batch's.
+    """
+
+    __slots__ = ("_hex", "_next", "_prefix", "_size")
+
+    def __init__(self, size: int = 1024) -> None:
+        self._size = size
+        self._hex = ""
+        self._next = 0
+        self._prefix = ""
+
+    def __call__(self) -> str:
+        start = self._next
+        if start >= len(self._hex):
+            self._hex = secrets.token_hex(8 * self._size)
+            self._prefix = f"{time.time_ns():016x}"
+            start = 0
+        self._next = start + 16
+        return self._prefix + self._hex[start : start + 16]
+
+
 def now() -> float:
     """Unix time in seconds: the store's timestamp format (as in ``RunInfo.created_at``)."""
     return time.time()

@@ -18,7 +18,7 @@ from typing import Any
 
 from sqlalchemy import Row
 
-from assay.store.codec import new_id
+from assay.store.codec import IdSource
 from assay.types import (
     ItemResult,
     JudgeCall,
@@ -36,6 +36,7 @@ def result_rows(run_id: str, results: Sequence[ItemResult]) -> tuple[Rows, Rows,
     items: Rows = []
     scores: Rows = []
     calls: Rows = []
+    new_id = IdSource(2 * len(results))
     for result in results:
         result_id = new_id()
         error = result.error
