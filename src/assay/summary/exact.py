@@ -115,33 +115,30 @@ def exact_mean(values: FloatArray) -> float | None:
 def sample_stderr(values: FloatArray, mean: float) -> float | None:
     """Standard error of the mean: sqrt(Σ (x - mean)² / (n - 1)) / sqrt(n), numpy's
     ``std(ddof=1) / sqrt(n)`` with the sum of squares exact; ``None`` below two values."""
-    n = int(values.shape[0])
-    if n < 2:
-        return None
-    with np.errstate(over="ignore"):
-        deviations = values - mean
-        squared = deviations * deviations
-    if not bool(np.isfinite(squared).all()):
-        return math.inf  # numbers near the largest double: the spread overflows
-    squares = ExactSum()
-    squares.add(squared)
-    return float(np.sqrt(squares.value() / (n - 1)) / np.sqrt(n))
+    return _stderr(values, None, mean)
 
 
 def counted_stderr(numbers: FloatArray, counts: npt.NDArray[np.int64], mean: float) -> float | None:
     """``sample_stderr`` of the values ``numbers`` occurring ``counts`` times: the same
     number, from the histogram (each squared deviation is rounded as ``sample_stderr``
     rounds it, then added ``count`` times exactly)."""
-    n = int(counts.sum())
+    return _stderr(numbers, counts, mean)
+
+
+def _stderr(numbers: FloatArray, counts: npt.NDArray[np.int64] | None, mean: float) -> float | None:
+    n = int(numbers.shape[0]) if counts is None else int(counts.sum())
     if n < 2:
         return None
     with np.errstate(over="ignore"):
         deviations = numbers - mean
         squared = deviations * deviations
     if not bool(np.isfinite(squared).all()):
-        return math.inf
+        return math.inf  # numbers near the largest double: the spread overflows
     squares = ExactSum()
-    squares.add_counted(squared, counts)
+    if counts is None:
+        squares.add(squared)
+    else:
+        squares.add_counted(squared, counts)
     return float(np.sqrt(squares.value() / (n - 1)) / np.sqrt(n))
 
 
