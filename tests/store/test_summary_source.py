@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-import sqlalchemy as sa
 
 from assay.store import Store
 from assay.summary.accumulator import SummaryAccumulator
@@ -117,18 +116,3 @@ def test_a_run_without_latencies_or_scores(store: Store) -> None:
     assert source.scorer_ids() == []
     summary = _from_store(store, info.id, [result], 1)
     assert summary.scorers["judge"].count == 0 and summary.scorers["judge"].mean is None
-
-
-def test_the_percentiles_walk_the_latency_index(store: Store) -> None:
-    """The p50/p95 queries use ``ix_item_results_latency`` (no sort of the run's latencies)."""
-    if store.dialect != "sqlite":
-        pytest.skip("the query plan is checked on SQLite; PostgreSQL plans by its statistics")
-    with store.engine.connect() as conn:
-        plan = conn.execute(
-            sa.text(
-                "EXPLAIN QUERY PLAN SELECT latency_ms FROM item_results WHERE run_id = 'r' "
-                "AND latency_ms BETWEEN -1e308 AND 1e308 ORDER BY latency_ms LIMIT 1 OFFSET 5"
-            )
-        ).all()
-    details = " ".join(str(row[-1]) for row in plan)
-    assert "ix_item_results_latency" in details and "TEMP B-TREE" not in details

@@ -215,7 +215,6 @@ item_results = sa.Table(
     sa.Column("completed_at", Timestamp, nullable=False),
     sa.UniqueConstraint("run_id", "item_id", "repeat", name="uq_item_results_key"),
     sa.Index("ix_item_results_order", "run_id", "position", "repeat", "item_id"),
-    sa.Index("ix_item_results_latency", "run_id", "latency_ms"),  # summary percentiles
 )
 
 scores = sa.Table(
