@@ -66,23 +66,25 @@ class StoredSummarySource:
     def score_chunks(self, scorer_id: str) -> Iterator[ScoreColumns]:
         """The scorer's results as columns, with the rule of ``ScoreColumnsBuilder.add``: a
         ready status without a finite number is an error, a non-ready one holds NaN."""
-        for rows in self._pages(scorer_id, (scores.c.status, scores.c.score)):
-            size = len(rows)
-            position = np.fromiter((r.position for r in rows), dtype=np.int64, count=size)
-            repeat = np.fromiter((r.repeat for r in rows), dtype=np.int32, count=size)
-            status = np.fromiter((STATUS_CODES[r.status] for r in rows), dtype=np.int8, count=size)
-            value = np.fromiter(
-                (math.nan if r.score is None else r.score for r in rows),
-                dtype=np.float64,
-                count=size,
-            )
+        codes = sa.case(STATUS_CODES, value=scores.c.status, else_=-1)
+        for rows in self._pages(scorer_id, (codes, scores.c.score)):
+            position, repeat, code, score = zip(*rows, strict=True)
+            del rows  # before the next page is read
+            status = np.array(code, dtype=np.int8)
+            if bool((status < 0).any()):
+                raise ValueError(f"run {self._run_id}: a score of {scorer_id!r} has no status")
+            value = np.array(score, dtype=np.float64)  # NULL reads as NaN
             ready = status == READY
             broken = ready & ~np.isfinite(value)
             if broken.any():
                 status[broken] = ERROR
             value[~ready | broken] = math.nan
-            del rows  # before the next page is read
-            yield ScoreColumns(position=position, repeat=repeat, value=value, status=status)
+            yield ScoreColumns(
+                position=np.array(position, dtype=np.int64),
+                repeat=np.array(repeat, dtype=np.int32),
+                value=value,
+                status=status,
+            )
 
     def value_keys(self, scorer_id: str) -> list[str]:
         keys: dict[str, None] = {}
@@ -118,20 +120,12 @@ class StoredSummarySource:
         t = item_results.c
         finite = sa.and_(t.run_id == self._run_id, t.latency_ms.between(-_LARGEST, _LARGEST))
         total = ExactSum()
-        after: tuple[Any, ...] | None = None
-        while True:
-            query = sa.select(t.latency_ms, *_ORDER).where(finite).order_by(*_ORDER)
-            if after is not None:
-                query = query.where(sa.tuple_(*_ORDER) > sa.tuple_(*after))
-            with self._db.read() as conn:
-                rows = conn.execute(query.limit(self.CHUNK)).all()
-            if rows:
-                total.add(np.fromiter((r.latency_ms for r in rows), dtype=np.float64))
-            if len(rows) < self.CHUNK:
-                break
-            last = rows[-1]
-            after = (last.position, last.repeat, last.item_id)
-            del rows, last  # one page of rows at a time
+        with self._db.read() as conn:
+            result = conn.execution_options(stream_results=True, yield_per=self.CHUNK).execute(
+                sa.select(t.latency_ms).where(finite)
+            )
+            for page in result.scalars().partitions():
+                total.add(np.array(page, dtype=np.float64))
         n = total.count
         if n == 0:
             return None, None, None
@@ -168,32 +162,25 @@ class StoredSummarySource:
     # ------------------------------------------------------------------ pages
     def _pages(
         self, scorer_id: str, columns: Sequence[Any], *extra: Any
-    ) -> Iterator[list[Row[Any]]]:
-        """The scorer's rows (``columns`` plus position, repeat, item id) page by page."""
+    ) -> Iterator[Sequence[Row[Any]]]:
+        """The scorer's rows (position, repeat, then ``columns``) in pages of ``CHUNK``,
+        from one query streamed in (position, repeat) order."""
         t = item_results.c
-        after: tuple[Any, ...] | None = None
-        while True:
-            query = (
-                sa.select(*_ORDER, *columns)
-                .select_from(item_results.join(scores, scores.c.result_id == t.id))
-                .where(t.run_id == self._run_id, scores.c.scorer_id == scorer_id, *extra)
-                .order_by(*_ORDER)
-                .limit(self.CHUNK)
+        query = (
+            sa.select(t.position, t.repeat, *columns)
+            .select_from(item_results.join(scores, scores.c.result_id == t.id))
+            .where(t.run_id == self._run_id, scores.c.scorer_id == scorer_id, *extra)
+            .order_by(*_ORDER)
+        )
+        with self._db.read() as conn:
+            result = conn.execution_options(stream_results=True, yield_per=self.CHUNK).execute(
+                query
             )
-            if after is not None:
-                query = query.where(sa.tuple_(*_ORDER) > sa.tuple_(*after))
-            with self._db.read() as conn:
-                rows = list(conn.execute(query).all())
-            size = len(rows)
-            if rows:
-                last = rows[-1]
-                after = (last.position, last.repeat, last.item_id)
-                yield rows
-            del rows  # one page of rows at a time: gone before the next is read
-            if size < self.CHUNK:
-                return
+            for page in result.partitions():
+                yield page
+                del page  # one page of rows at a time: gone before the next is read
 
-    def _value_pages(self, scorer_id: str) -> Iterator[list[Row[Any]]]:
+    def _value_pages(self, scorer_id: str) -> Iterator[Sequence[Row[Any]]]:
         """Pages of the scorer's rows that stored named values (a JSON object each)."""
         for rows in self._pages(scorer_id, (scores.c.values_,), scores.c.values_.is_not(None)):
             kept = [row for row in rows if isinstance(row.values_, dict) and row.values_]

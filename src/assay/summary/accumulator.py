@@ -26,7 +26,7 @@ import numpy as np
 
 from assay.summary.aggregations import has_corpus_aggregation
 from assay.summary.columns import ScoreColumnsBuilder
-from assay.summary.source import CorpusRow, MemorySource, SummarySource
+from assay.summary.source import CorpusRow, MemorySource, ReportedSource, SummarySource
 from assay.summary.stats import summarize_source
 from assay.types import ItemResult, JudgeCall, RunSummary, ScorerSpec, Usage
 
@@ -98,6 +98,8 @@ class SummaryAccumulator:
         self.builder = ScoreColumnsBuilder()
         self.keep_columns = keep_columns
         """False when the summary's numbers will come from another ``SummarySource``."""
+        self._reported: dict[str, dict[str, None]] = {}
+        """Without columns: scorer id -> value keys seen, in first-seen order."""
         self._corpus_ids = {s.id for s in specs if has_corpus_aggregation(s.aggregations)}
         """Scorers whose corpus payloads are kept (only those declaring a corpus aggregation:
         everything else stays memory-flat, the payloads are in the store)."""
@@ -137,7 +139,15 @@ class SummaryAccumulator:
         if result.cost_usd is not None:
             self.target_cost_usd = (self.target_cost_usd or 0.0) + result.cost_usd
         if not self.keep_columns:
-            for score in result.scores.values():
+            reported = self._reported
+            for scorer_id, score in result.scores.items():
+                keys = reported.get(scorer_id)
+                if keys is None:
+                    keys = reported[scorer_id] = {}
+                if score.values:  # the keys ``add_values`` would make a column of
+                    for key, number in score.values.items():
+                        if key not in keys and number is not None and math.isfinite(number):
+                            keys[key] = None
                 self._count_calls(score.judge_calls)
             return
         latency = result.latency_ms
@@ -202,6 +212,8 @@ class SummaryAccumulator:
                 item_id_for=item_id_for,
                 corpus=self.corpus,
             )
+        elif not self.keep_columns:
+            source = ReportedSource(source, self._reported)
         return summarize_source(
             specs,
             source,

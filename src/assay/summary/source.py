@@ -92,6 +92,37 @@ class MemorySource:
         return [self.item_id_for(p) for p in positions]
 
 
+class ReportedSource:
+    """``source``'s numbers under the scorer ids and value keys a run saw as its results
+    went by (first-seen order, as the in-memory columns list them): the accumulator knows
+    them at no cost, where asking the store would scan every row once more."""
+
+    def __init__(self, source: SummarySource, reported: Mapping[str, Mapping[str, None]]) -> None:
+        self.source = source
+        self.reported = reported
+
+    def scorer_ids(self) -> list[str]:
+        return list(self.reported)
+
+    def score_chunks(self, scorer_id: str) -> Iterator[ScoreColumns]:
+        return self.source.score_chunks(scorer_id)
+
+    def value_keys(self, scorer_id: str) -> list[str]:
+        return list(self.reported.get(scorer_id, {}))
+
+    def value_chunks(self, scorer_id: str, key: str) -> Iterator[ScoreColumns]:
+        return self.source.value_chunks(scorer_id, key)
+
+    def corpus_rows(self, scorer_id: str) -> Sequence[CorpusRow]:
+        return self.source.corpus_rows(scorer_id)
+
+    def latency_stats(self) -> LatencyStats:
+        return self.source.latency_stats()
+
+    def item_ids(self, positions: Sequence[int]) -> list[str]:
+        return self.source.item_ids(positions)
+
+
 class _NoScores:
     """A ``SummarySource`` with no scores and no latencies."""
 
