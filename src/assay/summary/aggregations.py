@@ -33,6 +33,8 @@ from typing import Any, Literal
 import numpy as np
 import numpy.typing as npt
 
+from assay.summary.exact import exact_mean
+
 log = logging.getLogger(__name__)
 
 AggregationKind = Literal["items", "corpus", "repeats"]
@@ -151,9 +153,14 @@ def pass_at_k(n: IntArray | Sequence[int], c: IntArray | Sequence[int], k: int) 
     return float(np.mean(estimates)) if estimates else math.nan
 
 
-register_aggregation(
-    "mean", lambda means: float(np.mean(means)), description="mean of per-item means"
-)
+def _exact_mean(means: FloatArray | Sequence[float]) -> float:
+    mean = exact_mean(np.asarray(means, dtype=np.float64))
+    return math.nan if mean is None else mean
+
+
+MEAN = register_aggregation("mean", _exact_mean, description="mean of per-item means")
+"""The built-in ``mean``: the summary's own mean (exact sum, rounded once), so a streamed
+summary reports it without holding every item mean."""
 register_aggregation(
     "median", lambda means: float(np.median(means)), description="median of per-item means"
 )

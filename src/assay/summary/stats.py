@@ -24,6 +24,7 @@ import numpy as np
 import numpy.typing as npt
 
 from assay.summary.aggregations import (
+    MEAN,
     Aggregation,
     UnknownAggregationError,
     get_aggregation,
@@ -261,7 +262,9 @@ def summarize_from_chunks(
             key: _value_summary(value, n_boot=n_boot, seed=seed)
             for key, value in (value_chunks or {}).items()
         },
-        aggregates=_aggregates(spec, chunks, numbers.means, threshold=threshold, corpus=corpus),
+        aggregates=_aggregates(
+            spec, chunks, numbers.means, threshold=threshold, corpus=corpus, mean=mean
+        ),
         weight=spec.weight,
         normalized_mean=(
             spec.normalize(mean)
@@ -297,10 +300,12 @@ def _fixed(cols: ScoreColumns) -> Chunks:
 
 
 def _needs_item_means(spec: ScorerSpec) -> bool:
-    """Whether a declared aggregation runs over every item mean (kind ``items``)."""
+    """Whether a declared aggregation runs over every item mean (kind ``items``; the
+    built-in ``mean`` is the summary's own mean and needs none)."""
     for name in spec.aggregations:
         try:
-            if get_aggregation(name).kind == "items":
+            aggregation = get_aggregation(name)
+            if aggregation.kind == "items" and aggregation is not MEAN:
                 return True
         except UnknownAggregationError:
             continue
@@ -336,7 +341,12 @@ def scorer_aggregates(
     """Every aggregation ``spec`` declares, by name (see ``assay.summary.aggregations``),
     from a scorer's columns and its item means."""
     return _aggregates(
-        spec, _fixed(sorted_columns(cols)), means, threshold=threshold, corpus=lambda: corpus or ()
+        spec,
+        _fixed(sorted_columns(cols)),
+        means,
+        threshold=threshold,
+        corpus=lambda: corpus or (),
+        mean=exact_mean(means),
     )
 
 
@@ -347,9 +357,11 @@ def _aggregates(
     *,
     threshold: float | None,
     corpus: Callable[[], Sequence[CorpusRow]] | None,
+    mean: float | None,
 ) -> dict[str, float | None]:
     """``scorer_aggregates`` over streamed results. ``means`` (every item mean) is needed
-    only by aggregations of kind ``items``. ``pass@k`` counts a repeat as correct when it
+    only by aggregations of kind ``items`` other than the built-in ``mean``, which is
+    ``mean`` (the summary's). ``pass@k`` counts a repeat as correct when it
     passes ``threshold``, or, without one, when it reaches the best end of the range (1.0
     on a 0..1 higher-is-better scorer).
     """
@@ -361,7 +373,9 @@ def _aggregates(
             log.warning("scorer %r: %s", spec.id, exc)
             out[name] = None
             continue
-        if aggregation.kind == "items":
+        if aggregation is MEAN:
+            out[name] = mean
+        elif aggregation.kind == "items":
             if means is None:
                 means = item_means(chunks)
             out[name] = run_aggregation(aggregation, means) if means.shape[0] else None
