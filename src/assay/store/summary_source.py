@@ -116,34 +116,31 @@ class StoredSummarySource:
         return list(self._corpus_rows(self._run_id, scorer_id))
 
     def latency_stats(self) -> LatencyStats:
-        """Mean (exact sum over pages), p50 and p95 (order statistics from the database)."""
+        """Mean (exact sum), p50 and p95, from one pass over the latencies in ascending
+        order (the database sorts them; the ranks the percentiles need are known from a
+        count first, in the same read transaction, so both see the same rows)."""
         t = item_results.c
         finite = sa.and_(t.run_id == self._run_id, t.latency_ms.between(-_LARGEST, _LARGEST))
         total = ExactSum()
-        with self._db.read() as conn:
-            result = conn.execution_options(stream_results=True, yield_per=self.CHUNK).execute(
-                sa.select(t.latency_ms).where(finite)
-            )
-            for page in result.scalars().partitions():
-                total.add(np.array(page, dtype=np.float64))
-        n = total.count
-        if n == 0:
-            return None, None, None
-
         found: dict[int, float] = {}
-
-        def kth(i: int) -> float:
-            """The i-th smallest latency; each query sorts once and returns two neighbours
-            (a percentile interpolates between the i-th and the next)."""
-            if i not in found:
-                query = (
-                    sa.select(t.latency_ms).where(finite).order_by(t.latency_ms).offset(i).limit(2)
-                )
-                with self._db.read() as conn:
-                    values = conn.execute(query).scalars().all()
-                found.update((i + k, float(v)) for k, v in enumerate(values))
-            return found[i]
-
+        with self._db.read() as conn:
+            n = int(conn.execute(sa.select(sa.func.count(t.latency_ms)).where(finite)).scalar_one())
+            if n == 0:
+                return None, None, None
+            wanted = sorted(_ranks(n, 50.0) | _ranks(n, 95.0))
+            result = conn.execution_options(stream_results=True, yield_per=self.CHUNK).execute(
+                sa.select(t.latency_ms).where(finite).order_by(t.latency_ms)
+            )
+            start = 0
+            for page in result.scalars().partitions():
+                values = np.array(page, dtype=np.float64)
+                total.add(values)
+                stop = start + int(values.shape[0])
+                found.update((r, float(values[r - start])) for r in wanted if start <= r < stop)
+                start = stop
+        if total.count != n:  # the count and the pass read one snapshot: never expected
+            raise RuntimeError(f"run {self._run_id}: {total.count} latencies read, {n} counted")
+        kth = found.__getitem__
         return total.mean(), linear_percentile(n, 50.0, kth), linear_percentile(n, 95.0, kth)
 
     def item_ids(self, positions: Sequence[int]) -> list[str]:
@@ -186,3 +183,15 @@ class StoredSummarySource:
             kept = [row for row in rows if isinstance(row.values_, dict) and row.values_]
             if kept:
                 yield kept
+
+
+def _ranks(n: int, q: float) -> set[int]:
+    """The order statistics (0-based ranks) ``linear_percentile(n, q, …)`` reads."""
+    ranks: set[int] = set()
+
+    def record(i: int) -> float:
+        ranks.add(i)
+        return 0.0
+
+    linear_percentile(n, q, record)  # which ranks it reads depends on n and q only
+    return ranks
