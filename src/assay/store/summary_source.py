@@ -3,9 +3,9 @@
 Why: a stored run keeps nothing per item in memory while it runs; at the end its summary
 streams the committed rows back, one scorer at a time, in (position, repeat) order and in
 chunks of ``CHUNK`` rows (keyset pages over the ``ix_item_results_order`` index), and the
-latency percentiles are order statistics the database finds (``ORDER BY … LIMIT 1 OFFSET
-k``: SQLite's sorter holds a bounded amount and spills the rest to a temporary file; an index
-on the latencies would spare the sort but cost the writer ~11 % per result, measured). The
+latency mean and percentiles come from one pass over the latencies in ascending order
+(SQLite's sorter holds a bounded amount and spills the rest to a temporary file; an index on
+the latencies would spare the sort but cost the writer ~11 % per result, measured). The
 statistics are those of an in-memory run over the same results, bit for bit
 (``assay.summary.stats``), and they are computed from what the store holds: a summary can
 never describe results the database does not have.
