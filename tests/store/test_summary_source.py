@@ -116,3 +116,14 @@ def test_a_run_without_latencies_or_scores(store: Store) -> None:
     assert source.scorer_ids() == []
     summary = _from_store(store, info.id, [result], 1)
     assert summary.scorers["judge"].count == 0 and summary.scorers["judge"].mean is None
+
+
+def test_completed_units_stream_in_order_across_pages(store: Store) -> None:
+    info = RunInfo(id="run-units", target=TargetSpec(kind="callable", label="x"), scorers=SPECS)
+    store.runs.create(info)
+    results = _results(60, 2, seed=7)
+    store.runs.write_results(info.id, results)
+    store.runs.CHUNK = 2  # type: ignore[misc]  # pages of 16 units
+    units = list(store.runs.completed_units(info.id))
+    assert units == sorted((r.position, r.repeat, r.item_id) for r in results)
+    assert store.runs.completed_count(info.id) == len(results) == 120

@@ -186,7 +186,8 @@ async def resume_run_async(
             items=items,
             target=resolved,
             scorers=built,
-            done=runs.completed_keys(info.id),
+            done=lambda: runs.completed_units(info.id),
+            already=runs.completed_count(info.id),
             previous=lambda: runs.results(info.id),
             resumed=True,
         )

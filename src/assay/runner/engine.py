@@ -22,7 +22,7 @@ import logging
 import time
 import traceback
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import partial
 from typing import TypeVar
 
@@ -60,8 +60,11 @@ class RunPlan:
     items: Callable[[], Iterable[Item]]
     target: Target
     scorers: Sequence[Scorer]
-    done: set[tuple[str, int]] = field(default_factory=set)
-    """(item id, repeat) pairs already stored by an earlier session: skipped."""
+    done: Callable[[], Iterable[tuple[int, int, str]]] | None = None
+    """(position, repeat, item id) of the units an earlier session stored, in (position,
+    repeat) order: skipped. Streamed beside the items, so a resume holds no set of keys."""
+    already: int = 0
+    """How many units ``done`` gives (the progress bar starts there)."""
     previous: Callable[[], Iterable[ItemResult]] | None = None
     """Results of an earlier session, to include in the summary (resume)."""
     resumed: bool = False
@@ -94,13 +97,38 @@ def _item_ids(plan: RunPlan) -> Callable[[int], str]:
     return item_id_for
 
 
+class ResumeMismatchError(RuntimeError):
+    """A stored result's item is not the item the run now has at its position."""
+
+
 def _units(plan: RunPlan) -> Iterator[tuple[int, Item, int]]:
+    """The (position, item, repeat) units still to run: every item's repeats, minus the
+    stored ones (``plan.done``, merged in order as both streams advance). A stored unit
+    whose item id differs from the item at its position stops the run: skipping it would
+    leave that item unscored while the summary counted it."""
     repeats = plan.info.repeats
-    done = plan.done
+    stored = iter(plan.done()) if plan.done is not None else iter(())
+    pending = next(stored, None)
     for position, item in enumerate(plan.items()):
         for repeat in range(repeats):
-            if not done or (item.id, repeat) not in done:
-                yield position, item, repeat
+            if pending is not None and (pending[0], pending[1]) < (position, repeat):
+                raise ResumeMismatchError(
+                    f"run {plan.info.id}: a stored result (position {pending[0]}, repeat "
+                    f"{pending[1]}) matches none of the run's {repeats} repeats of its items"
+                )
+            if pending is not None and pending[0] == position and pending[1] == repeat:
+                if pending[2] != item.id:
+                    raise ResumeMismatchError(
+                        f"run {plan.info.id}: the stored result at position {position} is "
+                        f"item {pending[2]!r}, but the run's items have {item.id!r} there"
+                    )
+                pending = next(stored, None)
+                continue
+            yield position, item, repeat
+    if pending is not None:
+        raise ResumeMismatchError(
+            f"run {plan.info.id}: a stored result at position {pending[0]} is past the run's items"
+        )
 
 
 async def _limited(work: Awaitable[_T], limit: asyncio.Timeout | None) -> _T:
@@ -273,7 +301,7 @@ async def execute(
             if earlier.completed_at:
                 last = max(last, earlier.completed_at)
         earlier_s = max(0.0, last - first) if last > first else 0.0
-    already = len(plan.done)
+    already = plan.already
     units = _units(plan)
     total = info.total_items * info.repeats if info.total_items is not None else None
     started = time.perf_counter()

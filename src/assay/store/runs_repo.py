@@ -337,6 +337,21 @@ class RunRepository:
             rows = conn.execute(sa.select(t.item_id, t.repeat).where(t.run_id == run_id))
             return {(item_id, repeat) for item_id, repeat in rows}
 
+    def completed_count(self, run_id: str) -> int:
+        """How many (item, repeat) results the run has."""
+        with self._db.read() as conn:
+            self._require(conn, run_id)
+            query = sa.select(sa.func.count()).where(item_results.c.run_id == run_id)
+            return int(conn.execute(query).scalar_one())
+
+    def completed_units(self, run_id: str) -> Iterator[tuple[int, int, str]]:
+        """(position, repeat, item id) of every stored result in (position, repeat) order,
+        streamed in pages of short read transactions: what a resume skips, without holding
+        every key (``completed_keys``) in memory."""
+        with self._db.read() as conn:
+            self._require(conn, run_id)
+        return self._stream_units(run_id)
+
     def results(
         self, run_id: str, *, offset: int = 0, limit: int | None = None
     ) -> Iterator[ItemResult]:
@@ -485,6 +500,26 @@ class RunRepository:
             after = (last.position, last.repeat, last.item_id)
             if remaining is not None:
                 remaining -= len(rows)
+
+    def _stream_units(self, run_id: str) -> Iterator[tuple[int, int, str]]:
+        t = item_results.c
+        after: tuple[int, int, str] | None = None
+        size = self.CHUNK * 8
+        while True:
+            query = (
+                sa.select(*_RESULT_ORDER)
+                .where(t.run_id == run_id)
+                .order_by(*_RESULT_ORDER)
+                .limit(size)
+            )
+            if after is not None:
+                query = query.where(sa.tuple_(*_RESULT_ORDER) > sa.tuple_(*after))
+            with self._db.read() as conn:
+                page = [(int(p), int(r), str(i)) for p, r, i in conn.execute(query)]
+            yield from page
+            if len(page) < size:
+                return
+            after = page[-1]
 
     def _stream_score_rows(self, run_id: str) -> Iterator[ScoreRow]:
         t = item_results.c
