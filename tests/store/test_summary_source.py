@@ -86,6 +86,10 @@ def test_the_stored_summary_is_the_in_memory_summary(store: Store, repeats: int)
         store.runs.write_results(info.id, results[start : start + 700])
     source = store.runs.summary_source(info.id)
     source.CHUNK = 97  # type: ignore[misc]  # pages smaller than an item's repeats now and then
+    # what the store itself says (a run's summary takes these from what it saw go by)
+    assert source.scorer_ids() == ["judge", "rouge"]
+    assert set(source.value_keys("rouge")) == {"rouge1", "rouge2"}
+    assert source.value_keys("judge") == []
 
     expected = _in_memory(results, repeats)
     stored = _from_store(store, info.id, results, repeats)
