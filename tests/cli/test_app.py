@@ -117,8 +117,10 @@ def test_bad_input_is_one_clear_line_and_non_zero(args: tuple[str, ...], message
     assert len(proc.stderr.strip().splitlines()) == 1
 
 
-def test_demo_scores_the_bundled_dataset() -> None:
-    proc = assay("demo", "--no-judge")
+def test_demo_scores_the_bundled_dataset(tmp_path: Path) -> None:
+    # its own folder: the demo stores into ./.assay, and one shared with other checkouts may
+    # hold a database migrated by a newer tree
+    proc = assay("demo", "--no-judge", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert "capital-fr" in proc.stdout and "weather-tool" in proc.stdout
     assert "mean" in proc.stdout
@@ -127,6 +129,6 @@ def test_demo_scores_the_bundled_dataset() -> None:
 def test_demo_reports_a_bad_line_with_its_number(tmp_path: Path) -> None:
     data = tmp_path / "bad.jsonl"
     data.write_text('{"id": "a", "output": "x"}\n{"id": "b", "output": \n')
-    proc = assay("demo", "--data", str(data))
+    proc = assay("demo", "--data", str(data), cwd=tmp_path)
     assert proc.returncode == 2
     assert "line 2" in proc.stderr
