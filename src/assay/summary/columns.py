@@ -108,6 +108,14 @@ class ScoreColumnsBuilder:
                 code = ERROR
             else:
                 value = float(score)
+        self._append(scorer_id, position, repeat, value, code)
+
+    def add_ready(self, scorer_id: str, position: int, repeat: int, value: float) -> None:
+        """``add`` of a ready result whose score the caller checked is a finite ``float``
+        (the runner's common case, without ``add``'s status decoding)."""
+        self._append(scorer_id, position, repeat, value, READY)
+
+    def _append(self, scorer_id: str, position: int, repeat: int, value: float, code: int) -> None:
         buf = self._buffers.get(scorer_id)
         if buf is None:
             buf = self._buffers[scorer_id] = _Buffers()
@@ -115,17 +123,6 @@ class ScoreColumnsBuilder:
         buf.repeat.append(repeat)
         buf.value.append(value)
         buf.status.append(code)
-
-    def add_ready(self, scorer_id: str, position: int, repeat: int, value: float) -> None:
-        """``add`` of a ready result whose score the caller checked is a finite ``float``
-        (the runner's common case, without ``add``'s status decoding)."""
-        buf = self._buffers.get(scorer_id)
-        if buf is None:
-            buf = self._buffers[scorer_id] = _Buffers()
-        buf.position.append(position)
-        buf.repeat.append(repeat)
-        buf.value.append(value)
-        buf.status.append(READY)
 
     def add_values(
         self, scorer_id: str, position: int, repeat: int, values: Mapping[str, float]

@@ -41,6 +41,7 @@ from assay.summary.exact import exact_mean, sample_stderr
 from assay.summary.source import CorpusRow, MemorySource, SummarySource, latency_stats
 from assay.summary.streaming import (
     Chunks,
+    group_items,
     item_counts,
     item_means,
     scorer_numbers,
@@ -113,65 +114,20 @@ def passing(
 def item_stats(
     cols: ScoreColumns, *, threshold: float | None = None, higher_is_better: bool = True
 ) -> ItemStats:
-    """Group the ready scores by position: mean, ready-repeat count, max-min, passes.
-
-    When every position holds at most one number (one repeat: the common case) the grouping
-    is a sort: the same arrays, computed with a third of the memory (a 100k-item summary
-    otherwise holds ~90 bytes per result at once; ``n`` and ``spread`` are then read-only
-    constant views).
-    """
-    ready = cols.ready
-    values = cols.value[ready]
-    if not cols.repeat.any():
-        single = _one_per_position(cols.position[ready], values, threshold, higher_is_better)
-        if single is not None:
-            return single
-    positions, inverse = np.unique(cols.position[ready], return_inverse=True)
-    k = positions.shape[0]
-    n = np.bincount(inverse, minlength=k).astype(np.int64)
-    sums = np.bincount(inverse, weights=values, minlength=k)
-    mean = sums / np.maximum(n, 1)
-    lo = np.full(k, np.inf)
-    hi = np.full(k, -np.inf)
-    np.minimum.at(lo, inverse, values)
-    np.maximum.at(hi, inverse, values)
-    if threshold is None:
-        passes = np.zeros(k, dtype=np.int64)
-    else:
-        verdicts = passing(values, threshold, higher_is_better=higher_is_better)
-        passes = np.bincount(inverse, weights=verdicts, minlength=k).astype(np.int64)
-    return ItemStats(
-        position=positions.astype(np.int64),
-        mean=mean,
-        n=n,
-        spread=hi - lo,
-        passes=passes,
+    """Group the ready scores by position: mean, ready-repeat count, max-min, passes (the
+    streamed summary's grouping, ``assay.summary.streaming.group_items``, over the whole
+    columns in (position, repeat) order). With one number per position ``n``, ``spread``
+    (and ``passes`` without a threshold) are read-only constant views."""
+    groups = group_items(
+        sorted_columns(cols), threshold=threshold, higher_is_better=higher_is_better
     )
-
-
-def _one_per_position(
-    positions: IntArray, values: FloatArray, threshold: float | None, higher_is_better: bool
-) -> ItemStats | None:
-    """``item_stats`` when no position repeats (else ``None``): each item's mean is its one
-    number (``+ 0.0``, as the grouped sum ``0.0 + v`` gives: ``-0.0`` becomes ``0.0``)."""
-    order = np.argsort(positions, kind="stable")
-    positions = positions[order]
-    if positions.shape[0] > 1 and not bool((positions[1:] != positions[:-1]).all()):
-        return None
-    mean = values[order]
-    del order
-    mean += 0.0
-    k = positions.shape[0]
-    if threshold is None:
-        passes: IntArray = np.broadcast_to(np.int64(0), (k,))
-    else:
-        passes = passing(mean, threshold, higher_is_better=higher_is_better).astype(np.int64)
+    k = int(groups.mean.shape[0])
     return ItemStats(
-        position=positions.astype(np.int64, copy=False),
-        mean=mean,
-        n=np.broadcast_to(np.int64(1), (k,)),
-        spread=np.broadcast_to(np.float64(0.0), (k,)),
-        passes=passes,
+        position=groups.position.astype(np.int64, copy=False),
+        mean=groups.mean,
+        n=groups.n if groups.n is not None else np.broadcast_to(np.int64(1), (k,)),
+        spread=groups.spread if groups.spread is not None else np.broadcast_to(0.0, (k,)),
+        passes=(groups.passes if groups.passes is not None else np.broadcast_to(np.int64(0), (k,))),
     )
 
 
