@@ -8,6 +8,7 @@ result after returning it, which is what lets one scorer instance serve many ite
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from typing import Annotated, Any, Literal, NamedTuple
 
 from pydantic import (
@@ -16,6 +17,7 @@ from pydantic import (
     ConfigDict,
     Field,
     PlainSerializer,
+    field_validator,
     model_validator,
 )
 
@@ -414,6 +416,14 @@ class RunInfo(BaseModel):
     """Per-item limit, in seconds, for the target call and for each scorer call; ``None``:
     none. A target past it fails its item (``TargetError`` kind ``TimeoutError``), a scorer
     past it gets an error result; the run goes on."""
+    tags: list[str] = Field(default_factory=list)
+    """Labels to find the run by (``git.commit=abc123``, ``baseline=main``): each 1..255
+    characters without control characters, duplicates dropped (see ``check_tags``)."""
+
+    @field_validator("tags")
+    @classmethod
+    def _valid_tags(cls, tags: list[str]) -> list[str]:
+        return check_tags(tags)
 
 
 class RunRecord(BaseModel):
@@ -494,3 +504,23 @@ def check_run_threshold(threshold: float | None) -> None:
             "each scorer's normalized scale (0 = worst, 1 = best end of its range); give a "
             "scorer its own threshold on its own scale with the scorer config's 'threshold'"
         )
+
+
+MAX_TAG_LENGTH = 255
+
+
+def check_tags(tags: Iterable[str]) -> list[str]:
+    """``tags`` without duplicates (first kept), or a ``ValueError`` naming the bad tag:
+    empty, longer than 255 characters, or holding a control character."""
+    if isinstance(tags, str):
+        raise ValueError(f"tags {tags!r}: a list of tags, not one string")
+    seen: dict[str, None] = {}
+    for tag in tags:
+        if not isinstance(tag, str) or not tag.strip():
+            raise ValueError(f"tag {tag!r}: a tag is a non-empty string")
+        if len(tag) > MAX_TAG_LENGTH:
+            raise ValueError(f"tag {tag[:40]!r}...: longer than {MAX_TAG_LENGTH} characters")
+        if any(ord(ch) < 32 or ord(ch) == 127 for ch in tag):
+            raise ValueError(f"tag {tag!r}: control characters are not allowed")
+        seen.setdefault(tag, None)
+    return list(seen)

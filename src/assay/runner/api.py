@@ -67,6 +67,7 @@ def plan_run(
         threshold=options.threshold,
         total_items=total_items,
         metadata=dict(options.metadata),
+        tags=list(options.tags),
         created_at=time.time(),
         timeout_s=options.timeout_s,
         **where,

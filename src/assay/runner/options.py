@@ -15,13 +15,13 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from assay.runner.hooks import Hook, RunHooks
 from assay.runner.sink import ResultSink
-from assay.types import check_run_threshold
+from assay.types import check_run_threshold, check_tags
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -42,6 +42,8 @@ class RunOptions:
     """A name for the run (shown in lists and reports)."""
     metadata: Mapping[str, Any] = field(default_factory=dict)
     """Free-form data stored with the run."""
+    tags: Sequence[str] = ()
+    """Labels stored with the run, to find it by (``git.branch=main``; see ``RunInfo.tags``)."""
     hooks: RunHooks | None = None
     """User code called at run start/end and item start/complete."""
     on_item_complete: Hook | None = None
@@ -59,6 +61,7 @@ class RunOptions:
         validate_counts(self.concurrency, self.repeats, self.timeout_s)
         check_run_threshold(self.threshold)
         object.__setattr__(self, "metadata", dict(self.metadata))
+        object.__setattr__(self, "tags", tuple(check_tags(self.tags)))
 
     @classmethod
     def of(cls, options: RunOptions | None = None, /, **changes: Any) -> RunOptions:

@@ -34,7 +34,15 @@ from assay.store.errors import (
 )
 from assay.store.results_codec import build_results, result_rows
 from assay.store.summary_source import StoredSummarySource
-from assay.store.tables import datasets, item_results, judge_calls, run_items, runs, scores
+from assay.store.tables import (
+    datasets,
+    item_results,
+    judge_calls,
+    run_items,
+    run_tags,
+    runs,
+    scores,
+)
 from assay.types import (
     Item,
     ItemResult,
@@ -45,12 +53,13 @@ from assay.types import (
     ScoreRow,
     ScorerSpec,
     TargetSpec,
+    check_tags,
 )
 
 _RESULT_ORDER = (item_results.c.position, item_results.c.repeat, item_results.c.item_id)
 
 
-def _record(row: Row[Any]) -> RunRecord:
+def _record(row: Row[Any], tags: builtins.list[str] | None = None) -> RunRecord:
     m = row._mapping
     info = RunInfo(
         id=m["id"],
@@ -67,6 +76,7 @@ def _record(row: Row[Any]) -> RunRecord:
         total_items=m["total_items"],
         metadata=m["meta"] or {},
         created_at=m["created_at"],
+        tags=tags or [],
     )
     summary = m["summary"]
     status = m["status"]
@@ -190,6 +200,8 @@ class RunRepository:
                     updated_at=stamp,
                 )
             )
+            if info.tags:
+                conn.execute(run_tags.insert(), [{"run_id": info.id, "tag": t} for t in info.tags])
             if items is not None:
                 count = self._insert_items(conn, info.id, items)
                 if info.total_items is None:
@@ -197,14 +209,15 @@ class RunRepository:
                         runs.update().where(runs.c.id == info.id).values(total_items=count)
                     )
             row = conn.execute(sa.select(runs).where(runs.c.id == info.id)).one()
-        return _record(row)
+        return _record(row, list(info.tags))
 
     def get(self, run_id: str) -> RunRecord:
         """The run with this id, or with this unique id prefix."""
         with self._db.read() as conn:
             resolved = self._resolve(conn, run_id)
             row = conn.execute(sa.select(runs).where(runs.c.id == resolved)).one()
-        return _record(row)
+            tags = self._tags_of(conn, [resolved])
+        return _record(row, tags.get(resolved))
 
     def exists(self, run_id: str) -> bool:
         """Whether a run with exactly this id is stored."""
@@ -212,17 +225,73 @@ class RunRepository:
             return conn.execute(sa.select(runs.c.id).where(runs.c.id == run_id)).first() is not None
 
     def list(
-        self, *, limit: int = 50, offset: int = 0, dataset: str | None = None
+        self,
+        *,
+        limit: int = 50,
+        offset: int = 0,
+        dataset: str | None = None,
+        tag: str | None = None,
+        name: str | None = None,
     ) -> builtins.list[RunRecord]:
-        """Runs, newest first; ``dataset`` filters by dataset name or id."""
+        """Runs, newest first; ``dataset`` filters by dataset name or id, ``tag`` to runs
+        carrying that tag, ``name`` to runs of that name."""
         query = sa.select(runs).order_by(runs.c.created_at.desc(), runs.c.id.desc())
         if dataset is not None:
             query = query.where(
                 sa.or_(runs.c.dataset_name == dataset, runs.c.dataset_id == dataset)
             )
+        if tag is not None:
+            tagged = sa.select(run_tags.c.run_id).where(run_tags.c.tag == tag)
+            query = query.where(runs.c.id.in_(tagged))
+        if name is not None:
+            query = query.where(runs.c.name == name)
         with self._db.read() as conn:
             rows = conn.execute(query.limit(limit).offset(offset)).all()
-        return [_record(row) for row in rows]
+            tags = self._tags_of(conn, [row.id for row in rows])
+        return [_record(row, tags.get(row.id)) for row in rows]
+
+    def latest_with_tag(self, tag: str, *, name: str | None = None) -> RunRecord | None:
+        """The newest run carrying ``tag`` (and named ``name``, when given), or ``None``."""
+        found = self.list(limit=1, tag=tag, name=name)
+        return found[0] if found else None
+
+    def add_tags(self, run_id: str, tags: Iterable[str]) -> None:
+        """Put ``tags`` on the run (exact id); tags it has already are left as they are."""
+        wanted = check_tags(tags)
+        with self._db.write() as conn:
+            self._require(conn, run_id)
+            have = set(self._tags_of(conn, [run_id]).get(run_id, []))
+            new = [{"run_id": run_id, "tag": t} for t in wanted if t not in have]
+            if new:
+                conn.execute(run_tags.insert(), new)
+
+    def move_tag(self, tag: str, run_id: str, *, name: str | None = None) -> None:
+        """Make ``run_id`` the one run carrying ``tag`` (among the runs named ``name``,
+        when given): a pointer such as ``baseline=main``, moved in one transaction."""
+        (tag,) = check_tags([tag])
+        with self._db.write() as conn:
+            self._require(conn, run_id)
+            holders = sa.select(runs.c.id)
+            if name is not None:
+                holders = holders.where(runs.c.name == name)
+            conn.execute(
+                run_tags.delete().where(run_tags.c.tag == tag, run_tags.c.run_id.in_(holders))
+            )
+            conn.execute(run_tags.insert().values(run_id=run_id, tag=tag))
+
+    @staticmethod
+    def _tags_of(conn: Connection, run_ids: builtins.list[str]) -> dict[str, builtins.list[str]]:
+        """Each run's tags in alphabetical order (runs without tags are left out)."""
+        found: dict[str, builtins.list[str]] = {}
+        for chunk in chunked(run_ids, RunRepository.CHUNK):
+            query = (
+                sa.select(run_tags.c.run_id, run_tags.c.tag)
+                .where(run_tags.c.run_id.in_(chunk))
+                .order_by(run_tags.c.run_id, run_tags.c.tag)
+            )
+            for rid, tag in conn.execute(query):
+                found.setdefault(rid, []).append(tag)
+        return found
 
     def mark_started(self, run_id: str) -> None:
         """Status ``running``; the first start time is kept when a run is resumed."""

@@ -398,3 +398,16 @@ item_annotations = sa.Table(
     sa.Column("created_at", Timestamp, nullable=False),
     sa.Index("ix_annotations_item", "run_id", "item_id", "id"),
 )
+
+run_tags = sa.Table(
+    "run_tags",
+    metadata,
+    sa.Column(
+        "run_id", sa.String(64), sa.ForeignKey("runs.id", ondelete="CASCADE"), primary_key=True
+    ),
+    sa.Column("tag", NulSafeString(255), primary_key=True),
+    sa.Index("ix_run_tags_tag", "tag"),
+)
+"""Labels on runs (``git.commit=abc123``, ``baseline=main``): many per run, a run found by
+any of them (``runs.list(tag=...)``, ``runs.latest_with_tag``). A side table, not a JSON
+column, so "the newest run tagged X" is an indexed lookup on SQLite and PostgreSQL alike."""
