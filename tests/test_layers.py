@@ -26,8 +26,8 @@ LAYERS: list[set[str]] = [
     {"tasks"},
     {"runner"},
     {"store", "analysis"},
-    {"operations", "testing"},
-    {"optimize"},
+    {"operations"},
+    {"optimize", "testing"},
     {"server"},
     {"cli"},
     {"assay", "__main__"},  # the package root: the public names, the composition root

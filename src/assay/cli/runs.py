@@ -34,13 +34,17 @@ def runs_list(
     dataset: Annotated[
         str | None, typer.Option("--dataset", help="Only runs of this stored dataset.")
     ] = None,
+    tag: Annotated[
+        str | None,
+        typer.Option("--tag", help="Only runs with this tag (git.branch=main, baseline=NAME)."),
+    ] = None,
     as_json: Annotated[
         bool, typer.Option("--json", help="Print the runs as JSON (full records).")
     ] = False,
 ) -> None:
     """The most recent runs, newest first."""
     with open_cli_store() as store:
-        records = store.runs.list(limit=limit, dataset=dataset)
+        records = store.runs.list(limit=limit, dataset=dataset, tag=tag)
     if as_json:
         print(json.dumps([r.model_dump(mode="json") for r in records], indent=2))
         return

@@ -58,7 +58,9 @@ import threading
 import time
 import weakref
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol, runtime_checkable
@@ -616,6 +618,21 @@ def default_cache(path: str | Path | None = None) -> SQLiteModelCache:
     return store
 
 
+_FRESH_SAMPLES: ContextVar[bool] = ContextVar("assay_fresh_samples", default=False)
+
+
+@contextmanager
+def fresh_samples() -> Iterator[None]:
+    """Inside this block (and the tasks it starts) ``CachedModel.generate`` neither reads nor
+    writes the cache: every call is a new sample. Repeats of an item are meant to be
+    independent samples; answered from the cache they would all be the first answer."""
+    token = _FRESH_SAMPLES.set(True)
+    try:
+        yield
+    finally:
+        _FRESH_SAMPLES.reset(token)
+
+
 # ---------------------------------------------------------------------- wrapper
 @dataclass
 class CachedModel(PassThrough):
@@ -661,7 +678,7 @@ class CachedModel(PassThrough):
         usable = self.policy != "off" and (
             self.cache_nonzero_temperature or is_deterministic(settings)
         )
-        if cache is None or not usable:
+        if cache is None or not usable or _FRESH_SAMPLES.get():
             self.stats.bypassed += 1
             return await self.inner.generate(messages, schema=schema, settings=settings)
         started = time.perf_counter()

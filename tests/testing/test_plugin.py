@@ -1,0 +1,269 @@
+"""The pytest plugin, driven by ``pytester``: suites that pass, fail on a threshold, repeat
+across it, regress against a baseline; their stored runs, JUnit properties and summary.
+
+The shared venv's install does not carry the plugin's entry point before a reinstall, so
+every inner session loads it by name (``-p assay_pytest``), as the entry point would.
+"""
+
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+from assay.store import open_store
+
+pytest_plugins = ["pytester"]
+
+PLUGIN = ("-p", "assay_pytest")
+
+ROWS = [
+    {"id": "refund", "input": "refund window?", "output": "30 days", "expected_output": "30 days"},
+    {"id": "hours", "input": "opening hours?", "output": "9 to 5", "expected_output": "9 to 5"},
+    {"id": "ship", "input": "shipping?", "output": "free", "expected_output": "free over 50"},
+]
+
+
+@pytest.fixture(autouse=True)
+def _isolated(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("ASSAY_DATABASE_URL", "GITHUB_SHA", "GITHUB_HEAD_REF", "GITHUB_REF_NAME"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.delenv("CI_COMMIT_SHA", raising=False)
+    monkeypatch.delenv("CI_COMMIT_REF_NAME", raising=False)
+
+
+def _data(pytester: pytest.Pytester, rows: list[dict[str, str]] = ROWS) -> Path:
+    path = pytester.path / "support.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return path
+
+
+def _store(pytester: pytest.Pytester):  # type: ignore[no-untyped-def]
+    return open_store(str(pytester.path / ".assay" / "assay.db"))
+
+
+PASSING = """
+import pytest
+from assay.testing import assert_score, cases
+
+@pytest.mark.parametrize("case", cases("support.jsonl"))
+def test_answers(case):
+    if case.id == "ship":
+        return
+    assert_score("exact-match", output=case.output, expected_output=case.expected_output, min=1)
+
+def test_dataset(assay_eval):
+    report = assay_eval("support.jsonl", None, ["exact-match"], fail_under={"exact-match": 0.6})
+    assert report.passed
+"""
+
+
+def test_a_passing_suite_stores_one_run_per_test_tagged_with_the_session(
+    pytester: pytest.Pytester,
+) -> None:
+    _data(pytester)
+    pytester.makepyfile(test_support=PASSING)
+    result = pytester.runpytest(*PLUGIN)
+    result.assert_outcomes(passed=4)
+    assert result.ret == 0
+    result.stdout.fnmatch_lines(["*assay: 2 run(s) stored (session *"])
+    with _store(pytester) as db:
+        runs = {r.info.name: r for r in db.runs.list()}
+        assert set(runs) == {"test_support.py::test_answers", "test_support.py::test_dataset"}
+        cases_run = runs["test_support.py::test_answers"]
+        # one item per case that called assert_score, named by its parametrize id
+        assert [i.id for i in db.runs.inline_items(cases_run.id)] == ["refund", "hours"]
+        assert cases_run.summary is not None
+        assert cases_run.summary.scorers["exact-match"].mean == 1.0
+        dataset_run = runs["test_support.py::test_dataset"]
+        assert dataset_run.summary is not None
+        assert dataset_run.summary.scorers["exact-match"].mean == pytest.approx(2 / 3)
+        session_tags = {t for t in cases_run.info.tags if t.startswith("assay.session=")}
+        assert len(session_tags) == 1 and "pytest" in cases_run.info.tags
+        assert session_tags <= set(dataset_run.info.tags)
+
+
+def test_a_case_is_rerun_alone_by_its_item_id(pytester: pytest.Pytester) -> None:
+    _data(pytester)
+    pytester.makepyfile(test_support=PASSING)
+    result = pytester.runpytest(*PLUGIN, "-k", "hours", "--assay-no-store")
+    result.assert_outcomes(passed=1, deselected=3)
+    assert not (pytester.path / ".assay").exists()
+
+
+FAILING = """
+from assay.testing import assert_score
+
+def test_wrong_answer():
+    assert_score("exact-match", output="60 days", expected_output="30 days", min=1)
+
+def test_dataset_below_its_gate(assay_eval):
+    assay_eval("support.jsonl", None, ["exact-match"], fail_under={"exact-match": 0.9})
+
+def test_lower_is_better_gate(assay_eval):
+    assay_eval("support.jsonl", None, [{"type": "exact-match", "id": "em"}],
+               fail_under={"em": 0.9}, gate_on="ci")
+"""
+
+
+def test_a_threshold_failure_names_score_limit_and_reason(pytester: pytest.Pytester) -> None:
+    _data(pytester)
+    pytester.makepyfile(test_fail=FAILING)
+    result = pytester.runpytest(*PLUGIN)
+    result.assert_outcomes(passed=0, failed=3)
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    text = result.stdout.str()
+    assert "exact-match: score 0, min 1" in text
+    assert "exact-match: mean 0.6667 is below 0.9 (higher is better)" in text
+    assert "em: lower CI bound" in text and "is below 0.9" in text
+
+
+def test_an_unknown_scorer_in_a_gate_is_named(pytester: pytest.Pytester) -> None:
+    _data(pytester)
+    pytester.makepyfile(
+        test_bad="""
+def test_typo(assay_eval):
+    assay_eval("support.jsonl", None, ["exact-match"], fail_under={"exact-mach": 0.5})
+"""
+    )
+    result = pytester.runpytest(*PLUGIN)
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*no scorer 'exact-mach'*did you mean 'exact-match'*"])
+
+
+REPEATS = """
+import itertools
+import pytest
+import assay
+from assay.testing import assert_score
+
+_flips = itertools.cycle([1.0, 0.0, 1.0])
+FLAKY = assay.Scorer("flaky").score(lambda ctx: next(_flips))
+
+@pytest.mark.parametrize("require", ["all", "any", "mean"])
+def test_straddling(require):
+    assert_score(FLAKY, output="x", min=0.5, repeats=3, require=require)
+"""
+
+
+def test_repeats_that_straddle_the_limit_follow_the_declared_rule(
+    pytester: pytest.Pytester,
+) -> None:
+    pytester.makepyfile(test_repeats=REPEATS)
+    result = pytester.runpytest(*PLUGIN, "-p", "no:randomly", "--junitxml=junit.xml")
+    outcomes = result.parseoutcomes()
+    assert outcomes == {"failed": 1, "passed": 2}
+    text = result.stdout.str()
+    assert "test_straddling[all] - AssertionError: flaky: scores" in text
+    assert "require='all' (every repeat must pass); pass^3 no, pass@3 yes, flipped" in text
+    assert "model cache bypassed" in text
+    root = ET.parse(pytester.path / "junit.xml").getroot()
+    props = {
+        tc.get("name"): {p.get("name"): p.get("value") for p in tc.iter("property")}
+        for tc in root.iter("testcase")
+    }
+    anyrule = props["test_straddling[any]"]
+    assert anyrule["assay.flaky.require"] == "any"
+    assert anyrule["assay.flaky.pass_all"] == "false"
+    assert anyrule["assay.flaky.pass_any"] == "true"
+    assert anyrule["assay.flaky.flipped"] == "true"
+    assert anyrule["assay.flaky.min"] == "0.5"
+    assert sorted(anyrule["assay.flaky.scores"].split(",")) == ["0", "1", "1"]
+
+
+DATASET_REPEATS = """
+import itertools
+import assay
+
+_flips = itertools.cycle([1.0, 0.0])
+FLAKY = assay.Scorer("flaky").score(lambda ctx: next(_flips))
+
+def test_rows(assay_eval):
+    assay_eval("support.jsonl", None, [FLAKY], fail_under={"flaky": 0.5},
+               repeats=2, require="all", concurrency=1)
+"""
+
+
+def test_a_dataset_test_with_repeats_gates_on_pass_all(pytester: pytest.Pytester) -> None:
+    _data(pytester)
+    pytester.makepyfile(test_rows=DATASET_REPEATS)
+    result = pytester.runpytest(*PLUGIN, "--junitxml=junit.xml")
+    result.assert_outcomes(failed=1)
+    text = result.stdout.str()
+    # every item scores 1 then 0: the mean of the repeats passes, pass^2 is 0
+    assert "flaky: mean 0 is below 0.5" in text
+    assert "pass^2 0%, pass@2 100%, flip rate 100% at 0.5" in text
+    props = {
+        p.get("name"): p.get("value")
+        for p in ET.parse(pytester.path / "junit.xml").iter("property")
+    }
+    assert props["assay.flaky.flip_rate"] == "1"
+    assert props["assay.flaky.mean"] == "0.5"
+
+
+BASELINE = """
+import os
+from assay.testing import assert_score
+
+ANSWERS = {"q1": "a", "q2": "b", "q3": "c", "q4": "d", "q5": "e", "q6": "f"}
+import pytest
+
+@pytest.mark.parametrize("qid", sorted(ANSWERS))
+def test_bot(qid):
+    good = os.environ.get("BOT") == "good"
+    assert_score("exact-match", output=ANSWERS[qid] if good else "?",
+                 expected_output=ANSWERS[qid], min=0)
+"""
+
+
+def test_a_baseline_regression_fails_the_session(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pytester.makepyfile(test_bot=BASELINE)
+    monkeypatch.setenv("BOT", "good")
+    missing = pytester.runpytest(*PLUGIN, "--assay-baseline", "main")
+    assert missing.ret == 0  # a missing baseline is one line, not a failure
+    missing.stdout.fnmatch_lines(["*no baseline run tagged 'baseline=main'*"])
+    first = pytester.runpytest(*PLUGIN, "--assay-baseline", "main", "--assay-update-baseline")
+    assert first.ret == 0
+    first.stdout.fnmatch_lines(["*baseline 'baseline=main' is now this session's 1 run(s)*"])
+    monkeypatch.setenv("BOT", "bad")
+    summary = pytester.path / "out" / "summary.md"
+    second = pytester.runpytest(
+        *PLUGIN, "--assay-baseline", "main", "--assay-summary", str(summary)
+    )
+    second.assert_outcomes(passed=6)  # every case passes its own limit (min 0) ...
+    assert second.ret == pytest.ExitCode.TESTS_FAILED  # ... but the run regressed
+    second.stdout.fnmatch_lines(["*REGRESSION test_bot.py::test_bot*significant regression*"])
+    text = summary.read_text(encoding="utf-8")
+    assert "1 significant regression(s)" in text
+    assert "| 🔴 |" in text and "regressed (n=6)" in text
+    assert "`q1`: 1 → 0 (-1)" in text
+    with _store(pytester) as db:
+        holders = db.runs.list(tag="baseline=main")
+        assert len(holders) == 1 and holders[0].summary is not None
+        assert holders[0].summary.scorers["exact-match"].mean == 1.0
+
+
+def test_a_branch_tag_is_a_baseline_too(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pytester.makepyfile(test_bot=BASELINE)
+    monkeypatch.setenv("GITHUB_REF_NAME", "main")
+    monkeypatch.setenv("BOT", "good")
+    assert pytester.runpytest(*PLUGIN).ret == 0
+    monkeypatch.setenv("GITHUB_REF_NAME", "feature")
+    monkeypatch.setenv("BOT", "bad")
+    result = pytester.runpytest(*PLUGIN, "--assay-baseline", "git.branch=main")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.stdout.fnmatch_lines(["*REGRESSION*"])
+
+
+def test_a_broken_store_is_one_line_and_exit_code_3(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_bot=BASELINE)
+    (pytester.path / "blocked").write_text("a file, not a folder", encoding="utf-8")
+    result = pytester.runpytest(*PLUGIN, "--assay-db", str(pytester.path / "blocked" / "x.db"))
+    result.stdout.fnmatch_lines(["*assay: error: could not finish the session's runs:*"])
+    assert result.ret == pytest.ExitCode.INTERNAL_ERROR
