@@ -53,7 +53,7 @@ def _run_link(record: RunRecord, server_url: str | None) -> str:
     label = escape_cell(record.info.name or record.id[:8])
     if server_url:
         return f"[{label}]({server_url.rstrip('/')}/runs/{record.id})"
-    return f"{label} (`{record.id[:8]}`)"
+    return f"{label} (`{record.id[:8]}`)" if record.info.name else f"`{record.id[:8]}`"
 
 
 def _row(
