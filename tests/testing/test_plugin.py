@@ -27,7 +27,8 @@ ROWS = [
 
 
 @pytest.fixture(autouse=True)
-def _isolated(monkeypatch: pytest.MonkeyPatch) -> None:
+def _isolated(monkeypatch: pytest.MonkeyPatch, pytester: pytest.Pytester) -> None:
+    pytester.makeini("[pytest]\nasyncio_default_fixture_loop_scope = function\n")
     for name in ("ASSAY_DATABASE_URL", "GITHUB_SHA", "GITHUB_HEAD_REF", "GITHUB_REF_NAME"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.delenv("CI_COMMIT_SHA", raising=False)
@@ -159,6 +160,7 @@ def test_repeats_that_straddle_the_limit_follow_the_declared_rule(
     assert "test_straddling[all] - AssertionError: flaky: scores" in text
     assert "require='all' (every repeat must pass); pass^3 no, pass@3 yes, flipped" in text
     assert "model cache bypassed" in text
+    assert "mean 0.6667 (95% CI 0..1)" in text
     root = ET.parse(pytester.path / "junit.xml").getroot()
     props = {
         tc.get("name"): {p.get("name"): p.get("value") for p in tc.iter("property")}
@@ -171,6 +173,7 @@ def test_repeats_that_straddle_the_limit_follow_the_declared_rule(
     assert anyrule["assay.flaky.flipped"] == "true"
     assert anyrule["assay.flaky.min"] == "0.5"
     assert sorted(anyrule["assay.flaky.scores"].split(",")) == ["0", "1", "1"]
+    assert anyrule["assay.flaky.ci"] == "0..1"
 
 
 DATASET_REPEATS = """
@@ -267,3 +270,90 @@ def test_a_broken_store_is_one_line_and_exit_code_3(pytester: pytest.Pytester) -
     result = pytester.runpytest(*PLUGIN, "--assay-db", str(pytester.path / "blocked" / "x.db"))
     result.stdout.fnmatch_lines(["*assay: error: could not finish the session's runs:*"])
     assert result.ret == pytest.ExitCode.INTERNAL_ERROR
+
+
+STORED = """
+import pytest
+from assay.testing import assert_score, cases
+
+@pytest.mark.parametrize("case", cases("faq@1"))
+def test_v1(case):
+    assert_score("exact-match", output=case.output, expected_output=case.expected_output, min=0)
+
+def test_latest():
+    assert [c.id for c in (p.values[0] for p in cases("faq"))] == ["refund", "hours", "ship", "new"]
+
+def test_pinned_run(assay_eval):
+    report = assay_eval("faq@1", None, ["exact-match"], fail_under={"exact-match": 0.5})
+    assert report.record.info.dataset_version == 1
+    assert report.record.info.dataset_name == "faq"
+"""
+
+
+def test_stored_datasets_by_name_and_version(pytester: pytest.Pytester) -> None:
+    with _store(pytester) as db:
+        db.datasets.create("faq")
+        db.datasets.add_items("faq", ROWS)
+        db.datasets.add_items(
+            "faq", [{"id": "new", "input": "?", "output": "x", "expected_output": "x"}]
+        )
+    pytester.makepyfile(test_stored=STORED)
+    result = pytester.runpytest(*PLUGIN, "-v")
+    result.assert_outcomes(passed=5)
+    result.stdout.fnmatch_lines(["*test_v1?refund? PASSED*", "*test_v1?ship? PASSED*"])
+
+
+def test_an_unknown_dataset_fails_collection_with_its_name(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        test_missing="""
+import pytest
+from assay.testing import cases
+
+@pytest.mark.parametrize("case", cases("nosuch@2"))
+def test_x(case):
+    pass
+"""
+    )
+    result = pytester.runpytest(*PLUGIN)
+    assert result.ret == pytest.ExitCode.INTERRUPTED  # a collection error, like pytest's own
+    result.stdout.fnmatch_lines(["*nosuch*"])
+
+
+@pytest.mark.parametrize(
+    ("limits", "message"),
+    [
+        ("", "needs min= and/or max="),
+        ("min=float('nan')", "min=nan: expected a finite number"),
+        ("min=True", "min=True: expected a finite number"),
+        ("min=0.9, max=0.1", "min 0.9 is above max 0.1"),
+        ("min=0, require='most'", "require='most': expected one of"),
+        ("min=0, repeats=0", "repeats must be at least 1"),
+        ("min=0, output=None", "an item needs 'input' or 'output'"),
+    ],
+)
+def test_bad_arguments_are_named(pytester: pytest.Pytester, limits: str, message: str) -> None:
+    call = f"assert_score('exact-match', {limits}{', ' if limits else ''}output='a')"
+    if "output=None" in limits:
+        call = f"assert_score('exact-match', {limits})"
+    pytester.makepyfile(
+        test_bad=f"""
+from assay.testing import assert_score
+
+def test_x():
+    {call}
+"""
+    )
+    result = pytester.runpytest(*PLUGIN)
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines([f"*{message}*"])
+
+
+def test_a_failing_session_does_not_become_the_baseline(pytester: pytest.Pytester) -> None:
+    _data(pytester)
+    pytester.makepyfile(test_fail=FAILING)
+    result = pytester.runpytest(*PLUGIN, "--assay-update-baseline")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.stdout.fnmatch_lines(["*baseline 'baseline=default' not updated: the session failed*"])
+    with _store(pytester) as db:
+        assert db.runs.list(tag="baseline=default") == []
+        assert len(db.runs.list()) == 3  # the runs are stored all the same

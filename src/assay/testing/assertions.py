@@ -75,6 +75,16 @@ class CaseVerdict(BaseModel):
         return sum(numbers) / len(numbers) if numbers else None
 
     @property
+    def ci(self) -> tuple[float, float] | None:
+        """95% bootstrap CI of the mean over the repeats (``None`` below two scores)."""
+        import numpy as np
+
+        from assay.summary.bootstrap import bootstrap_mean_ci
+
+        numbers = [s for s in self.scores if s is not None]
+        return bootstrap_mean_ci(np.asarray(numbers, dtype=np.float64)) if numbers else None
+
+    @property
     def passed(self) -> bool:
         """The verdict under ``require``."""
         if self.require == "all":
@@ -104,12 +114,16 @@ class CaseVerdict(BaseModel):
                 f"{self.limit_text()}, require={self.require!r} ({rule} must pass); "
                 f"pass^{self.repeats} {'yes' if self.pass_all else 'no'}, "
                 f"pass@{self.repeats} {'yes' if self.pass_any else 'no'}"
-                f"{', flipped' if self.flipped else ''}, mean {_fmt(self.mean)}; "
+                f"{', flipped' if self.flipped else ''}, mean {_fmt(self.mean)}{self._ci_text()}; "
                 f"model cache {'reused' if self.cache_reused else 'bypassed'}"
             )
         worst = self._telling_repeat()
         why = self.errors[worst] or self.reasons[worst]
         return head + (f"; {'error' if self.errors[worst] else 'reason'}: {why}" if why else "")
+
+    def _ci_text(self) -> str:
+        ci = self.ci
+        return f" (95% CI {ci[0]:.4g}..{ci[1]:.4g})" if ci is not None else ""
 
     def _telling_repeat(self) -> int:
         """The repeat whose reason explains the verdict: the first failing one, else 0."""
@@ -269,6 +283,9 @@ def add_properties(node: Any, verdict: CaseVerdict) -> None:
         props.append((f"{key}.repeats", str(verdict.repeats)))
         props.append((f"{key}.require", verdict.require))
         props.append((f"{key}.scores", ",".join(_fmt(s) for s in verdict.scores)))
+        ci = verdict.ci
+        if ci is not None:
+            props.append((f"{key}.ci", f"{ci[0]:.4g}..{ci[1]:.4g}"))
         props.append((f"{key}.pass_all", str(verdict.pass_all).lower()))
         props.append((f"{key}.pass_any", str(verdict.pass_any).lower()))
         props.append((f"{key}.flipped", str(verdict.flipped).lower()))

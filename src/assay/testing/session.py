@@ -163,8 +163,9 @@ class AssaySession:
 
     # ------------------------------------------------------------------ at the end
     def finish(self, session: pytest.Session) -> None:
-        """Store the case runs, compare and update baselines, write the summary; a
-        significant regression turns a passing session's exit status into 1."""
+        """Store the case runs, compare and update baselines (only from a session that
+        passed), write the summary; a significant regression turns a passing session's exit
+        status into 1."""
         import pytest
 
         if not self.storing:
@@ -180,8 +181,16 @@ class AssaySession:
                     self.entries.append(Entry(self._store_group(db, group)))
             self.entries += [Entry(db.runs.get(run_id)) for run_id in self.run_ids]
             regressions = self._compare(db) if self.baseline else 0
-            if self.update_baseline:
+            if (
+                self.update_baseline
+                and session.exitstatus == pytest.ExitCode.OK
+                and not regressions
+            ):
                 self._update_baselines(db)
+            elif self.update_baseline:
+                self.lines.append(
+                    f"baseline {self._baseline_tag()!r} not updated: the session failed"
+                )
             if self.summary_path:
                 self._write_summary()
         except Exception as exc:  # the session's verdict must not hide behind a traceback
