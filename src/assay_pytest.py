@@ -2,7 +2,7 @@
 
 pytest loads every installed ``pytest11`` plugin in every test suite, so this module is the
 part of assay a suite that never uses it pays for: it imports nothing but ``pytest`` (loaded
-already) and defines a few options, one fixture and four cheap hooks. Everything of assay is
+already) and defines a few options, one fixture and a few cheap hooks. Everything of assay is
 imported inside the fixture and inside ``assay.testing``'s functions, i.e. only once a test
 uses them; until then there is no session object, no database, no network call and no file
 (``tests/testing/test_plugin_inert.py`` checks ``sys.modules`` in a fresh interpreter).
@@ -26,11 +26,21 @@ SESSION_KEY = pytest.StashKey[Any]()
 first assay test of the session (absent when none ran)."""
 
 _running: list[pytest.Item] = []
+_configs: list[pytest.Config] = []
 
 
 def current_item() -> pytest.Item | None:
     """The test whose body is running (``assert_score`` records its scores under it)."""
     return _running[-1] if _running else None
+
+
+def current_config() -> pytest.Config | None:
+    """The innermost configured pytest session (``cases`` reads ``--assay-db`` from it)."""
+    return _configs[-1] if _configs else None
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    _configs.append(config)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -98,6 +108,8 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
+    if config in _configs:
+        _configs.remove(config)
     state = config.stash.get(SESSION_KEY, None)
     if state is not None:
         state.close()

@@ -291,15 +291,17 @@ def test_pinned_run(assay_eval):
 
 
 def test_stored_datasets_by_name_and_version(pytester: pytest.Pytester) -> None:
-    with _store(pytester) as db:
+    other = pytester.path / "other.db"  # --assay-db: cases() and assay_eval read it too
+    with open_store(str(other)) as db:
         db.datasets.create("faq")
         db.datasets.add_items("faq", ROWS)
         db.datasets.add_items(
             "faq", [{"id": "new", "input": "?", "output": "x", "expected_output": "x"}]
         )
     pytester.makepyfile(test_stored=STORED)
-    result = pytester.runpytest(*PLUGIN, "-v")
+    result = pytester.runpytest(*PLUGIN, "-v", "--assay-db", str(other))
     result.assert_outcomes(passed=5)
+    assert not (pytester.path / ".assay").exists()
     result.stdout.fnmatch_lines(["*test_v1?refund? PASSED*", "*test_v1?ship? PASSED*"])
 
 

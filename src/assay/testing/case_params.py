@@ -8,7 +8,8 @@
 Each parameter's id is the item's id, so ``pytest -k refund-window`` reruns one item, and
 the test's stored run names its items by the same ids (a rerun pairs with the last one in
 ``runs compare``). The source is a data file (JSONL, CSV, Parquet ...) or a stored dataset:
-``name`` (its current version) or ``name@version``. A path that exists wins over a name.
+``name`` (its current version) or ``name@version``, read from ``store`` (a URL), else from
+the session's ``--assay-db``, else the default store. A path that exists wins over a name.
 """
 
 from __future__ import annotations
@@ -50,9 +51,10 @@ def load_cases(
         items = load_items(source)
         return list(islice(items, limit)) if limit is not None else list(items)
     from assay.store import open_store
+    from assay.testing.session import configured_db_url
 
     name, version = stored
-    db = open_store(store)
+    db = open_store(store or configured_db_url())
     try:
         return list(db.datasets.items(name, version, limit=limit))
     finally:

@@ -59,6 +59,13 @@ def current_test() -> pytest.Item | None:
     return None if module is None else module.current_item()
 
 
+def configured_db_url() -> str | None:
+    """``--assay-db`` of the running pytest session, if any (else the default store)."""
+    module = plugin()
+    config = None if module is None else module.current_config()
+    return None if config is None else config.getoption("assay_db", None)
+
+
 def test_group(node: pytest.Item) -> str:
     """A test's id without its parametrize suffix: the run its cases go to."""
     original = getattr(node, "originalname", None)
