@@ -146,6 +146,9 @@ FLAKY = assay.Scorer("flaky").score(lambda ctx: next(_flips))
 @pytest.mark.parametrize("require", ["all", "any", "mean"])
 def test_straddling(require):
     assert_score(FLAKY, output="x", min=0.5, repeats=3, require=require)
+
+def test_reused():
+    assert_score(FLAKY, output="x", min=0.5, repeats=3, require="any", reuse_cache=True)
 """
 
 
@@ -155,7 +158,7 @@ def test_repeats_that_straddle_the_limit_follow_the_declared_rule(
     pytester.makepyfile(test_repeats=REPEATS)
     result = pytester.runpytest(*PLUGIN, "-p", "no:randomly", "--junitxml=junit.xml")
     outcomes = result.parseoutcomes()
-    assert outcomes == {"failed": 1, "passed": 2}
+    assert outcomes == {"failed": 1, "passed": 3}
     text = result.stdout.str()
     assert "test_straddling[all] - AssertionError: flaky: scores" in text
     assert "require='all' (every repeat must pass); pass^3 no, pass@3 yes, flipped" in text
@@ -174,6 +177,8 @@ def test_repeats_that_straddle_the_limit_follow_the_declared_rule(
     assert anyrule["assay.flaky.min"] == "0.5"
     assert sorted(anyrule["assay.flaky.scores"].split(",")) == ["0", "1", "1"]
     assert anyrule["assay.flaky.ci"] == "0..1"
+    assert anyrule["assay.flaky.cache"] == "bypassed"
+    assert props["test_reused"]["assay.flaky.cache"] == "reused"
 
 
 DATASET_REPEATS = """
@@ -359,3 +364,18 @@ def test_a_failing_session_does_not_become_the_baseline(pytester: pytest.Pyteste
     with _store(pytester) as db:
         assert db.runs.list(tag="baseline=default") == []
         assert len(db.runs.list()) == 3  # the runs are stored all the same
+
+
+def test_git_variables_are_cleaned_into_tags(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from assay.testing.session import git_tags
+
+    monkeypatch.setenv("GITHUB_SHA", "abc\n123")
+    monkeypatch.setenv("GITHUB_REF_NAME", "x" * 400)
+    tags = git_tags(tmp_path)
+    assert tags[0] == "git.commit=abc123"
+    assert tags[1].startswith("git.branch=xxx") and len(tags[1]) == 255
+    monkeypatch.setenv("GITHUB_SHA", "\t\n")
+    monkeypatch.setenv("GITHUB_REF_NAME", "main")
+    assert git_tags(tmp_path) == ["git.branch=main"]  # tmp_path is no repository

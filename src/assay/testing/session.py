@@ -329,10 +329,10 @@ def git_tags(root: Path) -> list[str]:
         if branch == "HEAD":  # detached
             branch = None
     tags = []
-    if commit:
-        tags.append(f"git.commit={commit[: 255 - 11]}")
-    if branch:
-        tags.append(f"git.branch={branch[: 255 - 11]}")
+    for key, value in (("git.commit", commit), ("git.branch", branch)):
+        clean = "".join(ch for ch in value or "" if ch.isprintable()).strip()
+        if clean:  # a variable holding junk must not fail the session
+            tags.append(f"{key}={clean[: 255 - len(key) - 1]}")
     return tags
 
 
