@@ -262,11 +262,15 @@ def test_a_branch_tag_is_a_baseline_too(
     monkeypatch.setenv("GITHUB_REF_NAME", "main")
     monkeypatch.setenv("BOT", "good")
     assert pytester.runpytest(*PLUGIN).ret == 0
-    monkeypatch.setenv("GITHUB_REF_NAME", "feature")
-    monkeypatch.setenv("BOT", "bad")
+    monkeypatch.setenv("BOT", "bad")  # still on main: compared with the last main session
     result = pytester.runpytest(*PLUGIN, "--assay-baseline", "git.branch=main")
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     result.stdout.fnmatch_lines(["*REGRESSION*"])
+    monkeypatch.setenv("GITHUB_REF_NAME", "feature")
+    monkeypatch.setenv("BOT", "good")  # on a branch: against the newest main run (the bad one)
+    better = pytester.runpytest(*PLUGIN, "--assay-baseline", "git.branch=main")
+    assert better.ret == 0
+    better.stdout.fnmatch_lines(["*no significant regression vs baseline*"])
 
 
 def test_a_broken_store_is_one_line_and_exit_code_3(pytester: pytest.Pytester) -> None:

@@ -257,9 +257,13 @@ class AssaySession:
         regressions = 0
         for entry in self.entries:
             name = entry.record.info.name
-            found = db.runs.latest_with_tag(tag, name=name)
-            if found is not None and found.id == entry.record.id:
-                found = None  # the run itself carries the tag (a branch tag): no baseline
+            # the newest tagged run of this test from an earlier session (this session's runs
+            # carry its branch tag too: on main, "git.branch=main" means the last main run)
+            mine = f"assay.session={self.id}"
+            found = next(
+                (r for r in db.runs.list(limit=50, tag=tag, name=name) if mine not in r.info.tags),
+                None,
+            )
             if found is None:
                 self.lines.append(
                     f"{name}: no baseline run tagged {tag!r} (record one with "
