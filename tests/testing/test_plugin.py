@@ -116,7 +116,7 @@ def test_a_threshold_failure_names_score_limit_and_reason(pytester: pytest.Pytes
     result.assert_outcomes(passed=0, failed=3)
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     text = result.stdout.str()
-    assert "exact-match: score 0, min 1" in text
+    assert "exact-match: score 0, min 1; output '60 days' vs expected '30 days'" in text
     assert "exact-match: mean 0.6667 is below 0.9 (higher is better)" in text
     assert "em: lower CI bound" in text and "is below 0.9" in text
 

@@ -49,6 +49,8 @@ class CaseVerdict(BaseModel):
     errors: list[str | None]
     cache_reused: bool = False
     item_id: str | None = None
+    compared: str | None = None
+    """``output ... vs expected ...`` (shortened), said when the scorer gives no reason."""
 
     @property
     def repeats(self) -> int:
@@ -119,7 +121,9 @@ class CaseVerdict(BaseModel):
             )
         worst = self._telling_repeat()
         why = self.errors[worst] or self.reasons[worst]
-        return head + (f"; {'error' if self.errors[worst] else 'reason'}: {why}" if why else "")
+        if why:
+            return head + f"; {'error' if self.errors[worst] else 'reason'}: {why}"
+        return head + (f"; {self.compared}" if self.compared else "")
 
     def _ci_text(self) -> str:
         ci = self.ci
@@ -191,6 +195,7 @@ def assert_score(
         reasons=[reason for _, reason, _ in outcomes],
         errors=[error for _, _, error in outcomes],
         cache_reused=repeats > 1 and reuse_cache,
+        compared=_compared(output, expected_output),
     )
     verdict = _record(verdict, item, result)
     if not verdict.passed:
@@ -221,6 +226,18 @@ def _limits(low: float | None, high: float | None) -> tuple[float | None, float 
     if low is not None and high is not None and low > high:
         raise ValueError(f"assert_score: min {low:g} is above max {high:g}")
     return (None if low is None else float(low)), (None if high is None else float(high))
+
+
+def _short(value: Any, limit: int = 80) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _compared(output: Any, expected: Any) -> str | None:
+    if output is None:
+        return None
+    shown = f"output {_short(output)}"
+    return shown + (f" vs expected {_short(expected)}" if expected is not None else "")
 
 
 def _outcome(
