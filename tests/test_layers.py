@@ -181,3 +181,11 @@ def test_lazy_relative_and_type_checking_imports_count() -> None:
         False,
         True,
     ]
+
+
+def test_the_pytest_plugin_reaches_only_into_testing() -> None:
+    """``src/assay_pytest.py`` sits outside the package (pytest loads it into every suite):
+    whatever it needs of assay it imports lazily, and only from ``assay.testing``."""
+    source = (SRC / "assay_pytest.py").read_text(encoding="utf-8")
+    found = [name for _, name in imports_in(source, "assay_pytest")]
+    assert found and all(name.startswith("assay.testing") for name in found), found

@@ -63,3 +63,20 @@ def test_an_unknown_run_is_one_line_and_exit_2(tmp_path: Path) -> None:
     assert done.returncode == 2
     assert "nosuchrun" in done.stderr and "Traceback" not in done.stderr
     assert len(done.stderr.strip().splitlines()) == 1
+
+
+def test_runs_list_filters_by_tag(tmp_path: Path) -> None:
+    import json
+
+    from assay.store import open_store
+
+    db = tmp_path / "ci.db"
+    first, second = _stored_run(db, right=True), _stored_run(db, right=False)
+    with open_store(f"sqlite:///{db}") as store:
+        store.runs.add_tags(second, ["git.branch=main"])
+    done = assay(db, "runs", "list", "--tag", "git.branch=main", "--json")
+    assert done.returncode == 0, done.stderr
+    listed = json.loads(done.stdout)
+    assert [r["info"]["id"] for r in listed] == [second]
+    assert listed[0]["info"]["tags"] == ["git.branch=main"]
+    assert first not in done.stdout
