@@ -69,7 +69,13 @@ def test_a_passing_suite_stores_one_run_per_test_tagged_with_the_session(
     result = pytester.runpytest(*PLUGIN)
     result.assert_outcomes(passed=4)
     assert result.ret == 0
-    result.stdout.fnmatch_lines(["*assay: 2 run(s) stored (session *"])
+    result.stdout.fnmatch_lines(
+        [
+            "*assay: 2 run(s) stored (session *",
+            "*assay: test_support.py::test_answers: exact-match 1 [[]1, 1[]] · run *",
+            "*assay: test_support.py::test_dataset: exact-match 0.667 [[]0, 1[]] · run *",
+        ]
+    )
     with _store(pytester) as db:
         runs = {r.info.name: r for r in db.runs.list()}
         assert set(runs) == {"test_support.py::test_answers", "test_support.py::test_dataset"}

@@ -33,6 +33,8 @@ if TYPE_CHECKING:
     from assay.store import Store
 
 PLUGIN_MODULE = "assay_pytest"
+MAX_RUN_LINES = 20
+"""Runs listed one line each in the terminal summary; more are counted."""
 DEFAULT_BASELINE = "default"
 
 
@@ -205,6 +207,10 @@ class AssaySession:
             session.exitstatus = pytest.ExitCode.INTERNAL_ERROR
             return
         if self.entries:
+            self.lines[0:0] = [_scores_line(e.record) for e in self.entries[:MAX_RUN_LINES]]
+            if len(self.entries) > MAX_RUN_LINES:
+                more = len(self.entries) - MAX_RUN_LINES
+                self.lines.insert(MAX_RUN_LINES, f"... and {more} more run(s)")
             hint = f"`assay runs list --tag assay.session={self.id}`"
             git = " ".join(t for t in self.tags if t.startswith("git."))
             self.lines.insert(
@@ -315,6 +321,17 @@ class AssaySession:
         if self._store is not None:
             self._store.close()
             self._store = None
+
+
+def _scores_line(record: RunRecord) -> str:
+    """``test: scorer mean [CI], ... · run id``: one stored run in the terminal summary."""
+    parts = []
+    for key, s in (record.summary.scorers if record.summary else {}).items():
+        text = f"{key} {'none' if s.mean is None else format(s.mean, '.3g')}"
+        if s.ci_low is not None and s.ci_high is not None:
+            text += f" [{s.ci_low:.3g}, {s.ci_high:.3g}]"
+        parts.append(text)
+    return f"{record.info.name}: {', '.join(parts) or 'no scores'} · run {record.id[:8]}"
 
 
 def git_tags(root: Path) -> list[str]:
