@@ -80,3 +80,6 @@ def test_runs_list_filters_by_tag(tmp_path: Path) -> None:
     assert [r["info"]["id"] for r in listed] == [second]
     assert listed[0]["info"]["tags"] == ["git.branch=main"]
     assert first not in done.stdout
+    shown = assay(db, "runs", "show", second, "--items", "0")
+    assert shown.returncode == 0, shown.stderr
+    assert "tags: git.branch=main" in shown.stdout

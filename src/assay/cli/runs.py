@@ -94,6 +94,8 @@ def runs_show(
             print(json.dumps(payload, indent=2))
             return
         console.print(summary_table(record))
+        if record.info.tags:
+            console.print(Text("tags: " + ", ".join(record.info.tags)))
         if items > 0:
             table = Table(title=f"first {items} results", title_justify="left")
             for column in ("item", "rep", "output", "latency", "scores"):
