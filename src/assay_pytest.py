@@ -13,6 +13,9 @@ It lives outside the ``assay`` package on purpose: importing ``assay.anything`` 
 What it adds, once used (``assay.testing.session``): the session's scores stored as runs
 tagged with the session and its git commit and branch, ``--assay-baseline`` comparisons,
 ``--assay-update-baseline``, and a Markdown summary (``--assay-summary``).
+
+PYTEST_DONT_REWRITE: the module has no asserts; without the marker a pytest run inside a
+pytest run (``pytester``) warns that the already imported plugin cannot be rewritten.
 """
 
 from __future__ import annotations

@@ -163,8 +163,7 @@ def test_repeats_that_straddle_the_limit_follow_the_declared_rule(
 ) -> None:
     pytester.makepyfile(test_repeats=REPEATS)
     result = pytester.runpytest(*PLUGIN, "-p", "no:randomly", "--junitxml=junit.xml")
-    outcomes = result.parseoutcomes()
-    assert outcomes == {"failed": 1, "passed": 3}
+    result.assert_outcomes(failed=1, passed=3)
     text = result.stdout.str()
     assert "test_straddling[all] - AssertionError: flaky: scores" in text
     assert "require='all' (every repeat must pass); pass^3 no, pass@3 yes, flipped" in text
