@@ -86,3 +86,15 @@ def test_items_are_cut_after_every_row_fits() -> None:
     assert len(text) <= 2500
     assert sum(1 for line in text.splitlines() if line.startswith("| 🔴 |")) == 5
     assert "more regressed item(s) not shown" in text and "more row(s)" not in text
+
+
+def test_hostile_item_ids_stay_inside_their_code_span() -> None:
+    base = _record("b" * 32, "t", {"s": 0.9})
+    run = _record("r" * 32, "t", {"s": 0.1})
+    cmp = _comparison(base, run, {"s": "regressed"}, n_items=1)
+    hostile = ItemDelta(item_id="a`b\n| x |", score_a=1.0, score_b=0.0, delta=-1.0)
+    scorer = cmp.scorers[0].model_copy(update={"regressed": [hostile]})
+    cmp = cmp.model_copy(update={"scorers": [scorer]})
+    text = ci_markdown([SummaryEntry(run, base, cmp)])
+    line = next(x for x in text.splitlines() if x.startswith("- t · s · "))
+    assert line == "- t · s · `a'b | x |`: 1 → 0 (-1)"
