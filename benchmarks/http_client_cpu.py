@@ -14,6 +14,15 @@ compare them on one machine in one sitting (issue 20)::
     PYTHONPATH=src .venv/bin/python benchmarks/http_client_cpu.py [--requests 3000]
         [--concurrency 32] [--repeats 3]
 
+``--user-path OLD_SRC NEW_SRC`` compares two trees on the judge user path instead
+(``judge_throughput.py``'s ``user_run``: ``run_evals`` with 1,000 items x ``faithfulness``
+with ``reason="llm"`` at concurrency 32, 100 ms latency, start-up included, a fresh
+process per run), alternating the trees run by run against one mock server, so both see
+the same machine load; it prints each run's efficiency and client CPU per judge call, and
+the ratio of the medians::
+
+    .venv/bin/python benchmarks/http_client_cpu.py --user-path /tmp/old/src src --repeats 3
+
 The CPU figure is sensitive to other processes on the machine (it is CPU time, not wall
 time, but a loaded machine costs cache misses and context switches): compare figures taken
 in the same run or minutes apart, and read the load average printed with them.
@@ -73,6 +82,46 @@ def child(args: argparse.Namespace) -> None:
     print(json.dumps(result))
 
 
+def user_path(old_src: str, new_src: str, repeats: int, items: int) -> None:
+    """Alternate ``user_run`` between two source trees (the spawned children take this
+    process's ``sys.path``, so the tree in front of it is the one they import)."""
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import judge_throughput as jt
+
+    trees = {"old": os.path.abspath(old_src), "new": os.path.abspath(new_src)}
+    results: dict[str, list[dict[str, float]]] = {"old": [], "new": []}
+    with jt.faulty_server(0, 0.0) as server:
+        for _ in range(repeats):
+            for label, tree in trees.items():
+                sys.path.insert(0, tree)
+                try:
+                    run = jt.user_run(server.base_url, items)
+                finally:
+                    sys.path.remove(tree)
+                efficiency = run["calls"] * jt.LATENCY_S / jt.CONCURRENCY / run["wall_s"]
+                cpu = run["cpu_s"] / run["calls"] * 1000
+                results[label].append({"eff": efficiency, "cpu": cpu, "load": run["load"]})
+                print(
+                    f"{label} ({tree}): {run['ready']}/{items} ready, wall {run['wall_s']:.2f} s, "
+                    f"efficiency {efficiency:.3f}, client CPU {cpu:.2f} ms/call, "
+                    f"load {run['load']:.1f}",
+                    flush=True,
+                )
+    median = {
+        k: {m: statistics.median(r[m] for r in v) for m in ("eff", "cpu")}
+        for k, v in results.items()
+    }
+    for label in trees:
+        print(
+            f"{label}: median efficiency {median[label]['eff']:.3f}, "
+            f"median client CPU {median[label]['cpu']:.2f} ms/call"
+        )
+    print(
+        f"new/old: efficiency {median['new']['eff'] / median['old']['eff']:.3f}, "
+        f"client CPU per call {median['new']['cpu'] / median['old']['cpu']:.2f}x"
+    )
+
+
 def main(args: argparse.Namespace) -> None:
     import assay.models.http as http
 
@@ -119,8 +168,12 @@ if __name__ == "__main__":
     parser.add_argument("--warmup", type=int, default=64)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--child", metavar="BASE_URL", dest="base_url", default=None)
+    parser.add_argument("--user-path", nargs=2, metavar=("OLD_SRC", "NEW_SRC"), default=None)
+    parser.add_argument("--items", type=int, default=1000, help="items per user-path run")
     parsed = parser.parse_args()
-    if parsed.base_url:
+    if parsed.user_path:
+        user_path(*parsed.user_path, parsed.repeats, parsed.items)
+    elif parsed.base_url:
         child(parsed)
     else:
         main(parsed)

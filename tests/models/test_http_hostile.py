@@ -261,6 +261,49 @@ async def test_a_close_delimited_unknown_coding_is_the_raw_body_not_a_chunk(
     await transport.aclose()
 
 
+async def test_under_load_every_request_gets_its_own_answer_or_an_error(
+    hostile: Callable[[Respond], Awaitable[HostileServer]],
+) -> None:
+    """Sixty concurrent requests over eight pooled connections, half of the answers
+    carrying a smuggled answer after the body: each request that succeeds gets the answer to
+    its own body.
+
+    (Bytes the server sends *later*, after the client may already have sent the next request
+    on that connection, are not in this test: no HTTP/1.1 client can tell them from the
+    answer to that request, which the server is free to get wrong anyway. Such bytes that
+    arrive while the connection idles in the pool are caught: see
+    ``test_bytes_arriving_while_a_connection_idles_are_never_taken_for_an_answer``.)"""
+    server: HostileServer | None = None
+
+    async def echo_and_smuggle(n: int, writer: asyncio.StreamWriter) -> bool:
+        assert server is not None
+        sent = json.loads(server.requests[n - 1])["n"]
+        smuggled = b'{"echo": -1}'
+        tail = b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n%s" % (len(smuggled), smuggled)
+        body = json.dumps({"echo": sent}).encode()
+        writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n%s" % (len(body), body))
+        if n % 2 == 0:
+            writer.write(tail)
+        return True
+
+    server = await hostile(echo_and_smuggle)
+    transport = AiohttpTransport(server.base_url, settings(max_connections=8))
+
+    async def one(i: int) -> int | None:
+        try:
+            reply = await transport.post("/chat/completions", b'{"n": %d}' % i, {})
+        except TransportError:
+            return None
+        echoed: int = json.loads(reply.body)["echo"]
+        return echoed
+
+    answers = await asyncio.gather(*(one(i) for i in range(60)))
+    wrong = [(i, echoed) for i, echoed in enumerate(answers) if echoed not in (None, i)]
+    assert wrong == [], answers
+    assert answers.count(None) < 30  # mostly answered, never with another request's answer
+    await transport.aclose()
+
+
 # ------------------------------------------------------------ no resend
 async def test_a_post_the_server_read_before_closing_is_not_sent_again(
     hostile: Callable[[Respond], Awaitable[HostileServer]],

@@ -36,10 +36,12 @@ What a transport does, and what it guarantees:
 - Proxies: ``HTTP_PROXY``/``HTTPS_PROXY`` (any case) and ``NO_PROXY``, as ``aiohttp`` reads
   them with ``trust_env``, looked up once per transport (``trust_env=True`` on the session
   would look them up, and ``~/.netrc`` for the endpoint, in a worker thread on every
-  request, and a ``.netrc`` entry would replace the API key's ``Authorization`` header).
+  request, and a ``.netrc`` entry would clash with the API key's ``Authorization`` header).
+  ``ALL_PROXY``, SOCKS and ``https://`` proxy URLs are not supported by ``aiohttp``.
 - TLS: ``ssl.create_default_context()`` (the system trust store, or ``SSL_CERT_FILE`` /
-  ``SSL_CERT_DIR``), made when a transport opens and shared while those variables keep
-  their values (``aiohttp``'s own context is made once, at its import).
+  ``SSL_CERT_DIR``), made when the first ``https`` transport opens and shared while those
+  variables keep their values (``aiohttp``'s own context is made once, at its import, and
+  would miss a variable set later).
 
 A transport belongs to the event loop of its first request (``OpenAICompatibleModel`` keeps
 one per loop). It closes with ``aclose()``, or by itself when that loop ends under
@@ -209,14 +211,19 @@ class AiohttpTransport:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._closer: AsyncGenerator[None, None] | None = None
         self._urls: dict[str, Any] = {}
+        self._checked: set[tuple[str, str]] = set()
         self._proxy: Any = None
         self._proxy_auth: Any = None
         self._aiohttp: Any = None
         self._url_class: Any = None
 
     async def post(self, path: str, body: bytes, headers: Mapping[str, str]) -> HTTPReply:
-        for name, value in headers.items():
-            check_header(name, value)
+        checked = self._checked
+        for item in headers.items():
+            if item not in checked:  # a model sends the same few headers every time
+                check_header(*item)
+                if len(checked) < 256:
+                    checked.add(item)
         session = self._session or await self._open()
         if self._loop is not asyncio.get_running_loop():
             raise RuntimeError(
@@ -298,7 +305,7 @@ class AiohttpTransport:
             self._proxy = self._proxy_auth = None
         settings = self.settings
         connector = _SingleAnswerConnector(
-            ssl=_ssl_context(),
+            ssl=_ssl_context() if self.base_url.lower().startswith("https:") else True,
             limit=settings.max_connections,
             limit_per_host=0,
             keepalive_timeout=settings.keepalive_s,
