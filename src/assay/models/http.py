@@ -248,6 +248,9 @@ class AiohttpTransport:
                 content = await self._read(response, url)
         except aiohttp.ServerTimeoutError as exc:
             raise TransportTimeoutError(self._timeout_message(exc)) from exc
+        except aiohttp.ClientResponseError as exc:  # the parser refused the answer
+            detail = " ".join(str(exc.message).split())
+            raise TransportError(f"{self.base_url}: not a valid HTTP/1.1 answer: {detail}") from exc
         except aiohttp.ClientError as exc:
             raise TransportError(f"{self.base_url}: {_describe(exc)}") from exc
         return HTTPReply(status, reply_headers, content)
@@ -405,7 +408,7 @@ def _headers(raw: Mapping[str, str]) -> dict[str, str]:
 
 
 def _describe(exc: BaseException) -> str:
-    text = str(exc)
+    text = " ".join(str(exc).split())
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
