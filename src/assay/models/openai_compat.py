@@ -1,8 +1,9 @@
-"""A ``Model`` for any OpenAI-compatible chat-completions endpoint, over a lean HTTP client.
+"""A ``Model`` for any OpenAI-compatible chat-completions endpoint, over ``aiohttp``.
 
-One client speaks to OpenAI, OpenRouter, Together, Groq, vLLM, Ollama, LM Studio, llama.cpp
-servers and the OpenAI-compatible endpoints of Anthropic and Google: they differ only in base
-URL, key, and how much of ``response_format`` they honour.
+One client speaks to OpenAI, Azure OpenAI, OpenRouter, Together, Groq, vLLM, Ollama, LM
+Studio, llama.cpp servers and the OpenAI-compatible endpoints of Anthropic and Google: they
+differ only in base URL, key (and how it is sent), and how much of ``response_format`` they
+honour.
 
 Structured output (``structured_output=``), from most to least constrained:
 
