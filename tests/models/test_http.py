@@ -395,6 +395,19 @@ async def test_a_transport_belongs_to_the_loop_of_its_first_request(
     await transport.aclose()
 
 
+def test_a_transport_reopens_in_the_next_loop_after_its_loop_ended(
+    server: MockOpenAIServer,
+) -> None:
+    transport = AiohttpTransport(server.base_url)
+    for _ in range(3):
+        asyncio.run(_chat(transport))  # each loop's session closes as the loop ends
+    deadline = time.monotonic() + 10
+    while server.open_connections and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert server.connections == 3 and server.open_connections == 0
+    assert len(server.chat_requests) == 3
+
+
 def test_make_transport_uses_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(READ_TIMEOUT_ENV, "7")
     transport = make_transport("http://127.0.0.1:1/v1")

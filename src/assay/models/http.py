@@ -43,8 +43,9 @@ What a transport does, and what it guarantees:
   variables keep their values (``aiohttp``'s own context is made once, at its import, and
   would miss a variable set later).
 
-A transport belongs to the event loop of its first request (``OpenAICompatibleModel`` keeps
-one per loop). It closes with ``aclose()``, or by itself when that loop ends under
+A transport belongs to the event loop of its first request while that loop runs
+(``OpenAICompatibleModel`` keeps one per loop); a later loop opens a new session. It closes
+with ``aclose()``, or by itself when that loop ends under
 ``asyncio.run`` (an async generator holds the session, and ``asyncio.run`` closes every
 async generator before the loop), so many ``asyncio.run`` calls in one process leave no
 sockets and no "unclosed client session" warnings behind. ``aiohttp`` is imported on the
@@ -224,11 +225,14 @@ class AiohttpTransport:
                 check_header(*item)
                 if len(checked) < 256:
                     checked.add(item)
-        session = self._session or await self._open()
-        if self._loop is not asyncio.get_running_loop():
-            raise RuntimeError(
-                f"a transport to {self.base_url} is used from another event loop than its first"
-            )
+        session = self._session
+        if session is None or self._loop is not asyncio.get_running_loop():
+            if session is not None and self._loop is not None and not self._loop.is_closed():
+                raise RuntimeError(
+                    f"a transport to {self.base_url} is used from another event loop than its "
+                    "first while that loop still runs"
+                )
+            session = await self._open()  # first use, or the first use in a new loop
         url = self._urls.get(path)
         if url is None:
             _check_path(path)
@@ -327,10 +331,23 @@ class AiohttpTransport:
             auto_decompress=True,
         )
         self._session = session
-        closer = _close_when_the_loop_ends(session)
+        closer = self._close_when_the_loop_ends(session)
         await closer.__anext__()
         self._closer = closer
         return session
+
+    async def _close_when_the_loop_ends(
+        self, session: aiohttp.ClientSession
+    ) -> AsyncGenerator[None, None]:
+        """Suspended until ``aclose()`` or until ``asyncio.run`` shuts down the loop's async
+        generators (before closing the loop): either way the session closes inside its loop,
+        and a later loop opens a new one."""
+        try:
+            yield
+        finally:
+            if self._session is session:
+                self._session = self._closer = None
+            await session.close()
 
     async def aclose(self) -> None:
         session, self._session = self._session, None
@@ -339,15 +356,6 @@ class AiohttpTransport:
             await closer.aclose()  # closes the session
         elif session is not None:
             await session.close()
-
-
-async def _close_when_the_loop_ends(session: aiohttp.ClientSession) -> AsyncGenerator[None, None]:
-    """Suspended until ``aclose()`` or until ``asyncio.run`` shuts down the loop's async
-    generators (before closing the loop): either way the session closes inside its loop."""
-    try:
-        yield
-    finally:
-        await session.close()
 
 
 def _single_answer_connector_class() -> Any:
