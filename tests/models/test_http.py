@@ -234,10 +234,15 @@ async def test_a_proxy_from_the_environment_carries_the_request(
         )
         async with (
             ClientSession() as upstream,
-            upstream.post(target, data=await request.read(), headers=headers) as answer,
+            upstream.post(
+                target, data=await request.read(), headers=headers, allow_redirects=False
+            ) as answer,
         ):
             body = await answer.read()
-            return web.Response(status=answer.status, body=body, content_type="application/json")
+            passed = {k: v for k, v in answer.headers.items() if k.lower() == "location"}
+            return web.Response(
+                status=answer.status, body=body, headers=passed, content_type="application/json"
+            )
 
     app = web.Application()
     app.router.add_route("*", "/{tail:.*}", relay)
@@ -254,13 +259,18 @@ async def test_a_proxy_from_the_environment_carries_the_request(
         assert response.text == "ok"
         assert seen == [f"{base_url}/chat/completions"]
         assert len(server.chat_requests) == 1
+        # the same redirect rule as a direct call: reported, not followed
+        server.enqueue(MockReply(status=308, headers={"Location": "http://elsewhere/v1"}))
+        with pytest.raises(ModelError, match="redirected to http://elsewhere/v1"):
+            await model.generate(MESSAGES)
+        assert len(seen) == 2
         await model.aclose()
         # NO_PROXY for the host: the proxy is not asked (and the host does not resolve)
         monkeypatch.setenv("NO_PROXY", "assay-proxy-test.invalid")
         direct = OpenAICompatibleModel("m", base_url=base_url, provider="mock")
         with pytest.raises(ModelError, match="cannot reach"):
             await direct.generate(MESSAGES)
-        assert len(seen) == 1
+        assert len(seen) == 2
         await direct.aclose()
     finally:
         await runner.cleanup()
