@@ -481,7 +481,7 @@ def machine() -> str:
         cpu = names[0].split(":", 1)[1].strip() if names else cpu
     usable = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     versions = []
-    for package in ("openai", "httpx2", "httpx", "pydantic"):
+    for package in ("aiohttp", "pydantic"):
         try:
             versions.append(f"{package} {importlib.metadata.version(package)}")
         except importlib.metadata.PackageNotFoundError:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from assay.models.base import ChatMessage, MissingAPIKeyError, ModelSettings
+from assay.models.base import ChatMessage, MissingAPIKeyError, ModelError, ModelSettings
 from assay.models.cache import CachedModel, SQLiteModelCache
 from assay.models.openai_compat import OpenAICompatibleModel
 from assay.models.providers import PROVIDERS
@@ -78,6 +78,7 @@ def test_all_required_prefixes_are_registered() -> None:
         "google",
         "gemini",
         "openai-compatible",
+        "azure",
     }
     assert expected <= set(known_providers())
     assert expected <= set(PROVIDERS)
@@ -214,3 +215,57 @@ def test_provider_plugins_come_from_the_assay_models_entry_point_group(
         assert "name 'openai' is taken by 'openai' (built-in)" in caplog.text
     finally:
         MODEL_PROVIDERS.unregister("scripted-test")
+
+
+@pytest.fixture
+def azure_env(monkeypatch: pytest.MonkeyPatch) -> pytest.MonkeyPatch:
+    for name in ("AZURE_OPENAI_ENDPOINT", "AZURE_OPENAI_API_KEY", "AZURE_OPENAI_API_VERSION"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.delenv("OPENAI_API_VERSION", raising=False)
+    return monkeypatch
+
+
+async def test_azure_sends_the_key_as_api_key_to_the_deployment_with_an_api_version(
+    azure_env: pytest.MonkeyPatch,
+) -> None:
+    with MockOpenAIServer(api_key="az-secret") as server:
+        endpoint = server.base_url.removesuffix("/v1")
+        azure_env.setenv("AZURE_OPENAI_ENDPOINT", endpoint + "/")
+        azure_env.setenv("AZURE_OPENAI_API_KEY", "az-secret")
+        model = resolve_model("azure/my-gpt4o")
+        client = _layers(model)[2]
+        assert client.base_url == f"{endpoint}/openai/deployments/my-gpt4o"
+        answer = await model.generate(MESSAGES, settings=ModelSettings(temperature=0))
+        assert answer.text == "ok"
+        (request,) = server.chat_requests
+        assert request.path == "/openai/deployments/my-gpt4o/chat/completions"
+        assert request.query == "api-version=2024-10-21"
+        assert request.headers["api-key"] == "az-secret"
+        assert "authorization" not in request.headers  # the key goes in one header only
+        assert server.statuses[200] == 1
+
+        azure_env.setenv("AZURE_OPENAI_API_VERSION", "2025-01-01-preview")
+        azure_env.setenv("AZURE_OPENAI_API_KEY", "wrong")
+        newer = resolve_model("azure/my-gpt4o")
+        assert newer is not model  # another API version, another model
+        with pytest.raises(ModelError, match="HTTP 401") as info:
+            await _layers(newer)[2].generate(MESSAGES)
+        assert "wrong" not in str(info.value)
+        assert server.requests[-1].query == "api-version=2025-01-01-preview"
+
+
+def test_azure_needs_an_endpoint_and_takes_a_deployment_url_as_it_is(
+    azure_env: pytest.MonkeyPatch,
+) -> None:
+    with pytest.raises(ValueError, match="AZURE_OPENAI_ENDPOINT"):
+        resolve_model("azure/my-gpt4o")
+    full = "https://res.openai.azure.com/openai/deployments/other"
+    assert _layers(resolve_model("azure/my-gpt4o", base_url=full))[2].base_url == full
+    with pytest.raises(ValueError, match="deployment name"):
+        resolve_model("azure/a?b", base_url="https://res.openai.azure.com")
+
+
+async def test_azure_needs_its_key_at_call_time(azure_env: pytest.MonkeyPatch) -> None:
+    model = resolve_model("azure/my-gpt4o", base_url="https://res.openai.azure.com")
+    with pytest.raises(MissingAPIKeyError, match="AZURE_OPENAI_API_KEY"):
+        await model.generate(MESSAGES)

@@ -132,3 +132,20 @@ async def test_server_in_another_process_serves_and_counts() -> None:
 def test_only_loopback_addresses() -> None:
     with pytest.raises(ValueError, match="loopback"):
         MockOpenAIServer(host="0.0.0.0")
+
+
+def test_a_key_is_checked_as_bearer_or_azure_api_key_and_the_query_recorded() -> None:
+    body = {"model": "m", "messages": [{"role": "user", "content": "hi"}]}
+    with MockOpenAIServer(api_key="k-1") as server:
+        root = server.base_url.removesuffix("/v1")
+        azure = f"{root}/openai/deployments/dep/chat/completions?api-version=2024-10-21"
+        assert _post(f"{server.base_url}/chat/completions", body)[0] == 401
+        bad = {"Authorization": "Bearer k-2"}
+        assert _post(f"{server.base_url}/chat/completions", body, bad)[0] == 401
+        good = {"Authorization": "Bearer k-1"}
+        assert _post(f"{server.base_url}/chat/completions", body, good)[0] == 200
+        assert _post(azure, body, {"api-key": "k-1"})[0] == 200
+        assert _post(azure, body, {"api-key": "k-2"})[0] == 401
+        assert server.requests[3].path == "/openai/deployments/dep/chat/completions"
+        assert server.requests[3].query == "api-version=2024-10-21"
+        assert server.requests[0].query == ""

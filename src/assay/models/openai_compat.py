@@ -1,8 +1,9 @@
-"""A ``Model`` for any OpenAI-compatible chat-completions endpoint, over a lean HTTP client.
+"""A ``Model`` for any OpenAI-compatible chat-completions endpoint, over ``aiohttp``.
 
-One client speaks to OpenAI, OpenRouter, Together, Groq, vLLM, Ollama, LM Studio, llama.cpp
-servers and the OpenAI-compatible endpoints of Anthropic and Google: they differ only in base
-URL, key, and how much of ``response_format`` they honour.
+One client speaks to OpenAI, Azure OpenAI, OpenRouter, Together, Groq, vLLM, Ollama, LM
+Studio, llama.cpp servers and the OpenAI-compatible endpoints of Anthropic and Google: they
+differ only in base URL, key (and how it is sent), and how much of ``response_format`` they
+honour.
 
 Structured output (``structured_output=``), from most to least constrained:
 
@@ -21,22 +22,26 @@ the level is remembered per endpoint (base URL + model) for the rest of the proc
 refusal costs one extra request per endpoint, not one per call. Whatever the level, the
 caller validates the answer (the judge step extracts and validates tolerantly).
 
-HTTP: requests are the chat-completions JSON, posted by ``assay.models.http`` (a stdlib
-HTTP/1.1 client with pooled keep-alive connections; ``httpx2`` where a proxy applies or
-``ASSAY_HTTP_CLIENT=httpx``), and answers are read as plain JSON. The ``openai`` SDK is not
-used: at hundreds of judge calls per second its CPU per call (and its import, 0.45 s or
-more before the first request) was most of the client's cost (``benchmarks/RESULTS.md``).
-Headers: ``Authorization: Bearer <key>``, ``Content-Type``/``Accept: application/json``,
+HTTP: requests are the chat-completions JSON, posted by ``assay.models.http`` (one
+``aiohttp`` transport per endpoint and event loop, proxies from the environment, per-phase
+timeouts and a response-size cap from ``http=HTTPSettings(...)`` or ``ASSAY_HTTP_*``), and
+answers are read as plain JSON. The ``openai`` SDK is not used: at hundreds of judge calls
+per second its CPU per call (and its import, 0.45 s or more before the first request) was
+most of the client's cost (``benchmarks/RESULTS.md``).
+Headers: ``Authorization: Bearer <key>`` (or ``api-key: <key>`` with ``auth="api-key"``, as
+Azure OpenAI wants), ``Content-Type``/``Accept: application/json``,
 ``User-Agent: assay/<version>``, ``OpenAI-Organization``/``OpenAI-Project`` from
 ``OPENAI_ORG_ID``/``OPENAI_PROJECT_ID`` for the ``openai`` provider (as the SDK sent them),
 then ``default_headers`` (the provider's own, e.g. OpenRouter's ``HTTP-Referer``), which win.
+``query`` (Azure's ``api-version``) is added to every request's URL.
 
 There are no retries here: retries, backoff and concurrency belong to ``ReliableModel``,
 which sees every failure. Errors come out as ``ModelError`` with
 ``status_code``/``retryable``/``throttled``/``retry_after_s`` filled in: an HTTP error names
 the status and the URL and carries the server's ``error.message``; an unreachable endpoint
 or a broken connection is retryable; a call over its timeout (``ModelSettings.timeout_s``,
-else ``timeout_s``) is a ``ModelTimeoutError``. An API key that is
+else ``timeout_s``), or over a phase timeout of the transport (connect, read), is a
+``ModelTimeoutError``. An API key that is
 required but missing raises ``MissingAPIKeyError`` naming the variable, at call time, so
 building a model (or a scorer that uses it) never needs credentials.
 
@@ -64,6 +69,7 @@ import weakref
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
+from urllib.parse import urlencode
 
 from assay.models.base import (
     ChatMessage,
@@ -77,7 +83,14 @@ from assay.models.base import (
     merge_samples,
     split_context,
 )
-from assay.models.http import Transport, TransportError, make_transport
+from assay.models.http import (
+    HTTPSettings,
+    Transport,
+    TransportError,
+    TransportTimeoutError,
+    check_header,
+    make_transport,
+)
 from assay.models.prices import DEFAULT_PRICES, PriceTable
 from assay.models.reliability import is_throttle_status, parse_retry_after, retryable_status
 from assay.models.structured import (
@@ -90,6 +103,7 @@ from assay.types import Usage
 
 StructuredOutputMode = Literal["strict", "json_schema", "json_object", "prompt"]
 MaxTokensParam = Literal["max_tokens", "max_completion_tokens"]
+AuthHeader = Literal["bearer", "api-key"]
 
 OPENAI_DEFAULT_BASE_URL = "https://api.openai.com/v1"
 NO_KEY_PLACEHOLDER = "assay-no-key"
@@ -176,7 +190,11 @@ class OpenAICompatibleModel:
     ``base_url`` talks to api.openai.com and requires ``OPENAI_API_KEY``; with a ``base_url``
     (a local server) the key is optional. ``max_tokens_param`` names the request field for
     ``ModelSettings.max_output_tokens`` (OpenAI's reasoning models accept only
-    ``max_completion_tokens``; many other servers know only ``max_tokens``).
+    ``max_completion_tokens``; many other servers know only ``max_tokens``). ``auth`` names
+    how the key is sent (``"bearer"``: ``Authorization: Bearer``; ``"api-key"``: an
+    ``api-key`` header, Azure OpenAI's); ``query`` is added to every request URL (Azure's
+    ``api-version``); ``http`` sets the transport's timeouts and size cap (default: the
+    environment's, ``HTTPSettings.from_env()``).
     """
 
     def __init__(
@@ -194,6 +212,9 @@ class OpenAICompatibleModel:
         default_headers: Mapping[str, str] | None = None,
         extra_body: Mapping[str, Any] | None = None,
         prices: PriceTable | None = DEFAULT_PRICES,
+        auth: AuthHeader = "bearer",
+        query: Mapping[str, str] | None = None,
+        http: HTTPSettings | None = None,
     ) -> None:
         if not model:
             raise ValueError("OpenAICompatibleModel needs a model name")
@@ -213,6 +234,12 @@ class OpenAICompatibleModel:
             api_key_env = (api_key_env,)
         for name, value in (default_headers or {}).items():
             _check_header(f"default_headers[{name!r}]", name, value)
+        if auth not in ("bearer", "api-key"):
+            raise ValueError(f"auth must be 'bearer' or 'api-key', got {auth!r}")
+        self.auth: AuthHeader = auth
+        self.query = dict(query or {})
+        self._query_suffix = f"?{urlencode(self.query)}" if self.query else ""
+        self.http = http
         self._model = model
         self._provider = provider
         self.base_url = normalize_base_url(base_url)
@@ -327,9 +354,11 @@ class OpenAICompatibleModel:
         url = f"{self.base_url}{path}"
         try:
             async with asyncio.timeout(timeout):
-                reply = await transport.post(path, data, headers)
+                reply = await transport.post(path + self._query_suffix, data, headers)
         except TimeoutError as exc:
             raise ModelTimeoutError(f"{self._label}: request timed out ({self.base_url})") from exc
+        except TransportTimeoutError as exc:
+            raise ModelTimeoutError(f"{self._label}: {exc}") from exc
         except TransportError as exc:
             raise ModelError(f"{self._label}: cannot reach {exc}", retryable=True) from exc
         parsed: Any = None
@@ -496,16 +525,20 @@ class OpenAICompatibleModel:
                 self._closing.add(closing)
                 closing.add_done_callback(self._closing.discard)
             try:
-                _check_header("the API key", "Authorization", key)
+                _check_header("the API key", self._auth_header_name, key)
             except ValueError as exc:
                 raise ModelError(f"{self._label}: {exc}") from None
-            entry = (key, make_transport(self.base_url), self._headers(key))
+            entry = (key, make_transport(self.base_url, self.http), self._headers(key))
             self._transports[loop] = entry
         return entry[1], entry[2]
 
+    @property
+    def _auth_header_name(self) -> str:
+        return "api-key" if self.auth == "api-key" else "Authorization"
+
     def _headers(self, key: str) -> dict[str, str]:
         headers = {
-            "Authorization": f"Bearer {key}",
+            self._auth_header_name: key if self.auth == "api-key" else f"Bearer {key}",
             "Content-Type": "application/json",
             "Accept": "application/json",
             "Accept-Encoding": "gzip, deflate",
@@ -758,10 +791,9 @@ def _snippet(raw: bytes, limit: int = 500) -> str:
 
 
 def _check_header(what: str, name: str, value: str) -> None:
-    """Refuse a header value that would break (or inject into) the request head."""
-    if any(c in value for c in "\r\n\0") or any(c in name for c in "\r\n\0: "):
-        raise ValueError(f"{what}: the {name!r} header cannot contain line breaks")
+    """Refuse a header that would break (or inject into) the request head, naming ``what``
+    (never the value: it may be a key)."""
     try:
-        value.encode("latin-1")
-    except UnicodeEncodeError:
-        raise ValueError(f"{what}: the {name!r} header has characters outside Latin-1") from None
+        check_header(name, value)
+    except ValueError as exc:
+        raise ValueError(f"{what}: {exc}") from None

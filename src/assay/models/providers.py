@@ -24,7 +24,18 @@ anthropic          https://api.anthropic.com/v1/              ANTHROPIC_API_KEY
 google, gemini     https://generativelanguage.googleapis.com  GEMINI_API_KEY or GOOGLE_API_KEY
                    /v1beta/openai/
 openai-compatible  none: ``base_url=`` or ASSAY_BASE_URL      ASSAY_API_KEY (optional)
+azure              AZURE_OPENAI_ENDPOINT (``base_url=``)      AZURE_OPENAI_API_KEY (required)
+                   + /openai/deployments/DEPLOYMENT
 =================  =========================================  ==================================
+
+Azure OpenAI (``azure/DEPLOYMENT``): the model name is the *deployment* name; requests go to
+``{endpoint}/openai/deployments/{deployment}/chat/completions?api-version=...`` with the key
+in an ``api-key`` header (not ``Authorization: Bearer``). The endpoint is the resource's
+URL (``https://NAME.openai.azure.com``) from ``base_url=`` or ``AZURE_OPENAI_ENDPOINT``; a
+URL that already holds ``/openai/deployments/`` is used as it is. The API version comes from
+``AZURE_OPENAI_API_VERSION`` (or ``OPENAI_API_VERSION``, the SDK's variable), else
+``AZURE_DEFAULT_API_VERSION``. Structured output is ``strict`` and the token limit is sent
+as ``max_completion_tokens``, as for OpenAI.
 
 Anything else that speaks the OpenAI chat-completions protocol (llama.cpp / xllamacpp
 servers, TGI, LiteLLM proxies, an internal gateway) is reached in one of two ways:
@@ -57,6 +68,7 @@ from functools import partial
 from assay.models.base import Model
 from assay.models.cache import CachedModel, cache_policy_from_env, default_cache, default_cache_path
 from assay.models.openai_compat import (
+    AuthHeader,
     MaxTokensParam,
     OpenAICompatibleModel,
     StructuredOutputMode,
@@ -67,6 +79,10 @@ from assay.models.resolve import register_model_provider
 
 BASE_URL_ENV = "ASSAY_BASE_URL"
 API_KEY_ENV = "ASSAY_API_KEY"
+AZURE_API_VERSION_ENV = ("AZURE_OPENAI_API_VERSION", "OPENAI_API_VERSION")
+AZURE_DEFAULT_API_VERSION = "2024-10-21"
+"""The latest generally available Azure OpenAI data-plane API version when this was
+written; set ``AZURE_OPENAI_API_VERSION`` for a newer (or preview) one."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,6 +96,10 @@ class ProviderSpec:
     key_required: bool = True
     structured_output: StructuredOutputMode = "strict"
     max_tokens_param: MaxTokensParam = "max_tokens"
+    auth: AuthHeader = "bearer"
+    deployments: bool = False
+    """Azure-style: the model name is a deployment in the URL, and ``api-version`` goes in
+    the query."""
 
 
 _GOOGLE = ProviderSpec(
@@ -128,6 +148,15 @@ PROVIDERS: dict[str, ProviderSpec] = {
     "openai-compatible": ProviderSpec(
         "openai-compatible", None, (BASE_URL_ENV,), (API_KEY_ENV,), False
     ),
+    "azure": ProviderSpec(
+        "azure",
+        None,
+        ("AZURE_OPENAI_ENDPOINT",),
+        ("AZURE_OPENAI_API_KEY",),
+        max_tokens_param="max_completion_tokens",
+        auth="api-key",
+        deployments=True,
+    ),
 }
 
 
@@ -143,6 +172,22 @@ def provider_base_url(prefix: str, base_url: str | None = None) -> str:
             f"'base_url' param or ASSAY_JUDGE_BASE_URL) or set {envs}"
         )
     return normalize_base_url(url)
+
+
+def deployment_url(endpoint: str, deployment: str) -> str:
+    """Azure's base URL of one deployment: ``{endpoint}/openai/deployments/{deployment}``
+    (an endpoint that already names a deployment is kept)."""
+    if "/openai/deployments/" in endpoint:
+        return endpoint
+    if not deployment or any(c in deployment for c in "/?#% "):
+        raise ValueError(f"azure/{deployment}: a deployment name cannot hold '/', '?', '#', '%'")
+    return f"{endpoint}/openai/deployments/{deployment}"
+
+
+def azure_api_version() -> str:
+    """``AZURE_OPENAI_API_VERSION``, else ``OPENAI_API_VERSION``, else the default."""
+    found = (os.environ.get(v, "").strip() for v in AZURE_API_VERSION_ENV)
+    return next((v for v in found if v), AZURE_DEFAULT_API_VERSION)
 
 
 def wrap_default(inner: Model) -> CachedModel:
@@ -161,9 +206,13 @@ def build_model(prefix: str, name: str, *, base_url: str | None = None) -> Model
     """The default-wrapped model for ``prefix/name`` (memoised per environment)."""
     spec = PROVIDERS[prefix]
     url = provider_base_url(prefix, base_url)
+    query: dict[str, str] = {}
+    if spec.deployments:
+        url = deployment_url(url, name)
+        query["api-version"] = azure_api_version()
     policy = cache_policy_from_env()
     cache_path = "" if policy == "off" else str(default_cache_path())
-    memo_key = (prefix, name, url, policy, cache_path)
+    memo_key = (prefix, name, url, *query.values(), policy, cache_path)
     model = _MEMO.get(memo_key)
     if model is None:
         inner = OpenAICompatibleModel(
@@ -174,6 +223,8 @@ def build_model(prefix: str, name: str, *, base_url: str | None = None) -> Model
             api_key_env=spec.api_key_env,
             require_api_key=spec.key_required,
             max_tokens_param=spec.max_tokens_param,
+            auth=spec.auth,
+            query=query,
         )
         model = _MEMO[memo_key] = wrap_default(inner)
     return model

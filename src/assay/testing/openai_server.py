@@ -33,7 +33,12 @@ Behaviour, all adjustable while it runs:
   ``keep_alive=False`` closes the connection after each answer (``Connection: close``), and
   ``drop_connections()`` closes every open connection at once, as a server's idle timeout
   does; ``ssl_context`` (a server-side ``ssl.SSLContext``) serves HTTPS (``base_url`` then
-  starts with ``https``).
+  starts with ``https``);
+- keys: ``api_key`` set, a request must carry it as ``Authorization: Bearer KEY`` (OpenAI
+  and compatible servers) or as ``api-key: KEY`` (Azure OpenAI), else HTTP 401; the query of
+  a request (Azure's ``api-version``) is recorded as ``RecordedRequest.query``; any path
+  ending in ``/chat/completions`` is served, so Azure's
+  ``/openai/deployments/NAME/chat/completions`` is too.
 
 Usage: ``prompt_tokens``/``completion_tokens`` are whitespace word counts.
 
@@ -108,6 +113,8 @@ class RecordedRequest:
     headers: dict[str, str]
     body: JSON | None
     received_at: float
+    query: str = ""
+    """The request target after ``?`` (Azure's ``api-version=...``), undecoded."""
 
 
 Responder = Callable[[JSON], "MockReply | str | JSON"]
@@ -225,6 +232,7 @@ class MockOpenAIServer:
         gzip: bool = False,
         keep_alive: bool = True,
         ssl_context: ssl.SSLContext | None = None,
+        api_key: str | None = None,
     ) -> None:
         if not is_loopback_host(host):
             raise ValueError(f"the mock server binds loopback addresses only, not {host!r}")
@@ -245,6 +253,7 @@ class MockOpenAIServer:
         self.gzip = gzip
         self.keep_alive = keep_alive
         self.ssl_context = ssl_context
+        self.api_key = api_key
         self._writers: set[asyncio.StreamWriter] = set()
         self.connections = 0
         """Connections accepted so far."""
@@ -465,7 +474,7 @@ class MockOpenAIServer:
     async def _dispatch(
         self, method: str, target: str, headers: dict[str, str], raw: bytes
     ) -> tuple[int, dict[str, str], JSON]:
-        path = target.split("?", 1)[0]
+        path, _, query = target.partition("?")
         if method == "GET" and path.rstrip("/") == "/mock/stats":  # not counted itself
             return 200, {}, self.stats()
         body: JSON | None = None
@@ -478,7 +487,14 @@ class MockOpenAIServer:
         with self._lock:
             self.request_count += 1
             if self.record_requests:
-                self._requests.append(RecordedRequest(method, path, headers, body, time.time()))
+                self._requests.append(
+                    RecordedRequest(method, path, headers, body, time.time(), query)
+                )
+        if self.api_key is not None and self.api_key not in (
+            headers.get("api-key"),
+            headers.get("authorization", "").removeprefix("Bearer "),
+        ):
+            return self._count(401, {}, _error("invalid API key", "invalid_api_key"))
         if method == "GET" and path.rstrip("/").endswith("/models"):
             return self._count(200, {}, {"object": "list", "data": [{"id": "mock"}]})
         route = path.rstrip("/")
