@@ -32,7 +32,7 @@ from assay.scoring.registry import ScorerRegistryError, UnknownScorerError
 from assay.server import security
 from assay.server.api import annotations as annotations_api
 from assay.server.api import datasets, optimizations, runs, scorers
-from assay.server.base_urls import allowed_from_env
+from assay.server.base_urls import GuardEnvKeys, allowed_from_env
 from assay.server.jobs import OptimizationJobs, PreviewJobs, RunJobs, StatisticsJobs
 from assay.store import (
     AmbiguousRunIdError,
@@ -189,6 +189,7 @@ def create_app(
     _mount_ui(app)
 
     # added last = outermost: errors wrap the token check, which wraps the size limit ...
+    app.add_middleware(GuardEnvKeys, allowed=allowed)
     app.add_middleware(security.CheckCsrf)
     app.add_middleware(security.LimitBody, max_bytes=max_upload_bytes)
     if token:

@@ -28,17 +28,19 @@ from assay.operations.run_requests import (
     check_run_request,
     start_run_async,
 )
-from assay.operations.scorer_preview import FieldErrors, PreviewRow, is_immediate, score_row
+from assay.operations.scorer_preview import (
+    FieldErrors,
+    PreviewRequest,
+    PreviewRow,
+    is_immediate,
+    score_row,
+)
 from assay.optimize.events import OptimizeEvent
 from assay.optimize.optimizer import StartedOptimization, prepare_resume
 from assay.optimize.requests import OptimizeRequest, start_requested
 from assay.runner.hooks import RunHooks
 from assay.scoring.scorer import Scorer
-from assay.server.base_urls import (
-    base_url_problems,
-    run_base_url_problems,
-    scorer_base_url_problems,
-)
+from assay.server.base_urls import url_problems
 from assay.server.sse import EventChannel
 from assay.store import Store
 from assay.types import ItemResult, RunInfo
@@ -50,6 +52,14 @@ MAX_PREVIEWS = 200
 POLL_S = 0.25
 
 
+def check_urls(body: Any, allowed: Sequence[str]) -> None:
+    """``FieldErrors`` for every URL of ``body`` the base-URL policy refuses
+    (``server.base_urls.url_problems``, the one function every entry point calls)."""
+    problems = url_problems(body, allowed)
+    if problems:
+        raise FieldErrors(problems)
+
+
 class PreviewJobs:
     """Scorer previews: code scorers answer in the request, judge scorers here."""
 
@@ -58,14 +68,10 @@ class PreviewJobs:
         self._channels: dict[str, tuple[float, EventChannel]] = {}
         self._tasks: set[asyncio.Task[None]] = set()
 
-    def check_base_urls(self, scorers: Sequence[Any]) -> None:
-        """The base-URL policy (``server.base_urls``) for the scorers of a preview request:
-        ``FieldErrors`` naming each refused ``scorers[i].params.base_url``."""
-        problems = scorer_base_url_problems(
-            [scorer.model_dump() for scorer in scorers], self.allowed_base_urls
-        )
-        if problems:
-            raise FieldErrors(problems)
+    def check_base_urls(self, request: PreviewRequest) -> None:
+        """The base-URL policy (``server.base_urls``) for a preview request: ``FieldErrors``
+        naming each refused URL (``scorers[i].params.base_url``)."""
+        check_urls(request.model_dump(mode="json"), self.allowed_base_urls)
 
     async def start(
         self, scorers: list[Scorer], rows: list[PreviewRow]
@@ -141,17 +147,23 @@ class RunJobs:
         """Start ``request``; returns its run id once the run is stored. Errors before
         that (a base URL the policy refuses, unknown dataset, bad scorer config) raise here,
         in the request."""
-        problems = run_base_url_problems(request.target, request.scorers, self.allowed_base_urls)
-        if problems:
-            raise FieldErrors(problems)
+        check_urls(request.model_dump(mode="json"), self.allowed_base_urls)
         check_run_request(request)
         return await self._launch(
             lambda hooks: start_run_async(request, store=self._store, hooks=hooks)
         )
 
     async def resume(self, run_id: str) -> str:
+        """Finish a stored run; its stored target and scorers must pass the base-URL policy
+        like a new request's (``FieldErrors`` naming ``target.<key>``/``scorers[i].params...``)."""
         from assay.operations.stored_runs import resume_run_async
 
+        record = await asyncio.to_thread(self._store.runs.get, run_id)
+        stored = {
+            "target": record.info.target.config,
+            "scorers": [{"params": spec.params} for spec in record.info.scorers],
+        }
+        check_urls(stored, self.allowed_base_urls)
         return await self._launch(
             lambda hooks: resume_run_async(run_id, store=self._store, hooks=hooks, progress=False)
         )
@@ -256,9 +268,7 @@ class OptimizationJobs:
         """Check ``request`` (base-URL policy, then everything ``start_requested`` checks),
         store it, and execute it in the background; returns its id. Errors raise here, in
         the request, before anything is stored."""
-        problems = base_url_problems(request.model_dump(), self.allowed_base_urls)
-        if problems:
-            raise FieldErrors(problems)
+        check_urls(request.model_dump(mode="json"), self.allowed_base_urls)
         started = await asyncio.to_thread(
             start_requested, request, self._store, data_dir=self.data_dir
         )
@@ -268,9 +278,7 @@ class OptimizationJobs:
         """Continue an interrupted or failed optimization (its stored config's base URLs
         must pass the policy too); ``OptimizeResumeError`` when it cannot be resumed."""
         record = await asyncio.to_thread(self._store.optimizations.get, optimization_id)
-        problems = base_url_problems(record.config, self.allowed_base_urls)
-        if problems:
-            raise FieldErrors(problems)
+        check_urls(record.config, self.allowed_base_urls)
         started = await asyncio.to_thread(prepare_resume, record.id, self._store)
         return self._launch(started)
 
