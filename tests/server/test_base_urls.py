@@ -22,6 +22,7 @@ from assay.server.base_urls import (
     url_problems,
 )
 from assay.testing.openai_server import MockOpenAIServer
+from tests.server.api.conftest import LOCAL
 
 EVIL = "http://evil.example:8080/v1"
 
@@ -228,7 +229,7 @@ def _body(target: dict[str, Any]) -> dict[str, Any]:
     ],
 )
 def test_runs_refuse_a_url_in_every_target_form(db_url: str, target: dict[str, Any]) -> None:
-    with TestClient(create_app(store_url=db_url, allowed_base_urls=[])) as client:
+    with TestClient(create_app(store_url=db_url, allowed_base_urls=[]), base_url=LOCAL) as client:
         refused = client.post("/api/runs", json=_body(target))
         assert refused.status_code == 422, refused.text
         assert refused.json()["detail"][0]["type"] == "base_url_not_allowed"
@@ -268,7 +269,7 @@ def test_env_keys_reach_a_loopback_url_only_when_listed(
             "base_url": server.base_url,
         }
         app = create_app(store_url=db_url, allowed_base_urls=allowed)
-        with TestClient(app) as client:
+        with TestClient(app, base_url=LOCAL) as client:
             started = client.post(
                 "/api/runs",
                 json={
@@ -301,12 +302,14 @@ def test_resume_applies_the_policy_to_the_stored_run(db_url: str) -> None:
     """A run stored with a URL listed then is not resumed by a server that does not list it."""
     gone = "http://evil.invalid/v1"  # .invalid never resolves: the run fails fast
     target = {"type": "model", "model": "openai/t", "prompt": "{{ input }}", "base_url": gone}
-    with TestClient(create_app(store_url=db_url, allowed_base_urls=[gone])) as client:
+    with TestClient(
+        create_app(store_url=db_url, allowed_base_urls=[gone]), base_url=LOCAL
+    ) as client:
         started = client.post("/api/runs", json=_body(target))
         assert started.status_code == 201, started.text
         run_id = started.json()["run_id"]
         client.get(f"/api/runs/{run_id}/events")
-    with TestClient(create_app(store_url=db_url, allowed_base_urls=[])) as client:
+    with TestClient(create_app(store_url=db_url, allowed_base_urls=[]), base_url=LOCAL) as client:
         before = client.get(f"/api/runs/{run_id}").json()
         refused = client.post(f"/api/runs/{run_id}/resume")
         assert refused.status_code == 422, refused.text

@@ -14,7 +14,7 @@ from fastapi.testclient import TestClient
 from assay.server.app import create_app
 from assay.store import Store
 from assay.testing.openai_server import MockOpenAIServer
-from tests.server.api.conftest import sse_events
+from tests.server.api.conftest import LOCAL, sse_events
 
 ITEMS = [
     {"id": "a", "input": "capital of France", "output": "Paris", "expected_output": "Paris"},
@@ -81,14 +81,16 @@ def test_run_base_urls_follow_the_policy(db_url: str) -> None:
     judge = {"type": "faithfulness", "params": {"base_url": "http://169.254.169.254/v1"}}
     target = {"type": "model", "model": "openai/gpt-4o-mini", "base_url": "http://10.1.2.3/v1"}
     body = {"data": ITEMS, "scorers": [judge], "target": target}
-    with TestClient(create_app(store_url=db_url, allowed_base_urls=[])) as client:
+    with TestClient(create_app(store_url=db_url, allowed_base_urls=[]), base_url=LOCAL) as client:
         refused = client.post("/api/runs", json=body)
         assert refused.status_code == 422, refused.text
         fields = [problem["field"] for problem in refused.json()["detail"]]
         assert fields == ["target.base_url", "scorers[0].params.base_url"]
         assert client.get("/api/runs").json() == []  # nothing stored
     listed = ["http://10.1.2.3", "http://169.254.169.254/v1"]
-    with TestClient(create_app(store_url=db_url, allowed_base_urls=listed)) as client:
+    with TestClient(
+        create_app(store_url=db_url, allowed_base_urls=listed), base_url=LOCAL
+    ) as client:
         # past the policy, the request fails on its misspelt scorer (404), never reaching
         # the listed hosts, which do not exist here
         misspelt = {**body, "scorers": ["exact-matc", judge]}
