@@ -9,7 +9,7 @@ from __future__ import annotations
 import csv
 import io
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -88,15 +88,22 @@ ExportFormat = Literal["jsonl", "csv"]
 
 
 def export_lines(
-    run_id: str, fmt: ExportFormat, *, store: Store | None = None
+    run_id: str,
+    fmt: ExportFormat,
+    *,
+    store: Store | None = None,
+    view: Callable[[ItemResult], ItemResult] | None = None,
 ) -> tuple[str, Iterator[str]]:
     """(run id, lines) of the run's results, streamed: ``jsonl`` is one ``ItemResult``
     per line; ``csv`` one row per result with each scorer's status and score. The run is
-    looked up now (so a bad id fails before anything is sent); lines are read lazily."""
+    looked up now (so a bad id fails before anything is sent); lines are read lazily.
+    ``view`` changes each result first (the server's: errors capped, no tracebacks)."""
     db = store if store is not None else open_store()
     record = db.runs.get(run_id)
     scorer_ids = [spec.id for spec in record.info.scorers]
     results = db.runs.results(record.info.id)
+    if view is not None:
+        results = map(view, results)
     if fmt == "jsonl":
         return record.info.id, (result.model_dump_json() + "\n" for result in results)
     return record.info.id, _csv_lines(results, scorer_ids)

@@ -41,6 +41,7 @@ from assay.optimize.requests import OptimizeRequest, start_requested
 from assay.runner.hooks import RunHooks
 from assay.scoring.scorer import Scorer
 from assay.server.base_urls import url_problems
+from assay.server.client_view import score_for_client
 from assay.server.sse import EventChannel
 from assay.store import Store
 from assay.types import ItemResult, RunInfo
@@ -88,7 +89,8 @@ class PreviewJobs:
             cells: list[dict[str, Any]] = []
             for j, scorer in enumerate(scorers):
                 if is_immediate(scorer):
-                    cells.append((await score_row(scorer, row)).model_dump(mode="json"))
+                    scored = score_for_client(await score_row(scorer, row))
+                    cells.append(scored.model_dump(mode="json"))
                 else:
                     cells.append({"status": "pending"})
                     later.append((i, j))
@@ -106,7 +108,7 @@ class PreviewJobs:
         cells: list[tuple[int, int]],
     ) -> None:
         async def one(i: int, j: int) -> None:
-            result = await score_row(scorers[j], rows[i])
+            result = score_for_client(await score_row(scorers[j], rows[i]))
             channel.publish(
                 "result", {"row": i, "scorer": j, "result": result.model_dump(mode="json")}
             )

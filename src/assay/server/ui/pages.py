@@ -27,6 +27,7 @@ from assay.operations.optimizations_view import (
 from assay.operations.run_items import RunItemFilter, run_item
 from assay.operations.ui_queries import SortOrder, compare_view, run_item_groups
 from assay.optimize.feed import current_state
+from assay.server.client_view import result_for_client
 from assay.server.ui.optimization_plots import score_trend_svg
 from assay.server.ui.paths import TEMPLATES_DIR
 from assay.server.ui.svg_plots import confusion_svg, reliability_svg, scatter_svg
@@ -180,6 +181,11 @@ def run_page(
         view = run_item_groups(
             record.info.id, wanted, sort=order, offset=start, limit=PAGE_SIZE, store=store
         )
+        shown = [
+            group.model_copy(update={"results": [result_for_client(r) for r in group.results]})
+            for group in view.groups
+        ]
+        view = view.model_copy(update={"groups": shown})
     except ValueError as error:
         return _problem(request, 400, str(error))
     return _page(
@@ -206,7 +212,7 @@ def item_page(request: Request, run_id: str, item_id: str) -> HTMLResponse:
     store = store_of(request)
     try:
         record = store.runs.get(run_id)
-        results = run_item(record.info.id, item_id, store=store)
+        results = [result_for_client(r) for r in run_item(record.info.id, item_id, store=store)]
         annotations = annotation_history(record.info.id, item_id, store=store)
     except (StoreError, LookupError) as error:
         return _problem(request, 404, str(error))
