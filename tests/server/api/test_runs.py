@@ -196,6 +196,32 @@ def test_export_jsonl_and_csv(client: TestClient) -> None:
     ]
 
 
+def test_csv_export_neutralises_formulas_and_imports_back_unchanged(client: TestClient) -> None:
+    items = [
+        {"id": "=cmd|' /C calc'!A0", "input": "@SUM(1+1)*cmd", "output": "", "expected_output": ""},
+        {"id": "b", "input": "-2+3", "output": "+1", "expected_output": "\tx"},
+        {"id": "c", "input": "q", "output": None, "expected_output": "=1"},
+    ]
+    run_id = start(client, items)
+    finish(client, run_id)
+    exported = client.get(f"/api/runs/{run_id}/export?format=csv").text
+    rows = list(csv.reader(io.StringIO(exported)))
+    assert rows[0][5:8] == ["input", "output", "expected_output"]
+    assert not [c for row in rows for c in row if c[:1] in ("=", "+", "@", "\t", "\r")]
+    assert [row[0] for row in rows[1:]] == ["'=cmd|' /C calc'!A0", "b", "c"]
+    # and the export imports back as a dataset with the same texts ("" stays "")
+    imported = client.post(
+        "/api/datasets/again/import",
+        files={"file": ("run.csv", exported.encode(), "text/csv")},
+        data={"map": ["id=item_id"], "create": "true"},
+    )
+    assert imported.status_code == 200, imported.text
+    back = client.get("/api/datasets/again/items").json()["items"]
+    assert [(i["id"], i["input"], i["output"], i["expected_output"]) for i in back] == [
+        (i["id"], i["input"], i["output"], i["expected_output"]) for i in items
+    ]
+
+
 def test_cancel_then_resume(client: TestClient, store: Store) -> None:
     with MockOpenAIServer(latency_s=0.3) as server:
         target = {
