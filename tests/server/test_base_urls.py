@@ -315,3 +315,26 @@ def test_resume_applies_the_policy_to_the_stored_run(db_url: str) -> None:
         assert refused.status_code == 422, refused.text
         assert [p["field"] for p in refused.json()["detail"]] == ["target.base_url"]
         assert client.get(f"/api/runs/{run_id}").json() == before
+
+
+def test_an_optimization_sends_no_env_key_to_the_loopback_urls_it_names(
+    db_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Task and reflection calls (GEPA's own thread included) go to the request's loopback
+    URLs without the operator's key."""
+    from tests.server.optimize_mock import optimize_body, responder
+
+    monkeypatch.setenv("ASSAY_API_KEY", "sk-operator-secret")
+    monkeypatch.setenv("ASSAY_SERVER_DATA_DIR", str(tmp_path / "data"))
+    with MockOpenAIServer(responder=responder) as server:
+        app = create_app(store_url=db_url, allowed_base_urls=[])
+        with TestClient(app, base_url=LOCAL) as client:
+            body = optimize_body(server.base_url, budget={"max_metric_calls": 20})
+            answer = client.post("/api/optimize", json=body)
+            assert answer.status_code == 202, answer.text
+            events = client.get(answer.json()["events_url"]).text
+            assert "event: result" in events
+        models = {r.body.get("model") for r in server.chat_requests}
+        seen = _authorizations(server)
+    assert models == {"task", "reflect"}  # both kinds of call happened
+    assert all("sk-operator-secret" not in header for header in seen), seen
