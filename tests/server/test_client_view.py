@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 from fastapi.testclient import TestClient
 
+from assay.optimize.feed import ErrorUpdate, LogLine, Scoreboard, ScoreboardRow, ScoreCell
 from assay.server.app import create_app
-from assay.server.client_view import MAX_ERROR_CHARS, safe_text
+from assay.server.client_view import MAX_ERROR_CHARS, MAX_LOG_CHARS, event_for_client, safe_text
 from assay.testing.openai_server import MockOpenAIServer, MockReply
 from tests.server.api.conftest import LOCAL, sse_events
 
@@ -109,3 +110,32 @@ def test_a_hostile_judge_error_in_a_preview_is_capped(db_url: str) -> None:
     assert results and results[0]["result"]["status"] == "error"
     assert "PWNED" in stream and "A" * (MAX_ERROR_CHARS + 1) not in stream
     assert "\\u001b" not in stream
+
+
+def test_optimization_events_carry_capped_errors() -> None:
+    cell = ScoreCell(status="error", score=None, normalized=None, reason=HOSTILE)
+    fine = ScoreCell(status="ready", score=1.0, normalized=1.0, reason="B" * 2_000)
+    row = ScoreboardRow(
+        split="val",
+        item_id="a",
+        input="q",
+        expected_output="x",
+        output=None,
+        score=0.0,
+        error=HOSTILE,
+        scorers={"judge": cell, "other": fine},
+    )
+    board = Scoreboard(optimization_id="o", candidate_idx=0, scorers=[], rows=[row])
+    shown = event_for_client(board)
+    assert isinstance(shown, Scoreboard)
+    [shown_row] = shown.rows
+    assert shown_row.error is not None and shown_row.error == safe_text(HOSTILE)
+    assert shown_row.scorers["judge"].reason == safe_text(HOSTILE)
+    assert shown_row.scorers["other"].reason == "B" * 2_000  # a judge's reasoning is no error
+    alert = LogLine(optimization_id="o", channel="alerts", iteration=1, message=HOSTILE)
+    failed = ErrorUpdate(optimization_id="o", state="failed", message=HOSTILE)
+    diff = LogLine(optimization_id="o", channel="prompt", iteration=1, message="C" * 3_000)
+    for event in (alert, failed):
+        message = event_for_client(event).model_dump()["message"]
+        assert "\x1b" not in message and len(message) < MAX_LOG_CHARS + 80
+    assert event_for_client(diff) is diff

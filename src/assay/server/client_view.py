@@ -15,9 +15,14 @@ import re
 import unicodedata
 from typing import Any
 
+from pydantic import BaseModel
+
+from assay.optimize.feed import ErrorUpdate, LogLine, Scoreboard
 from assay.types import ItemResult, ScoreResult
 
 MAX_ERROR_CHARS = 300
+MAX_LOG_CHARS = 1000
+"""A log line or an optimization's failure may say more (still capped)."""
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 
@@ -62,3 +67,28 @@ def result_for_client(result: ItemResult) -> ItemResult:
     if any(scores[key] is not score for key, score in result.scores.items()):
         update["scores"] = scores
     return result.model_copy(update=update) if update else result
+
+
+def event_for_client(event: BaseModel) -> BaseModel:
+    """An optimization event (``optimize.feed``) with its errors made safe: a scoreboard
+    row's error and its failed scorers' messages, an alert (a failed reflection), the
+    optimization's failure."""
+    if isinstance(event, Scoreboard):
+        rows = [
+            row.model_copy(
+                update={
+                    "error": safe_text(row.error),
+                    "scorers": {
+                        key: cell.model_copy(update={"reason": safe_text(cell.reason)})
+                        if cell.status == "error"
+                        else cell
+                        for key, cell in row.scorers.items()
+                    },
+                }
+            )
+            for row in event.rows
+        ]
+        return event.model_copy(update={"rows": rows})
+    if isinstance(event, ErrorUpdate) or (isinstance(event, LogLine) and event.channel == "alerts"):
+        return event.model_copy(update={"message": safe_text(event.message, MAX_LOG_CHARS)})
+    return event  # other log lines are the server's own words and the prompts' diffs

@@ -28,7 +28,7 @@ from assay.operations.run_items import RunItemFilter, run_item
 from assay.operations.ui_queries import SortOrder, compare_view, run_item_groups
 from assay.optimize.feed import current_state
 from assay.server.api.deps import MAX_OFFSET
-from assay.server.client_view import result_for_client
+from assay.server.client_view import event_for_client, result_for_client
 from assay.server.ui.optimization_plots import score_trend_svg
 from assay.server.ui.paths import TEMPLATES_DIR
 from assay.server.ui.svg_plots import confusion_svg, reliability_svg, scatter_svg
@@ -330,7 +330,7 @@ def optimization_page(request: Request, optimization_id: str) -> HTMLResponse:
         "optimization.html",
         opt=detail,
         status=status,
-        board=board,
+        board=None if board is None else event_for_client(board),
         live=detail.status == "running",
         roots=lineage(detail.candidates),
         best=best_candidate(detail.candidates),
