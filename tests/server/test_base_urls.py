@@ -15,10 +15,12 @@ from assay.operations.scorer_preview import scorer_catalogue
 from assay.server.app import create_app
 from assay.server.base_urls import (
     ITEM_KEYS,
+    TEXT_KEYS,
     allowed_from_env,
     base_url_allowed,
     env_keys_may_go_to,
     is_loopback_url,
+    names_endpoint,
     url_problems,
 )
 from assay.testing.openai_server import MockOpenAIServer
@@ -157,8 +159,10 @@ def _fragment(path: list[str | int], value: Any) -> Any:
 
 
 def _item_payload(path: list[str | int]) -> str | None:
-    for index, part in enumerate(path[:-1]):
-        if part in ITEM_KEYS and isinstance(path[index + 1], int):
+    """Where ``path`` enters evaluation items or a text field (not walked), else ``None``."""
+    for index, part in enumerate(path):
+        items = part in ITEM_KEYS and index + 1 < len(path) and isinstance(path[index + 1], int)
+        if items or part in TEXT_KEYS:
             return ".".join(str(p) for p in path[: index + 1])
     return None
 
@@ -193,8 +197,10 @@ def test_the_policy_reaches_every_string_of_a_request_body(body: str) -> None:
     components = _api_schema()["components"]["schemas"]
     paths = list(_string_paths({"$ref": f"#/{body}"}, components, [], frozenset()))
     skipped = _check_every_string_field(paths)
-    assert skipped <= ITEM_PAYLOADS  # items are texts; nothing else is left out
-    assert skipped  # every such body carries items, and their URLs are no endpoints
+    items = {path for path in skipped if path.rsplit(".", 1)[-1] in ITEM_KEYS}
+    assert items and items <= ITEM_PAYLOADS  # every such body carries items: texts
+    texts = {path.rsplit(".", 1)[-1] for path in skipped - items}
+    assert texts <= TEXT_KEYS  # and the text fields: nothing else is left out
 
 
 def test_the_policy_reaches_every_param_of_every_scorer_type() -> None:
@@ -206,7 +212,28 @@ def test_the_policy_reaches_every_param_of_every_scorer_type() -> None:
         for prefix in (["scorers", 0, "params"], ["target", "scorer", "params"]):
             found = list(_string_paths(defs, {"root": schema, **components}, prefix, frozenset()))
             if found:
-                assert _check_every_string_field(found) == set(), entry.type
+                skipped = _check_every_string_field(found)
+                assert {path.rsplit(".", 1)[-1] for path in skipped} <= TEXT_KEYS, entry.type
+
+
+def test_text_fields_and_endpoint_fields_are_apart() -> None:
+    assert not [key for key in TEXT_KEYS | ITEM_KEYS if names_endpoint(key)]
+    for key in ("base_url", "task_base_url", "judge_endpoint", "api_base", "proxy", "host"):
+        assert names_endpoint(key), key
+
+
+def test_a_url_as_content_is_not_refused(db_url: str) -> None:
+    """A check may expect a URL in the answer: that is content, not an endpoint."""
+    checks = [
+        {"type": "check-equals", "params": {"expected": "https://docs.example.com/a"}},
+        {"type": "check-matches", "params": {"regex": "https://\\S+"}},
+    ]
+    item = {"input": "http://example.com", "output": "https://docs.example.com/a"}
+    with TestClient(create_app(store_url=db_url), base_url=LOCAL) as client:
+        answer = client.post("/api/runs", json={"data": [item], "scorers": checks})
+        assert answer.status_code == 201, answer.text
+        events = client.get(f"/api/runs/{answer.json()['run_id']}/events").text
+        assert '"status":"completed"' in events
 
 
 # ---------------------------------------------------------------- end to end

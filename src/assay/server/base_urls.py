@@ -20,8 +20,9 @@ One function, :func:`url_problems`, applies the policy to a whole request body (
 stored config being resumed), at any depth, whatever the field is called: a key that
 names an endpoint (``base_url``, ``*_url``, ``endpoint``, ``host``...) must hold an allowed
 URL, and any other string that *is* a URL (``scheme://...``) must be allowed too, so a
-scorer param or target field added later cannot carry one past it. Only the evaluation
-items (``data``, ``rows``: texts, not configuration) are not walked. The server calls it
+scorer param or target field added later cannot carry one past it. Only texts are not
+walked: the evaluation items (``data``, ``rows``) and the fields of ``TEXT_KEYS``
+(prompts, candidates, what a check expects), where a URL is content. The server calls it
 for ``POST /api/runs``, ``POST /api/scorers/test``, ``POST /api/optimize`` and the resume
 of a run or an optimization (the stored target, scorers and config);
 ``tests/server/test_base_urls.py`` walks the JSON Schema of every request body to prove it
@@ -55,6 +56,34 @@ _DEFAULT_PORTS = {"http": 80, "https": 443}
 ITEM_KEYS = frozenset({"data", "rows"})
 """Keys whose list values are evaluation items (inputs, outputs, references): texts, which
 may quote a URL, never an endpoint the server calls."""
+TEXT_KEYS = frozenset(
+    {
+        # names and templates of runs, targets and optimizations
+        "name",
+        "description",
+        "prompt",
+        "system",
+        "candidate",
+        # what scorers compare an output with (a check may expect a URL in the answer)
+        "expected",
+        "unwanted",
+        "regex",
+        "context",
+        "criteria",
+        "criterion",
+        "source",
+        "reference_tone",
+        "baseline_response",
+        "noisy_query",
+        "input",
+        "output",
+        "expected_output",
+    }
+)
+"""Keys whose values are texts the server shows or compares, never connects to: a URL in
+them is content (``check-equals`` expecting ``https://docs.example.com``), so they are not
+walked. Every other string of a request is (``tests/server/test_base_urls.py`` proves it
+field by field)."""
 
 _ENDPOINT_KEY = re.compile(
     r"(?:^|_)(?:url|urls|uri|endpoint|endpoints|host|hosts|api_base|base|proxy|address)$",
@@ -151,7 +180,7 @@ def url_problems(body: Any, allowed: Sequence[str], loc: Loc | None = None) -> l
     if isinstance(body, Mapping):
         for key, value in body.items():
             path = [*where, str(key)]
-            if str(key) in ITEM_KEYS and isinstance(value, list):
+            if (str(key) in ITEM_KEYS and isinstance(value, list)) or str(key) in TEXT_KEYS:
                 continue
             if value is None:
                 continue
