@@ -10,7 +10,8 @@ threads started under it), ``assay.models.providers`` attaches the environment's
 explicit base URL only when the guard allows that URL; otherwise the model sends no key
 (a key given in code, ``api_key=``, is unaffected). Without a guard nothing changes.
 Base URLs that come from the environment (``OPENAI_BASE_URL``...) are the operator's and
-always get their keys.
+always get their keys. A plugin provider (entry point ``assay.models``) that takes a
+``base_url`` and reads keys itself should ask :func:`env_keys_allowed` too.
 """
 
 from __future__ import annotations
