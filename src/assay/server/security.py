@@ -31,10 +31,12 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import os
 import re
 import secrets
 import uuid
+from collections import Counter
 from collections.abc import Awaitable, Callable, Iterable, MutableMapping
 from http.cookies import SimpleCookie
 from typing import Any
@@ -63,6 +65,7 @@ LOOPBACK_NAMES = ("127.0.0.1", "localhost", "::1")
 WILDCARD_BINDS = frozenset({"0.0.0.0", "::", ""})
 MIN_TOKEN_LENGTH = 20
 MIN_TOKEN_DISTINCT = 10
+MIN_TOKEN_BITS = 72
 SECURITY_HEADERS = [
     (b"x-frame-options", b"DENY"),
     (b"content-security-policy", b"frame-ancestors 'none'"),
@@ -343,10 +346,18 @@ class WeakTokenError(ValueError):
     """The server's token is too easy to guess; the message says what a good one is."""
 
 
+def _entropy_bits(token: str) -> float:
+    """Length x the Shannon entropy of the token's own character frequencies (an upper
+    bound of what a guesser faces; repeats and small alphabets lower it)."""
+    counts = Counter(token)
+    return -sum(n * math.log2(n / len(token)) for n in counts.values())
+
+
 def token_weakness(token: str) -> str | None:
     """Why ``token`` is too weak to guard a server (``None``: it is fine). The floor: at
     least ``MIN_TOKEN_LENGTH`` characters, ``MIN_TOKEN_DISTINCT`` of them different (so
-    ``aaaa...`` and ``1212...`` fail), no spaces at its ends."""
+    ``aaaa...`` and ``1212...`` fail), ``MIN_TOKEN_BITS`` by the Shannon estimate of its
+    characters, no spaces at its ends. ``secrets.token_urlsafe(24)`` has about 150."""
     problem = None
     if token != token.strip():
         problem = "it starts or ends with whitespace"
@@ -354,6 +365,8 @@ def token_weakness(token: str) -> str | None:
         problem = f"it has {len(token)} characters, fewer than {MIN_TOKEN_LENGTH}"
     elif len(set(token)) < MIN_TOKEN_DISTINCT:
         problem = f"it uses {len(set(token))} different characters, fewer than {MIN_TOKEN_DISTINCT}"
+    elif _entropy_bits(token) < MIN_TOKEN_BITS:
+        problem = f"its characters carry about {_entropy_bits(token):.0f} bits, fewer than {MIN_TOKEN_BITS}"
     if problem is None:
         return None
     return (
