@@ -364,9 +364,10 @@ def token_weakness(token: str) -> str | None:
     elif len(token) < MIN_TOKEN_LENGTH:
         problem = f"it has {len(token)} characters, fewer than {MIN_TOKEN_LENGTH}"
     elif len(set(token)) < MIN_TOKEN_DISTINCT:
-        problem = f"it uses {len(set(token))} different characters, fewer than {MIN_TOKEN_DISTINCT}"
-    elif _entropy_bits(token) < MIN_TOKEN_BITS:
-        problem = f"its characters carry about {_entropy_bits(token):.0f} bits, fewer than {MIN_TOKEN_BITS}"
+        distinct = len(set(token))
+        problem = f"it uses {distinct} different characters, fewer than {MIN_TOKEN_DISTINCT}"
+    elif (bits := _entropy_bits(token)) < MIN_TOKEN_BITS:
+        problem = f"its characters carry about {bits:.0f} bits, fewer than {MIN_TOKEN_BITS}"
     if problem is None:
         return None
     return (
