@@ -13,6 +13,7 @@ from assay.server.security import (
     CSRF_COOKIE,
     TOKEN_COOKIE,
     WeakTokenError,
+    allowed_hosts,
     keep_tokens_out_of_logs,
     token_weakness,
 )
@@ -153,12 +154,16 @@ def test_a_weak_token_is_refused_when_the_app_is_built(db_url: str) -> None:
         ("10.0.0.7:8765", True),  # the bound address
         ("10.0.0.8", False),
         ("", False),
+        ("evil@127.0.0.1", False),  # userinfo: no browser sends it, nor may anyone else
+        ("127.0.0.1:abc", False),
+        ("127.0.0.1 evil", False),
+        ("[fd00::5]:8765", True),  # ASSAY_SERVER_ALLOWED_HOSTS, an IPv6 literal
     ],
 )
 def test_the_host_header_must_name_this_server(
     db_url: str, monkeypatch: pytest.MonkeyPatch, host: str, allowed: bool
 ) -> None:
-    monkeypatch.setenv("ASSAY_SERVER_ALLOWED_HOSTS", "Assay.Internal, other.internal")
+    monkeypatch.setenv("ASSAY_SERVER_ALLOWED_HOSTS", "Assay.Internal, other.internal, [fd00::5]")
     app = create_app(store_url=db_url, bind_host="10.0.0.7")
     with TestClient(app, base_url=LOCAL) as client:
         for path in ("/api/datasets", "/", "/static/app.js", "/openapi.json"):
@@ -212,3 +217,10 @@ def test_tokens_are_redacted_from_log_records(caplog: pytest.LogCaptureFixture) 
     lines = [record.getMessage() for record in caplog.records]
     assert lines[0] == '127.0.0.1:5 - "GET /?a=1&token=[redacted]&b=2 HTTP/1.1" 200'
     assert all(TOKEN not in line for line in lines)
+
+
+def test_the_bound_address_is_a_name_of_the_server_unless_it_is_a_wildcard() -> None:
+    assert "fd00::5" in allowed_hosts("fd00::5")
+    assert "192.168.1.5" in allowed_hosts("192.168.1.5")
+    assert allowed_hosts("0.0.0.0") == allowed_hosts("::") == allowed_hosts(None)
+    assert allowed_hosts(None) == {"127.0.0.1", "localhost", "::1"}

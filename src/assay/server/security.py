@@ -383,15 +383,23 @@ def check_token(token: str) -> None:
         raise WeakTokenError(weakness)
 
 
+_HOST = re.compile(r"^(?:\[([0-9a-f:.]+)\]|([a-z0-9_.\-]+))(?::[0-9]{1,5})?$")
+
+
 def _host_name(value: str) -> str:
     """The name part of a ``Host`` header or an allow-list entry, lowercased, without port
-    or trailing dot (``[::1]:8765`` → ``::1``)."""
-    value = value.strip().lower()
-    try:
-        name = urlsplit(f"//{value}").hostname
-    except ValueError:
+    or trailing dot (``[::1]:8765`` → ``::1``); ``""`` for anything else (userinfo, spaces,
+    a bad port), which then matches no allowed name."""
+    found = _HOST.match(value.strip().lower())
+    if found is None:
         return ""
-    return (name or "").rstrip(".")
+    return (found.group(1) or found.group(2) or "").rstrip(".")
+
+
+def _bound_name(bind: str) -> str:
+    """The name of a bound address: an IPv6 literal comes without brackets (``fd00::5``)."""
+    bind = bind.strip().lower()
+    return bind.strip("[]") if bind.count(":") > 1 else _host_name(bind)
 
 
 def allowed_hosts(bind: str | None = None, extra: Iterable[str] = ()) -> frozenset[str]:
@@ -399,7 +407,7 @@ def allowed_hosts(bind: str | None = None, extra: Iterable[str] = ()) -> frozens
     (not a wildcard one, which has no name), and ``extra`` (``*``: any)."""
     names = {*LOOPBACK_NAMES, *(_host_name(e) if e.strip() != "*" else "*" for e in extra)}
     if bind and bind.strip() not in WILDCARD_BINDS:
-        names.add(_host_name(bind) or bind.strip().strip("[]").lower())
+        names.add(_bound_name(bind))
     names.discard("")
     return frozenset(names)
 
