@@ -20,9 +20,10 @@ One function, :func:`url_problems`, applies the policy to a whole request body (
 stored config being resumed), at any depth, whatever the field is called: a key that
 names an endpoint (``base_url``, ``*_url``, ``endpoint``, ``host``...) must hold an allowed
 URL, and any other string that *is* a URL (``scheme://...``) must be allowed too, so a
-scorer param or target field added later cannot carry one past it. Only texts are not
-walked: the evaluation items (``data``, ``rows``) and the fields of ``TEXT_KEYS``
-(prompts, candidates, what a check expects), where a URL is content. The server calls it
+scorer param or target field added later cannot carry one past it. Texts are the
+exception: the evaluation items (``data``, ``rows``) are not walked, and in the fields of
+``TEXT_KEYS`` (prompts, candidates, what a check expects) a URL is content (an
+endpoint-named key inside them is still checked). The server calls it
 for ``POST /api/runs``, ``POST /api/scorers/test``, ``POST /api/optimize`` and the resume
 of a run or an optimization (the stored target, scorers and config);
 ``tests/server/test_base_urls.py`` walks the JSON Schema of every request body to prove it
@@ -175,24 +176,31 @@ def url_problems(body: Any, allowed: Sequence[str], loc: Loc | None = None) -> l
     """Every URL in ``body`` (a request body or a stored config, as JSON data) that the
     policy refuses, named by its path (``target.params.base_url``,
     ``scorers[1].params.base_url``, ``task_base_url``...). See the module docstring."""
-    where: Loc = [] if loc is None else loc
+    return _walk(body, tuple(allowed), [] if loc is None else loc, text=False)
+
+
+def _walk(body: Any, allowed: tuple[str, ...], where: Loc, *, text: bool) -> list[FieldProblem]:
+    """``text``: under a ``TEXT_KEYS`` field, where only endpoint-named keys are checked."""
     problems: list[FieldProblem] = []
     if isinstance(body, Mapping):
         for key, value in body.items():
             path = [*where, str(key)]
-            if (str(key) in ITEM_KEYS and isinstance(value, list)) or str(key) in TEXT_KEYS:
-                continue
-            if value is None:
+            if value is None or (str(key) in ITEM_KEYS and isinstance(value, list)):
                 continue
             if names_endpoint(str(key)) and not isinstance(value, Mapping | list):
                 if not isinstance(value, str) or not base_url_allowed(value, allowed):
                     problems.append(_problem(path, value))
                 continue
-            problems += url_problems(value, allowed, path)
+            problems += _walk(value, allowed, path, text=text or str(key) in TEXT_KEYS)
     elif isinstance(body, list | tuple):
         for index, value in enumerate(body):
-            problems += url_problems(value, allowed, [*where, index])
-    elif isinstance(body, str) and looks_like_url(body) and not base_url_allowed(body, allowed):
+            problems += _walk(value, allowed, [*where, index], text=text)
+    elif (
+        isinstance(body, str)
+        and not text
+        and looks_like_url(body)
+        and not base_url_allowed(body, allowed)
+    ):
         problems.append(_problem(where, body))
     return problems
 
