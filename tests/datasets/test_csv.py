@@ -31,8 +31,46 @@ def test_documented_lossiness(tmp_path: Path) -> None:
     path = tmp_path / "d.csv"
     write_items([Item(id="a", input="", output="[1, 2]", expected_output=42)], path)
     (back,) = read_items(path)
-    # empty string -> None, JSON-looking text -> parsed, numbers -> text
-    assert (back.input, back.output, back.expected_output) == (None, [1, 2], "42")
+    # JSON-looking text -> parsed, numbers -> text (an empty string stays one)
+    assert (back.input, back.output, back.expected_output) == ("", [1, 2], "42")
+
+
+FORMULA_LIKE = [
+    "=1+1",
+    "+SUM(A1)",
+    "-2+3",
+    "@cmd",
+    "\tTAB",
+    "\rCR",
+    "'=already quoted",
+    "''@",
+    '""',
+    '\'""',
+    "'plain apostrophe",
+    "'",
+    "a = b",
+    "",
+    " =x",
+]
+
+
+def test_empty_and_formula_like_texts_round_trip_and_are_neutralised(tmp_path: Path) -> None:
+    path = tmp_path / "d.csv"
+    items = [
+        Item(id=f"=id{n}", input=text, output=text, expected_output=text)
+        for n, text in enumerate(FORMULA_LIKE)
+    ]
+    items.append(Item(id="none", input="q", output=None, expected_output=None))
+    write_items(items, path)
+    back = list(read_items(path))
+    assert [(i.id, i.input, i.output, i.expected_output) for i in back] == [
+        (i.id, i.input, i.output, i.expected_output) for i in items
+    ]
+    with path.open(newline="", encoding="utf-8") as fh:
+        cells = [cell for row in csv.reader(fh) for cell in row]
+    # what a spreadsheet opens: no cell starts like a formula
+    assert not [cell for cell in cells if cell[:1] in ("=", "+", "-", "@", "\t", "\r")]
+    assert "'=1+1" in cells and "''=already quoted" in cells and '""' in cells
 
 
 def test_json_cells_empty_cells_and_extra_columns(tmp_path: Path) -> None:

@@ -544,7 +544,8 @@ class OpenAICompatibleModel:
             "Accept-Encoding": "gzip, deflate",
             "User-Agent": USER_AGENT,
         }
-        if self._provider == "openai":
+        if self._provider == "openai" and self.api_key_env:  # the environment's identity
+            # goes only where its keys may go (none: ``assay.models.env_keys`` withheld them)
             for header, variable in (
                 ("OpenAI-Organization", "OPENAI_ORG_ID"),
                 ("OpenAI-Project", "OPENAI_PROJECT_ID"),

@@ -67,6 +67,7 @@ from functools import partial
 
 from assay.models.base import Model
 from assay.models.cache import CachedModel, cache_policy_from_env, default_cache, default_cache_path
+from assay.models.env_keys import env_keys_allowed
 from assay.models.openai_compat import (
     AuthHeader,
     MaxTokensParam,
@@ -203,16 +204,19 @@ _MEMO: dict[tuple[str, ...], CachedModel] = {}
 
 
 def build_model(prefix: str, name: str, *, base_url: str | None = None) -> Model:
-    """The default-wrapped model for ``prefix/name`` (memoised per environment)."""
+    """The default-wrapped model for ``prefix/name`` (memoised per environment). An
+    explicit ``base_url`` gets the provider's key variables only when the active guard
+    allows it (``assay.models.env_keys``; no guard: always)."""
     spec = PROVIDERS[prefix]
     url = provider_base_url(prefix, base_url)
+    env_keys = base_url is None or env_keys_allowed(url)
     query: dict[str, str] = {}
     if spec.deployments:
         url = deployment_url(url, name)
         query["api-version"] = azure_api_version()
     policy = cache_policy_from_env()
     cache_path = "" if policy == "off" else str(default_cache_path())
-    memo_key = (prefix, name, url, *query.values(), policy, cache_path)
+    memo_key = (prefix, name, url, *query.values(), policy, cache_path, str(env_keys))
     model = _MEMO.get(memo_key)
     if model is None:
         inner = OpenAICompatibleModel(
@@ -220,8 +224,8 @@ def build_model(prefix: str, name: str, *, base_url: str | None = None) -> Model
             base_url=url,
             provider=prefix,
             structured_output=spec.structured_output,
-            api_key_env=spec.api_key_env,
-            require_api_key=spec.key_required,
+            api_key_env=spec.api_key_env if env_keys else (),
+            require_api_key=spec.key_required and env_keys,
             max_tokens_param=spec.max_tokens_param,
             auth=spec.auth,
             query=query,

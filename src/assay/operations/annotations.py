@@ -33,7 +33,7 @@ class AnnotationInput(BaseModel):
     score: float | None = Field(default=None, allow_inf_nan=False)
     comment: str | None = Field(default=None, max_length=20_000)
     scorer: str | None = Field(default=None, max_length=255)
-    repeat: int | None = Field(default=None, ge=0)
+    repeat: int | None = Field(default=None, ge=0, le=2**31 - 1)
 
     @model_validator(mode="after")
     def _says_something(self) -> AnnotationInput:

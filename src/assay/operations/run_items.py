@@ -9,11 +9,12 @@ from __future__ import annotations
 import csv
 import io
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from assay.datasets.formats.csv import text_cell
 from assay.store import Store, open_store, using_store
 from assay.store.run_queries import ResultFilter
 from assay.types import ItemResult
@@ -88,15 +89,24 @@ ExportFormat = Literal["jsonl", "csv"]
 
 
 def export_lines(
-    run_id: str, fmt: ExportFormat, *, store: Store | None = None
+    run_id: str,
+    fmt: ExportFormat,
+    *,
+    store: Store | None = None,
+    view: Callable[[ItemResult], ItemResult] | None = None,
 ) -> tuple[str, Iterator[str]]:
     """(run id, lines) of the run's results, streamed: ``jsonl`` is one ``ItemResult``
-    per line; ``csv`` one row per result with each scorer's status and score. The run is
-    looked up now (so a bad id fails before anything is sent); lines are read lazily."""
+    per line; ``csv`` one row per result (input, output, expected output, error) with each
+    scorer's status and score, texts written like the dataset CSV (formula-like cells
+    neutralised, ``""`` kept apart from a missing value: ``datasets.formats.csv``). The run is
+    looked up now (so a bad id fails before anything is sent); lines are read lazily.
+    ``view`` changes each result first (the server's: errors capped, no tracebacks)."""
     db = store if store is not None else open_store()
     record = db.runs.get(run_id)
     scorer_ids = [spec.id for spec in record.info.scorers]
     results = db.runs.results(record.info.id)
+    if view is not None:
+        results = map(view, results)
     if fmt == "jsonl":
         return record.info.id, (result.model_dump_json() + "\n" for result in results)
     return record.info.id, _csv_lines(results, scorer_ids)
@@ -112,20 +122,30 @@ def _csv_lines(results: Iterator[ItemResult], scorer_ids: list[str]) -> Iterator
         buffer.truncate()
         return text
 
-    header = ["item_id", "repeat", "position", "error", "latency_ms", "input", "output"]
+    header = [
+        "item_id",
+        "repeat",
+        "position",
+        "error",
+        "latency_ms",
+        "input",
+        "output",
+        "expected_output",
+    ]
     for scorer in scorer_ids:
         header += [f"{scorer}.status", f"{scorer}.score"]
     writer.writerow(header)
     yield flush()
     for result in results:
         row: list[object] = [
-            result.item_id,
+            text_cell(result.item_id),
             result.repeat,
             result.position,
-            "" if result.error is None else result.error.message,
+            "" if result.error is None else text_cell(result.error.message),
             "" if result.latency_ms is None else result.latency_ms,
             _text(result.input),
             _text(result.output),
+            _text(result.expected_output),
         ]
         for scorer in scorer_ids:
             score = result.scores.get(scorer)
@@ -139,6 +159,9 @@ def _csv_lines(results: Iterator[ItemResult], scorer_ids: list[str]) -> Iterator
 
 
 def _text(value: object) -> str:
+    """A value's cell as the dataset CSV writes it (``datasets.formats.csv``): ``None`` is
+    empty, ``""`` is ``""``, non-strings are JSON, formula-like texts are neutralised; so the
+    export imports back as a dataset (``id=item_id``) with the same values."""
     if value is None:
         return ""
-    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    return text_cell(value if isinstance(value, str) else json.dumps(value, ensure_ascii=False))

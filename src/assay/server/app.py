@@ -32,7 +32,7 @@ from assay.scoring.registry import ScorerRegistryError, UnknownScorerError
 from assay.server import security
 from assay.server.api import annotations as annotations_api
 from assay.server.api import datasets, optimizations, runs, scorers
-from assay.server.base_urls import allowed_from_env
+from assay.server.base_urls import GuardEnvKeys, allowed_from_env
 from assay.server.jobs import OptimizationJobs, PreviewJobs, RunJobs, StatisticsJobs
 from assay.store import (
     AmbiguousRunIdError,
@@ -129,6 +129,8 @@ def create_app(
     max_upload_bytes: int = DEFAULT_MAX_UPLOAD_BYTES,
     data_dir: str | Path | None = None,
     allowed_base_urls: Sequence[str] | None = None,
+    allowed_hosts: Sequence[str] | None = None,
+    bind_host: str | None = None,
 ) -> FastAPI:
     """The app over the store at ``store_url`` (default: ``ASSAY_DATABASE_URL`` or
     ``./assay.db``). With ``token`` every request must present it (see
@@ -138,7 +140,19 @@ def create_app(
     keeps what is not in the store: GEPA's state of the optimizations it starts, under
     ``optimizations/<id>``. ``allowed_base_urls`` (default ``ASSAY_SERVER_ALLOWED_BASE_URLS``,
     comma-separated) are the model endpoints besides loopback ones a request may name
-    (``server.base_urls``)."""
+    (``server.base_urls``).
+
+    A request's ``Host`` must be a loopback name, ``bind_host`` (what ``assay serve``
+    bound) or one of ``allowed_hosts`` (default ``ASSAY_SERVER_ALLOWED_HOSTS``; ``*``
+    allows any); others get 421 (``server.security``: DNS rebinding). A ``token`` below the
+    floor of ``security.token_weakness`` raises ``WeakTokenError``."""
+    if token:
+        security.check_token(token)
+    hosts = security.allowed_hosts(
+        bind_host,
+        security.allowed_hosts_from_env() if allowed_hosts is None else allowed_hosts,
+    )
+    security.keep_tokens_out_of_logs()
     store = open_store(store_url)
     allowed = allowed_from_env() if allowed_base_urls is None else tuple(allowed_base_urls)
     preview_jobs = PreviewJobs(allowed_base_urls=allowed)
@@ -189,20 +203,25 @@ def create_app(
     _mount_ui(app)
 
     # added last = outermost: errors wrap the token check, which wraps the size limit ...
+    app.add_middleware(GuardEnvKeys, allowed=allowed)
     app.add_middleware(security.CheckCsrf)
     app.add_middleware(security.LimitBody, max_bytes=max_upload_bytes)
     if token:
         app.add_middleware(security.RequireToken, token=token)
+    app.add_middleware(security.CheckHost, hosts=hosts)
     app.add_middleware(security.CatchErrors)
+    app.add_middleware(security.SecurityHeaders)
     return app
 
 
 def app_from_env() -> FastAPI:
     """The app ``assay serve`` runs (uvicorn's factory): the store from
-    ``ASSAY_DATABASE_URL``, the token from ``ASSAY_SERVER_TOKEN``."""
+    ``ASSAY_DATABASE_URL``, the token from ``ASSAY_SERVER_TOKEN``, the bound address from
+    ``ASSAY_SERVER_HOST``."""
     return create_app(
         store_url=os.environ.get("ASSAY_DATABASE_URL") or None,
         token=os.environ.get("ASSAY_SERVER_TOKEN") or None,
+        bind_host=os.environ.get(security.BIND_HOST_ENV) or None,
     )
 
 

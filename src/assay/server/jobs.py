@@ -28,17 +28,20 @@ from assay.operations.run_requests import (
     check_run_request,
     start_run_async,
 )
-from assay.operations.scorer_preview import FieldErrors, PreviewRow, is_immediate, score_row
+from assay.operations.scorer_preview import (
+    FieldErrors,
+    PreviewRequest,
+    PreviewRow,
+    is_immediate,
+    score_row,
+)
 from assay.optimize.events import OptimizeEvent
 from assay.optimize.optimizer import StartedOptimization, prepare_resume
 from assay.optimize.requests import OptimizeRequest, start_requested
 from assay.runner.hooks import RunHooks
 from assay.scoring.scorer import Scorer
-from assay.server.base_urls import (
-    base_url_problems,
-    run_base_url_problems,
-    scorer_base_url_problems,
-)
+from assay.server.base_urls import url_problems
+from assay.server.client_view import score_for_client
 from assay.server.sse import EventChannel
 from assay.store import Store
 from assay.types import ItemResult, RunInfo
@@ -50,6 +53,14 @@ MAX_PREVIEWS = 200
 POLL_S = 0.25
 
 
+def check_urls(body: Any, allowed: Sequence[str]) -> None:
+    """``FieldErrors`` for every URL of ``body`` the base-URL policy refuses
+    (``server.base_urls.url_problems``, the one function every entry point calls)."""
+    problems = url_problems(body, allowed)
+    if problems:
+        raise FieldErrors(problems)
+
+
 class PreviewJobs:
     """Scorer previews: code scorers answer in the request, judge scorers here."""
 
@@ -58,14 +69,10 @@ class PreviewJobs:
         self._channels: dict[str, tuple[float, EventChannel]] = {}
         self._tasks: set[asyncio.Task[None]] = set()
 
-    def check_base_urls(self, scorers: Sequence[Any]) -> None:
-        """The base-URL policy (``server.base_urls``) for the scorers of a preview request:
-        ``FieldErrors`` naming each refused ``scorers[i].params.base_url``."""
-        problems = scorer_base_url_problems(
-            [scorer.model_dump() for scorer in scorers], self.allowed_base_urls
-        )
-        if problems:
-            raise FieldErrors(problems)
+    def check_base_urls(self, request: PreviewRequest) -> None:
+        """The base-URL policy (``server.base_urls``) for a preview request: ``FieldErrors``
+        naming each refused URL (``scorers[i].params.base_url``)."""
+        check_urls(request.model_dump(mode="json"), self.allowed_base_urls)
 
     async def start(
         self, scorers: list[Scorer], rows: list[PreviewRow]
@@ -82,7 +89,8 @@ class PreviewJobs:
             cells: list[dict[str, Any]] = []
             for j, scorer in enumerate(scorers):
                 if is_immediate(scorer):
-                    cells.append((await score_row(scorer, row)).model_dump(mode="json"))
+                    scored = score_for_client(await score_row(scorer, row))
+                    cells.append(scored.model_dump(mode="json"))
                 else:
                     cells.append({"status": "pending"})
                     later.append((i, j))
@@ -100,7 +108,7 @@ class PreviewJobs:
         cells: list[tuple[int, int]],
     ) -> None:
         async def one(i: int, j: int) -> None:
-            result = await score_row(scorers[j], rows[i])
+            result = score_for_client(await score_row(scorers[j], rows[i]))
             channel.publish(
                 "result", {"row": i, "scorer": j, "result": result.model_dump(mode="json")}
             )
@@ -141,17 +149,23 @@ class RunJobs:
         """Start ``request``; returns its run id once the run is stored. Errors before
         that (a base URL the policy refuses, unknown dataset, bad scorer config) raise here,
         in the request."""
-        problems = run_base_url_problems(request.target, request.scorers, self.allowed_base_urls)
-        if problems:
-            raise FieldErrors(problems)
+        check_urls(request.model_dump(mode="json"), self.allowed_base_urls)
         check_run_request(request)
         return await self._launch(
             lambda hooks: start_run_async(request, store=self._store, hooks=hooks)
         )
 
     async def resume(self, run_id: str) -> str:
+        """Finish a stored run; its stored target and scorers must pass the base-URL policy
+        like a new request's (``FieldErrors`` naming ``target.<key>``/``scorers[i].params...``)."""
         from assay.operations.stored_runs import resume_run_async
 
+        record = await asyncio.to_thread(self._store.runs.get, run_id)
+        stored = {
+            "target": record.info.target.config,
+            "scorers": [{"params": spec.params} for spec in record.info.scorers],
+        }
+        check_urls(stored, self.allowed_base_urls)
         return await self._launch(
             lambda hooks: resume_run_async(run_id, store=self._store, hooks=hooks, progress=False)
         )
@@ -256,9 +270,7 @@ class OptimizationJobs:
         """Check ``request`` (base-URL policy, then everything ``start_requested`` checks),
         store it, and execute it in the background; returns its id. Errors raise here, in
         the request, before anything is stored."""
-        problems = base_url_problems(request.model_dump(), self.allowed_base_urls)
-        if problems:
-            raise FieldErrors(problems)
+        check_urls(request.model_dump(mode="json"), self.allowed_base_urls)
         started = await asyncio.to_thread(
             start_requested, request, self._store, data_dir=self.data_dir
         )
@@ -268,9 +280,7 @@ class OptimizationJobs:
         """Continue an interrupted or failed optimization (its stored config's base URLs
         must pass the policy too); ``OptimizeResumeError`` when it cannot be resumed."""
         record = await asyncio.to_thread(self._store.optimizations.get, optimization_id)
-        problems = base_url_problems(record.config, self.allowed_base_urls)
-        if problems:
-            raise FieldErrors(problems)
+        check_urls(record.config, self.allowed_base_urls)
         started = await asyncio.to_thread(prepare_resume, record.id, self._store)
         return self._launch(started)
 

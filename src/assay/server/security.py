@@ -16,15 +16,28 @@ in. The order (outermost first) is: errors → token → size limit → CSRF →
   pages read the value with :func:`csrf_token`. JSON API writes pass when they carry the
   bearer token, echo the CSRF cookie in ``X-CSRF-Token``, or are not cross-site
   (``Origin``/``Sec-Fetch-Site``): a cross-site page can do none of these.
+- Host: a request whose ``Host`` is not a name of this server (loopback names, the bound
+  address, ``ASSAY_SERVER_ALLOWED_HOSTS``) is 421. Why: DNS rebinding. A page of
+  ``evil.example`` whose name then resolves to 127.0.0.1 is "same-origin" with itself and
+  would read and drive a token-less loopback server; its requests still say
+  ``Host: evil.example``.
+- Headers: every response (errors included) forbids framing (``X-Frame-Options: DENY``,
+  CSP ``frame-ancestors 'none'``: no clickjacking) and MIME sniffing.
+- Tokens: a weak token is refused when the app is built (:func:`token_weakness`), and the
+  token of ``?token=`` never reaches uvicorn's access log (:func:`keep_tokens_out_of_logs`).
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import math
+import os
+import re
 import secrets
 import uuid
-from collections.abc import Awaitable, Callable, MutableMapping
+from collections import Counter
+from collections.abc import Awaitable, Callable, Iterable, MutableMapping
 from http.cookies import SimpleCookie
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
@@ -44,6 +57,20 @@ CSRF_COOKIE = "assay_csrf"
 CSRF_FIELD = "csrf_token"
 CSRF_HEADER = "x-csrf-token"
 UNSAFE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
+
+ALLOWED_HOSTS_ENV = "ASSAY_SERVER_ALLOWED_HOSTS"
+BIND_HOST_ENV = "ASSAY_SERVER_HOST"
+"""The address ``assay serve`` bound (it sets it for the app factory)."""
+LOOPBACK_NAMES = ("127.0.0.1", "localhost", "::1")
+WILDCARD_BINDS = frozenset({"0.0.0.0", "::", ""})
+MIN_TOKEN_LENGTH = 20
+MIN_TOKEN_DISTINCT = 10
+MIN_TOKEN_BITS = 72
+SECURITY_HEADERS = [
+    (b"x-frame-options", b"DENY"),
+    (b"content-security-policy", b"frame-ancestors 'none'"),
+    (b"x-content-type-options", b"nosniff"),
+]
 
 
 def _headers(scope: Scope) -> dict[str, str]:
@@ -313,3 +340,161 @@ async def _form_token(scope: Scope, receive: Receive) -> str | None:
 def csrf_token(request: Request) -> str:
     """The CSRF token a page must put in its forms' hidden ``csrf_token`` field."""
     return str(request.state.csrf_token)
+
+
+class WeakTokenError(ValueError):
+    """The server's token is too easy to guess; the message says what a good one is."""
+
+
+def _entropy_bits(token: str) -> float:
+    """Length x the Shannon entropy of the token's own character frequencies (an upper
+    bound of what a guesser faces; repeats and small alphabets lower it)."""
+    counts = Counter(token)
+    return -sum(n * math.log2(n / len(token)) for n in counts.values())
+
+
+def token_weakness(token: str) -> str | None:
+    """Why ``token`` is too weak to guard a server (``None``: it is fine). The floor: at
+    least ``MIN_TOKEN_LENGTH`` characters, ``MIN_TOKEN_DISTINCT`` of them different (so
+    ``aaaa...`` and ``1212...`` fail), ``MIN_TOKEN_BITS`` by the Shannon estimate of its
+    characters, no spaces at its ends. ``secrets.token_urlsafe(24)`` has about 150."""
+    problem = None
+    if token != token.strip():
+        problem = "it starts or ends with whitespace"
+    elif len(token) < MIN_TOKEN_LENGTH:
+        problem = f"it has {len(token)} characters, fewer than {MIN_TOKEN_LENGTH}"
+    elif len(set(token)) < MIN_TOKEN_DISTINCT:
+        distinct = len(set(token))
+        problem = f"it uses {distinct} different characters, fewer than {MIN_TOKEN_DISTINCT}"
+    elif (bits := _entropy_bits(token)) < MIN_TOKEN_BITS:
+        problem = f"its characters carry about {bits:.0f} bits, fewer than {MIN_TOKEN_BITS}"
+    if problem is None:
+        return None
+    return (
+        f"the server token is too weak ({problem}); make one with "
+        '`python -c "import secrets; print(secrets.token_urlsafe(24))"`'
+    )
+
+
+def check_token(token: str) -> None:
+    """``WeakTokenError`` when :func:`token_weakness` finds a problem."""
+    weakness = token_weakness(token)
+    if weakness is not None:
+        raise WeakTokenError(weakness)
+
+
+_HOST = re.compile(r"^(?:\[([0-9a-f:.]+)\]|([a-z0-9_.\-]+))(?::[0-9]{1,5})?$")
+
+
+def _host_name(value: str) -> str:
+    """The name part of a ``Host`` header or an allow-list entry, lowercased, without port
+    or trailing dot (``[::1]:8765`` → ``::1``); ``""`` for anything else (userinfo, spaces,
+    a bad port), which then matches no allowed name."""
+    found = _HOST.match(value.strip().lower())
+    if found is None:
+        return ""
+    return (found.group(1) or found.group(2) or "").rstrip(".")
+
+
+def _bound_name(bind: str) -> str:
+    """The name of a bound address: an IPv6 literal comes without brackets (``fd00::5``)."""
+    bind = bind.strip().lower()
+    return bind.strip("[]") if bind.count(":") > 1 else _host_name(bind)
+
+
+def allowed_hosts(bind: str | None = None, extra: Iterable[str] = ()) -> frozenset[str]:
+    """The ``Host`` names the server answers: loopback names, the bound address ``bind``
+    (not a wildcard one, which has no name), and ``extra`` (``*``: any)."""
+    names = {*LOOPBACK_NAMES, *(_host_name(e) if e.strip() != "*" else "*" for e in extra)}
+    if bind and bind.strip() not in WILDCARD_BINDS:
+        names.add(_bound_name(bind))
+    names.discard("")
+    return frozenset(names)
+
+
+def allowed_hosts_from_env() -> tuple[str, ...]:
+    """The entries of ``ASSAY_SERVER_ALLOWED_HOSTS`` (comma-separated, blanks ignored)."""
+    raw = os.environ.get(ALLOWED_HOSTS_ENV, "")
+    return tuple(part.strip() for part in raw.split(",") if part.strip())
+
+
+class CheckHost:
+    """421 for a request whose ``Host`` is not one of this server's names (DNS rebinding)."""
+
+    def __init__(self, app: ASGIApp, hosts: Iterable[str]) -> None:
+        self.app = app
+        self.hosts = frozenset(hosts)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] not in ("http", "websocket") or "*" in self.hosts:
+            await self.app(scope, receive, send)
+            return
+        given = _headers(scope).get("host")
+        if given is not None and _host_name(given) in self.hosts:
+            await self.app(scope, receive, send)
+            return
+        shown = "no Host header" if given is None else f"Host {given[:100]!r}"
+        await _send_json(
+            send,
+            421,
+            {
+                "detail": f"{shown} is not a name of this server; the operator may add it "
+                f"to {ALLOWED_HOSTS_ENV}"
+            },
+        )
+
+
+class SecurityHeaders:
+    """``X-Frame-Options``, CSP ``frame-ancestors`` and ``X-Content-Type-Options`` on every
+    response, whichever layer answered."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+
+        async def with_headers(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                message = dict(message)
+                names = {SECURITY_HEADERS[0][0], SECURITY_HEADERS[1][0], SECURITY_HEADERS[2][0]}
+                kept = [(k, v) for k, v in message.get("headers", []) if k.lower() not in names]
+                message["headers"] = [*kept, *SECURITY_HEADERS]
+            await send(message)
+
+        await self.app(scope, receive, with_headers)
+
+
+_TOKEN_IN_QUERY = re.compile(r"([?&]token=)[^&\s\"']*", re.IGNORECASE)
+
+
+def redact_tokens(text: str) -> str:
+    """``text`` with the value of every ``token=`` query parameter replaced."""
+    return _TOKEN_IN_QUERY.sub(r"\1[redacted]", text)
+
+
+class RedactTokens(logging.Filter):
+    """A log filter that takes ``?token=`` values out of a record's message and arguments
+    (uvicorn's access log line is ``'%s - "%s %s HTTP/%s" %d'`` over the full path)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if isinstance(record.msg, str):
+            record.msg = redact_tokens(record.msg)
+        if isinstance(record.args, tuple):
+            record.args = tuple(
+                redact_tokens(arg) if isinstance(arg, str) else arg for arg in record.args
+            )
+        return True
+
+
+ACCESS_LOGGERS = ("uvicorn.access", "uvicorn.error", "assay.server")
+
+
+def keep_tokens_out_of_logs() -> None:
+    """Install :class:`RedactTokens` on uvicorn's and the server's loggers (once)."""
+    for name in ACCESS_LOGGERS:
+        logger = logging.getLogger(name)
+        if not any(isinstance(f, RedactTokens) for f in logger.filters):
+            logger.addFilter(RedactTokens())

@@ -11,6 +11,9 @@ from fastapi.testclient import TestClient
 from assay.server.app import create_app
 from assay.store import Store
 
+LOCAL = "http://127.0.0.1"
+"""The test clients' base URL: the server answers only its own names (``Host`` check)."""
+
 
 @pytest.fixture
 def db_url(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
@@ -21,7 +24,9 @@ def db_url(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
 
 @pytest.fixture
 def client(db_url: str) -> Iterator[TestClient]:
-    with TestClient(create_app(store_url=db_url), raise_server_exceptions=False) as test_client:
+    with TestClient(
+        create_app(store_url=db_url), raise_server_exceptions=False, base_url=LOCAL
+    ) as test_client:
         yield test_client
 
 

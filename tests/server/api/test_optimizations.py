@@ -23,7 +23,7 @@ from assay.server.app import create_app
 from assay.store import Store
 from assay.store.optimizations_repo import CandidateRecord
 from assay.testing.openai_server import MockOpenAIServer
-from tests.server.api.conftest import sse_events
+from tests.server.api.conftest import LOCAL, sse_events
 from tests.server.optimize_mock import TERSE_RULE, optimize_body, responder, rows
 
 
@@ -343,7 +343,7 @@ def test_base_urls_off_loopback_are_refused_unless_listed(
             {"type": "faithfulness", "params": {"model": "openai/x", "base_url": outside}},
         ],
     )
-    with TestClient(create_app(store_url=db_url)) as client:
+    with TestClient(create_app(store_url=db_url), base_url=LOCAL) as client:
         answer = client.post("/api/optimize", json=body)
         assert answer.status_code == 422
         fields = [problem["field"] for problem in answer.json()["detail"]]
@@ -353,7 +353,8 @@ def test_base_urls_off_loopback_are_refused_unless_listed(
     # listed by the operator: the URL passes (the request then fails on its dataset, later)
     listed = {**body, "train": {"dataset": "missing"}}
     with TestClient(
-        create_app(store_url=db_url, allowed_base_urls=["http://10.20.30.40:8000"])
+        create_app(store_url=db_url, allowed_base_urls=["http://10.20.30.40:8000"]),
+        base_url=LOCAL,
     ) as client:
         answer = client.post("/api/optimize", json=listed)
         assert answer.status_code == 404 and "missing" in answer.text

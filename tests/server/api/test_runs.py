@@ -14,7 +14,7 @@ from fastapi.testclient import TestClient
 from assay.server.app import create_app
 from assay.store import Store
 from assay.testing.openai_server import MockOpenAIServer
-from tests.server.api.conftest import sse_events
+from tests.server.api.conftest import LOCAL, sse_events
 
 ITEMS = [
     {"id": "a", "input": "capital of France", "output": "Paris", "expected_output": "Paris"},
@@ -81,14 +81,16 @@ def test_run_base_urls_follow_the_policy(db_url: str) -> None:
     judge = {"type": "faithfulness", "params": {"base_url": "http://169.254.169.254/v1"}}
     target = {"type": "model", "model": "openai/gpt-4o-mini", "base_url": "http://10.1.2.3/v1"}
     body = {"data": ITEMS, "scorers": [judge], "target": target}
-    with TestClient(create_app(store_url=db_url, allowed_base_urls=[])) as client:
+    with TestClient(create_app(store_url=db_url, allowed_base_urls=[]), base_url=LOCAL) as client:
         refused = client.post("/api/runs", json=body)
         assert refused.status_code == 422, refused.text
         fields = [problem["field"] for problem in refused.json()["detail"]]
         assert fields == ["target.base_url", "scorers[0].params.base_url"]
         assert client.get("/api/runs").json() == []  # nothing stored
     listed = ["http://10.1.2.3", "http://169.254.169.254/v1"]
-    with TestClient(create_app(store_url=db_url, allowed_base_urls=listed)) as client:
+    with TestClient(
+        create_app(store_url=db_url, allowed_base_urls=listed), base_url=LOCAL
+    ) as client:
         # past the policy, the request fails on its misspelt scorer (404), never reaching
         # the listed hosts, which do not exist here
         misspelt = {**body, "scorers": ["exact-matc", judge]}
@@ -191,6 +193,32 @@ def test_export_jsonl_and_csv(client: TestClient) -> None:
         ("a", "1.0"),
         ("b", "0.0"),
         ("c", "1.0"),
+    ]
+
+
+def test_csv_export_neutralises_formulas_and_imports_back_unchanged(client: TestClient) -> None:
+    items = [
+        {"id": "=cmd|' /C calc'!A0", "input": "@SUM(1+1)*cmd", "output": "", "expected_output": ""},
+        {"id": "b", "input": "-2+3", "output": "+1", "expected_output": "\tx"},
+        {"id": "c", "input": "q", "output": None, "expected_output": "=1"},
+    ]
+    run_id = start(client, items)
+    finish(client, run_id)
+    exported = client.get(f"/api/runs/{run_id}/export?format=csv").text
+    rows = list(csv.reader(io.StringIO(exported)))
+    assert rows[0][5:8] == ["input", "output", "expected_output"]
+    assert not [c for row in rows for c in row if c[:1] in ("=", "+", "@", "\t", "\r")]
+    assert [row[0] for row in rows[1:]] == ["'=cmd|' /C calc'!A0", "b", "c"]
+    # and the export imports back as a dataset with the same texts ("" stays "")
+    imported = client.post(
+        "/api/datasets/again/import",
+        files={"file": ("run.csv", exported.encode(), "text/csv")},
+        data={"map": ["id=item_id"], "create": "true"},
+    )
+    assert imported.status_code == 200, imported.text
+    back = client.get("/api/datasets/again/items").json()["items"]
+    assert [(i["id"], i["input"], i["output"], i["expected_output"]) for i in back] == [
+        (i["id"], i["input"], i["output"], i["expected_output"]) for i in items
     ]
 
 

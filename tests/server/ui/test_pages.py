@@ -108,10 +108,10 @@ def test_run_page_pages_through_results(client: TestClient, store: Store) -> Non
 
 def test_run_page_bad_filter_names_the_field(client: TestClient, runs: dict[str, str]) -> None:
     page = client.get(f"/runs/{runs['good']}", params={"min_score": "high"})
-    assert page.status_code == 400
+    assert page.status_code == 422
     assert "min_score must be a number" in page.text
     page = client.get(f"/runs/{runs['good']}", params={"scorer": "nope"})
-    assert page.status_code == 400 and "&#39;nope&#39;" in page.text
+    assert page.status_code == 422 and "&#39;nope&#39;" in page.text
 
 
 def test_unknown_run_is_a_404_page(client: TestClient, runs: dict[str, str]) -> None:

@@ -1,12 +1,22 @@
 """CSV: a header row naming the columns, then one item per record.
 
-CSV cells are only strings, so reading applies two conventions (and writing produces them):
-an empty cell is ``None``, and in the fields that usually hold structured data (``input``,
-``output``, ``expected_output``, ``context``, ``metadata``) a cell that looks like a JSON
-array or object is parsed as JSON. Everything else stays a string, so a CSV round trip is
-exact for strings, lists, dicts and ``None``; numbers and booleans come back as strings, an
-empty string comes back as ``None``, and a string that itself looks like a JSON array/object
-comes back parsed. Use JSONL or Parquet when that matters.
+CSV cells are only strings, so reading applies these conventions (and writing produces them):
+
+- an empty cell is ``None``; the cell ``""`` (two double quotes: the JSON text of an empty
+  string) is the empty string, so ``output: ""`` and a missing output stay apart;
+- in the fields that usually hold structured data (``input``, ``output``,
+  ``expected_output``, ``context``, ``metadata``) a cell that looks like a JSON array or
+  object is parsed as JSON;
+- formula neutralisation (OWASP "CSV injection"): a spreadsheet runs a cell that starts
+  with ``=``, ``+``, ``-``, ``@``, a tab or a carriage return as a formula, so such a text
+  is written with a leading apostrophe (``'=1+1``), which spreadsheets show as text. To keep
+  this reversible, a text that is apostrophes followed by such a character (or by ``""``)
+  gets one more apostrophe, and reading removes one apostrophe from exactly those cells.
+
+Everything else stays a string, so a CSV round trip is exact for strings (empty ones and
+formula-like ones included), lists, dicts and ``None``; numbers and booleans come back as
+strings, and a string that itself looks like a JSON array/object comes back parsed. Use
+JSONL or Parquet when that matters.
 
 Line numbers count physical lines with the header as line 1, so the first record is line 2;
 a record with a multi-line quoted cell is reported at the line it starts on.
@@ -16,6 +26,7 @@ from __future__ import annotations
 
 import csv
 import json
+import re
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
@@ -26,6 +37,31 @@ from assay.types import ITEM_FIELDS, Item
 
 JSON_FIELDS = frozenset({"input", "output", "expected_output", "context", "metadata"})
 """Item fields whose cells are parsed as JSON when they look like an array or object."""
+
+EMPTY_STRING_CELL = '""'
+"""How an empty string is written (an empty cell is ``None``)."""
+_NEUTRALISED = re.compile(r"^'*(?:[=+\-@\t\r]|\"\"$)")
+"""Texts written with one more leading apostrophe (see the module docstring)."""
+
+
+def text_cell(text: str) -> str:
+    """The cell of a text: ``""`` for the empty string, a leading apostrophe for a text a
+    spreadsheet would run as a formula (reversible: :func:`cell_text`)."""
+    if text == "":
+        return EMPTY_STRING_CELL
+    return "'" + text if _NEUTRALISED.match(text) else text
+
+
+def cell_text(cell: str) -> str | None:
+    """The text of a cell as :func:`text_cell` wrote it; an empty cell is ``None``."""
+    if cell == "":
+        return None
+    if cell == EMPTY_STRING_CELL:
+        return ""
+    if cell.startswith("'") and _NEUTRALISED.match(cell[1:]):
+        return cell[1:]
+    return cell
+
 
 # Cells holding whole documents exceed the stdlib's 128 KiB default; the limit is
 # process-global, so it is only ever raised.
@@ -82,7 +118,7 @@ def _rows(path: Path, source: str, encoding: str | None) -> Iterator[tuple[int, 
         rows += 1
         row: dict[str, Any] = dict.fromkeys(names)
         for name, cell in zip(names, record, strict=False):
-            row[name] = cell if cell != "" else None
+            row[name] = cell_text(cell)
         yield start, row
 
 
@@ -111,7 +147,7 @@ def write(items: Iterable[Item], path: Path) -> int:
         for item in items:
             writer.writerow(
                 [
-                    item.id,
+                    text_cell(item.id),
                     _cell(item, "input"),
                     _cell(item, "output"),
                     _cell(item, "expected_output"),
@@ -128,8 +164,8 @@ def _cell(item: Item, name: str) -> str:
     if value is None:
         return ""
     if isinstance(value, str):
-        return value
+        return text_cell(value)
     try:
-        return json.dumps(value, ensure_ascii=False)
+        return text_cell(json.dumps(value, ensure_ascii=False))
     except (TypeError, ValueError) as exc:
         raise DatasetError(f"item '{item.id}': field '{name}' is not JSON: {exc}") from None

@@ -27,6 +27,7 @@ from assay.operations.run_items import MAX_PAGE
 from assay.optimize.feed import FeedReader, event_line
 from assay.optimize.requests import OptimizeRequest
 from assay.server.api.deps import OptimizationJobsDep, StoreDep, responses
+from assay.server.client_view import event_for_client
 from assay.server.jobs import OptimizationJobs
 from assay.server.sse import sse_response
 from assay.store import Store
@@ -136,10 +137,10 @@ async def _events(
             while not queue.empty():
                 line = event_line(queue.get_nowait())
                 if line is not None:
-                    yield "log", line.model_dump(mode="json")
+                    yield "log", event_for_client(line).model_dump(mode="json")
             events = await run_in_threadpool(reader.poll, live_here=jobs.is_live(reader.id))
             for name, event in events:
-                yield name, event.model_dump(mode="json")
+                yield name, event_for_client(event).model_dump(mode="json")
             if reader.done:
                 return
             await asyncio.sleep(POLL_S)

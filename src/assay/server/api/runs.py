@@ -31,6 +31,7 @@ from assay.server.api.deps import (
     StoreDep,
     responses,
 )
+from assay.server.client_view import result_for_client
 from assay.server.sse import sse_response
 from assay.store import Store
 from assay.types import ItemResult, RunRecord
@@ -108,15 +109,17 @@ def list_run_items(
         errors_only=errors_only,
         q=q or None,
     )
-    return run_items_page(run_id, wanted, offset=offset, limit=limit, store=store)
+    page = run_items_page(run_id, wanted, offset=offset, limit=limit, store=store)
+    return page.model_copy(update={"items": [result_for_client(r) for r in page.items]})
 
 
 @router.get(
     "/runs/{run_id}/items/{item_id}", response_model=list[ItemResult], responses=responses(404)
 )
 def get_run_item(run_id: str, item_id: str, store: StoreDep) -> list[ItemResult]:
-    """Every repeat of one item, with scores, reasons, judge prompts and raw answers."""
-    return run_item(run_id, item_id, store=store)
+    """Every repeat of one item, with scores, reasons, judge prompts and raw answers
+    (errors capped, no tracebacks: ``server.client_view``)."""
+    return [result_for_client(r) for r in run_item(run_id, item_id, store=store)]
 
 
 @router.get("/runs/{run_id}/compare", response_model=ComparePage, responses=responses(404))
@@ -189,8 +192,9 @@ def compare_stats(
     responses={200: {"content": {"application/x-ndjson": {}, "text/csv": {}}}, **responses(404)},
 )
 def export(run_id: str, store: StoreDep, format: ExportFormat = "jsonl") -> StreamingResponse:
-    """Every result of the run, streamed as JSON lines or CSV."""
-    found, lines = export_lines(run_id, format, store=store)
+    """Every result of the run, streamed as JSON lines or CSV (errors capped, no
+    tracebacks; CSV cells that a spreadsheet would run as formulas are neutralised)."""
+    found, lines = export_lines(run_id, format, store=store, view=result_for_client)
     media = "application/x-ndjson" if format == "jsonl" else "text/csv"
     return StreamingResponse(
         lines,
@@ -227,7 +231,8 @@ async def _run_events(store: Store, jobs: Any, run_id: str) -> AsyncIterator[tup
             record = await run_in_threadpool(store.runs.get, run_id)
             while not queue.empty():
                 result: ItemResult = queue.get_nowait()
-                yield "item", result.model_dump(mode="json", include=_ITEM_EVENT_FIELDS)
+                shown = result_for_client(result)
+                yield "item", shown.model_dump(mode="json", include=_ITEM_EVENT_FIELDS)
             progress = _progress(record)
             if progress != last:
                 last = progress

@@ -38,7 +38,7 @@ def list_scorer_types() -> list[ScorerCatalogueEntry]:
 async def test_scorers(body: PreviewRequest, jobs: PreviewJobsDep) -> PreviewResponse:
     """Score ``rows`` with each scorer; code scorers answer now, judge scorers later. A
     scorer ``params.base_url`` must pass the server's base-URL policy (docs/server.md)."""
-    jobs.check_base_urls(body.scorers)
+    jobs.check_base_urls(body)
     built = build_preview_scorers(body.scorers)
     test_id, grid = await jobs.start(built, body.rows)
     return PreviewResponse(test_id=test_id, results=grid)

@@ -27,6 +27,8 @@ from assay.operations.optimizations_view import (
 from assay.operations.run_items import RunItemFilter, run_item
 from assay.operations.ui_queries import SortOrder, compare_view, run_item_groups
 from assay.optimize.feed import current_state
+from assay.server.api.deps import MAX_OFFSET
+from assay.server.client_view import event_for_client, result_for_client
 from assay.server.ui.optimization_plots import score_trend_svg
 from assay.server.ui.paths import TEMPLATES_DIR
 from assay.server.ui.svg_plots import confusion_svg, reliability_svg, scatter_svg
@@ -93,13 +95,19 @@ def _float(value: str | None, name: str) -> float | None:
         raise ValueError(f"{name} must be a number (got {value!r})") from None
 
 
-def _int(value: str | None, name: str, default: int) -> int:
+def _int(value: str | None, name: str, default: int, high: int = MAX_OFFSET) -> int:
+    """A whole number from 0 to ``high`` (larger ones cannot address a stored row and
+    overflow SQLite), else ``ValueError`` naming ``name``: a 422 page, never a 500."""
     if value is None or value.strip() == "":
         return default
+    problem = f"{name} must be a whole number from 0 to {high} (got {value[:40]!r})"
     try:
-        return int(value)
+        number = int(value) if len(value) <= 40 else high + 1
     except ValueError:
-        raise ValueError(f"{name} must be a whole number (got {value!r})") from None
+        raise ValueError(problem) from None
+    if not 0 <= number <= high:
+        raise ValueError(problem)
+    return number
 
 
 router = APIRouter(include_in_schema=False)
@@ -120,14 +128,14 @@ def datasets_page(request: Request) -> HTMLResponse:
 def dataset_page(request: Request, name: str, offset: str | None = None) -> HTMLResponse:
     store = store_of(request)
     try:
-        start = max(0, _int(offset, "offset", 0))
+        start = _int(offset, "offset", 0)
         info = store.datasets.get(name)
         items = list(store.datasets.items(info.id, offset=start, limit=PAGE_SIZE))
         versions = store.datasets.versions(info.id)
     except StoreError as error:
         return _problem(request, 404, str(error))
     except ValueError as error:
-        return _problem(request, 400, str(error))
+        return _problem(request, 422, str(error))
     return _page(
         request,
         "dataset.html",
@@ -176,12 +184,17 @@ def run_page(
             errors_only=bool(errors_only),
             q=q or None,
         )
-        start = max(0, _int(offset, "offset", 0))
+        start = _int(offset, "offset", 0)
         view = run_item_groups(
             record.info.id, wanted, sort=order, offset=start, limit=PAGE_SIZE, store=store
         )
+        shown = [
+            group.model_copy(update={"results": [result_for_client(r) for r in group.results]})
+            for group in view.groups
+        ]
+        view = view.model_copy(update={"groups": shown})
     except ValueError as error:
-        return _problem(request, 400, str(error))
+        return _problem(request, 422, str(error))
     return _page(
         request,
         "run.html",
@@ -206,7 +219,7 @@ def item_page(request: Request, run_id: str, item_id: str) -> HTMLResponse:
     store = store_of(request)
     try:
         record = store.runs.get(run_id)
-        results = run_item(record.info.id, item_id, store=store)
+        results = [result_for_client(r) for r in run_item(record.info.id, item_id, store=store)]
         annotations = annotation_history(record.info.id, item_id, store=store)
     except (StoreError, LookupError) as error:
         return _problem(request, 404, str(error))
@@ -241,13 +254,13 @@ def compare_runs_page(
         return _page(request, "compare.html", run=record, candidates=candidates, view=None)
     others = [record.info.id] + [r.strip() for r in (runs or "").split(",") if r.strip()]
     try:
-        start = max(0, _int(offset, "offset", 0))
+        start = _int(offset, "offset", 0)
         view = compare_view(baseline, others, offset=start, limit=PAGE_SIZE, store=store)
         records = {r: store.runs.get(r) for r in [view.page.baseline, *view.page.runs]}
     except StoreError as error:
         return _problem(request, 404, str(error))
     except ValueError as error:
-        return _problem(request, 400, str(error))
+        return _problem(request, 422, str(error))
     return _page(
         request,
         "compare.html",
@@ -317,7 +330,7 @@ def optimization_page(request: Request, optimization_id: str) -> HTMLResponse:
         "optimization.html",
         opt=detail,
         status=status,
-        board=board,
+        board=None if board is None else event_for_client(board),
         live=detail.status == "running",
         roots=lineage(detail.candidates),
         best=best_candidate(detail.candidates),
