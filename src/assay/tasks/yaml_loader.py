@@ -135,7 +135,7 @@ def _read_merged(path: Path, chain: tuple[Path, ...]) -> RawConfig:
                 )
             target = Path(entry).expanduser()
             if not target.is_absolute():
-                target = path.parent / target
+                target = resolved.parent / target  # lm-eval follows symlinks first
             if not target.is_file():
                 raise TaskConfigError(f"included file not found: {target}", key=key, file=path)
             base = _read_merged(target, (*chain, resolved))
