@@ -4,11 +4,12 @@ Walks the ``tasks`` folder of the installed ``lm_eval`` package (or ROOT), valid
 non-multimodal task and group YAML as ``assay tasks validate`` does (includes, every
 ``!function`` imported, names checked) and prints the share and each failure with its reason.
 
-    python benchmarks/task_catalogue.py [ROOT] [--without-lm-eval] [--json OUT] [--docs OUT]
+    python benchmarks/task_catalogue.py [ROOT] [--without-lm-eval] [--json OUT] [--docs FILE]
 
 ``--without-lm-eval`` makes the real lm-eval unimportable first (a user who copied the
 catalogue but did not install lm-eval: task code importing ``lm_eval`` gets assay's
-stand-ins). ``--docs OUT`` writes the failure list in the form docs/task-catalogue.md keeps.
+stand-ins). ``--docs FILE`` rewrites the failure list between the markers of FILE
+(docs/task-catalogue.md).
 Exit 0 when the share is at least ``--min`` (default 0.97), else 1; 2 when there is no
 catalogue.
 """
@@ -54,6 +55,17 @@ def docs_section(coverage: object) -> str:
     for reason, rows in sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0])):
         lines += ["", f"### {reason} ({len(rows)})", "", *rows]
     return "\n".join(lines) + "\n"
+
+
+START, END = "<!-- failures:start -->", "<!-- failures:end -->"
+
+
+def write_docs(path: Path, section: str) -> None:
+    """Replace the part of ``path`` between the failure markers by ``section``."""
+    text = path.read_text() if path.exists() else f"{START}\n{END}\n"
+    head, _, rest = text.partition(START)
+    _, _, tail = rest.partition(END)
+    path.write_text(f"{head}{START}\n{section}{END}{tail}")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -102,7 +114,7 @@ def main(argv: list[str] | None = None) -> int:
             )
         )
     if args.docs_out:
-        Path(args.docs_out).write_text(docs_section(coverage))
+        write_docs(Path(args.docs_out), docs_section(coverage))
     return 0 if coverage.share >= args.min else 1
 
 

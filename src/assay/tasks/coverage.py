@@ -124,8 +124,13 @@ def one_line(exc: BaseException, root: Path) -> str:
     else:
         text = f"{type(exc).__name__}: {exc}"
     text = text.replace(str(root) + "/", "").replace(str(root.resolve()) + "/", "")
+    text = _ADDRESS.sub("", _ABSOLUTE.sub("", text))  # nothing that varies between machines
     text = re.sub(r"\s+", " ", text).strip()
     return text[:300]
+
+
+_ABSOLUTE = re.compile(r" ?\(/[^)]*\)")
+_ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
 
 
 _MISSING_MODULE = re.compile(r"No module named '([^']+)'")
@@ -139,5 +144,12 @@ def reason_class(reason: str) -> str:
     if "Python task class" in reason:
         return "Python task class"
     if "failed: " in reason:
-        return "task code fails on import: " + reason.split("failed: ", 1)[1][:80]
-    return reason.split(": ", 1)[-1][:80]
+        error = reason.split("failed: ", 1)[1]
+        return "task code fails on import: " + _clip(error)
+    return _clip(reason.split(": ", 1)[-1])
+
+
+def _clip(text: str) -> str:
+    """The first clause of a message, at most 90 characters."""
+    first = re.split(r"(?<=[a-z'\)])\. |; ", text, maxsplit=1)[0]
+    return first if len(first) <= 90 else first[:87] + "..."
