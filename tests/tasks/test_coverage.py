@@ -28,9 +28,12 @@ def test_counts_tasks_skips_templates_and_multimodal_and_explains_failures(tmp_p
     write(tmp_path, "b/image.yaml", GOOD.replace("good", "image") + "doc_to_image: img\n")
     write(tmp_path, "b/syntax.yaml", "task: [unclosed\n")
     write(tmp_path, "b/binary.yaml", b"\xff\xfe\x00task: x")
-    write(tmp_path, "c/needs.yaml", GOOD.replace("good", "needs") + "process_docs: !function u.f\n")
+    needs = GOOD.replace("good", "needs") + "process_docs: !function u.f\n"
+    write(tmp_path, "c/needs.yaml", needs)
     write(tmp_path, "c/u.py", "import not_a_module_anywhere\ndef f(d):\n    return d\n")
-    write(tmp_path, "c/raises.yaml", GOOD.replace("good", "raises") + "process_docs: !function r.f\n")
+    write(
+        tmp_path, "c/raises.yaml", GOOD.replace("good", "raises") + "process_docs: !function r.f\n"
+    )
     write(tmp_path, "c/r.py", "raise SystemError('boom at 0x7f00deadbeef')\n")
     write(tmp_path, "__pycache__/x.yaml", "task: [\n")  # caches are not walked
 
