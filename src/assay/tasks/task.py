@@ -374,9 +374,7 @@ class Task:
         config = self.config
         options = chat or ChatOptions()
         description = resolve_field(doc, config.description, key="description") or ""
-        system = maybe_delimit(
-            options.system_instruction, description, config.fewshot_delimiter
-        )
+        system = maybe_delimit(options.system_instruction, description, config.fewshot_delimiter)
         head = [Message("system", system)] if system else []
         if shots > 0:
             head += self._fewshot_messages(doc, shots, generator)
@@ -411,9 +409,7 @@ class Task:
         lm-eval's ``build_all_requests`` does."""
         generator = random.Random(rng_seed)
         return [
-            DocContext(
-                i, doc, self.context(doc, num_fewshot=num_fewshot, rng=generator, chat=chat)
-            )
+            DocContext(i, doc, self.context(doc, num_fewshot=num_fewshot, rng=generator, chat=chat))
             for i, doc in enumerate(self.eval_docs(limit))
         ]
 
