@@ -30,7 +30,7 @@ from assay.runner.result import RunResult
 from assay.scoring.sync import run_sync
 from assay.store.engine import Store, using_store
 from assay.tasks.chat import ChatOptions
-from assay.tasks.combined import FILTER_AGREEMENT, agreement_key
+from assay.tasks.combined import CROSS_FILTER_METRICS, agreement_key
 from assay.tasks.config import GroupConfig, MetricEntry, TaskConfig, with_overrides
 from assay.tasks.errors import TaskConfigError
 from assay.tasks.metrics import TASK_METRICS, aggregate_metrics
@@ -264,7 +264,7 @@ def lmeval_results(
     for p in pipelines:
         for entry in p.metric_list:
             key = result_key(entry.name, p.name)
-            if entry.name == FILTER_AGREEMENT:
+            if entry.name in CROSS_FILTER_METRICS:
                 key = agreement_key(task, entry)
             entries.setdefault(key, (entry, key.partition(",")[2]))
     per_doc: dict[tuple[int, str], dict[str, Any]] = {}

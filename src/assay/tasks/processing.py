@@ -53,7 +53,7 @@ class DocOutcome:
     sources: dict[str, str]
 
 
-COMBINED_METRICS = frozenset({"ensemble", "filter_agreement"})
+COMBINED_METRICS = frozenset({"ensemble", "filter_agreement", "filter_diversity"})
 """Metric entries that combine other metrics or pipelines (``tasks.combined``): neither
 task metrics nor registered scorers."""
 
