@@ -174,9 +174,7 @@ def combined_scorer(
         )
     elif entry.name == FILTER_DIVERSITY:
         step = AgreementStep(task, _agreeing(task, entry), identity, graded=True)
-        description = "share of distinct answers across filter pipelines: " + ", ".join(
-            step.names
-        )
+        description = "share of distinct answers across filter pipelines: " + ", ".join(step.names)
         key = agreement_key(task, entry)
     else:
         step = AgreementStep(task, _agreeing(task, entry), identity)
