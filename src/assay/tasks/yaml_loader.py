@@ -362,6 +362,14 @@ def _check_task_names(
     for k, entry in enumerate(config.metric_list or []):
         for sub, message in _metric_problems(entry, config):
             add(("metric_list", k, sub), message)
+    scorers = [(("scorer",), config.scorer)] + [
+        (("filter_list", i, "scorer"), p.scorer) for i, p in enumerate(config.filter_list or [])
+    ]
+    for where, ref in scorers:
+        if ref is not None and not _is_registered_scorer(ref.type):
+            from assay.scoring.registry import SCORER_TYPES
+
+            add((*where, "type"), _unknown("scorer", ref.type, SCORER_TYPES.suggest(ref.type)))
     return issues
 
 
@@ -424,6 +432,12 @@ def _is_scorer_type(name: str) -> bool:
     from assay.tasks.processing import COMBINED_METRICS
 
     return name in SCORER_TYPES or name in COMBINED_METRICS
+
+
+def _is_registered_scorer(name: str) -> bool:
+    from assay.scoring.registry import SCORER_TYPES
+
+    return name in SCORER_TYPES
 
 
 def _unknown(kind: str, name: str, suggestions: list[str]) -> str:
