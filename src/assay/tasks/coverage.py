@@ -13,7 +13,7 @@ one-line reason. ``installed_lmeval_tasks()`` finds the installed ``lm_eval`` pa
 
 from __future__ import annotations
 
-import importlib.util
+import importlib.machinery
 import logging
 import re
 from collections import Counter
@@ -58,8 +58,8 @@ class CatalogueCoverage:
 def installed_lmeval_tasks() -> Path | None:
     """The ``tasks`` folder of the installed ``lm_eval`` package, found without importing it
     (``None`` when lm-eval is not installed)."""
-    try:
-        spec = importlib.util.find_spec("lm_eval")
+    try:  # the path finder only: not sys.modules, where assay's stand-in may sit
+        spec = importlib.machinery.PathFinder.find_spec("lm_eval")
     except (ImportError, ValueError):
         return None
     if spec is None or not spec.submodule_search_locations:
