@@ -4,12 +4,14 @@ Walks the ``tasks`` folder of the installed ``lm_eval`` package (or ROOT), valid
 non-multimodal task and group YAML as ``assay tasks validate`` does (includes, every
 ``!function`` imported, names checked) and prints the share and each failure with its reason.
 
-    python benchmarks/task_catalogue.py [ROOT] [--without-lm-eval] [--json OUT] [--docs FILE]
+    python benchmarks/task_catalogue.py [ROOT] [--without-lm-eval] [--without-module NAME]
+        [--json OUT] [--docs FILE]
 
 ``--without-lm-eval`` makes the real lm-eval unimportable first (a user who copied the
 catalogue but did not install lm-eval: task code importing ``lm_eval`` gets assay's
-stand-ins). ``--docs FILE`` rewrites the failure list between the markers of FILE
-(docs/task-catalogue.md).
+stand-ins); ``--without-module NAME`` blocks another package (the CI figure is measured
+without ``evaluate``, an optional extra, so it does not depend on it). ``--docs FILE``
+rewrites the failure list between the markers of FILE (docs/task-catalogue.md).
 Exit 0 when the share is at least ``--min`` (default 0.97), else 1; 2 when there is no
 catalogue.
 """
@@ -26,18 +28,19 @@ from pathlib import Path
 from types import ModuleType
 
 
-class _NoLmEval:
-    """A meta-path finder that makes the real ``lm_eval`` unimportable (the catalogue's own
-    ``lm_eval.tasks.*`` modules stay reachable through assay's stand-in ``lm_eval.tasks``)."""
+class _Unimportable:
+    """A meta-path finder that makes packages unimportable (for ``lm_eval``, the catalogue's
+    own ``lm_eval.tasks.*`` modules stay reachable through assay's stand-in
+    ``lm_eval.tasks``)."""
+
+    def __init__(self, names: Sequence[str]) -> None:
+        self.names = tuple(names)
 
     def find_spec(
         self, name: str, path: Sequence[str] | None = None, target: ModuleType | None = None
     ) -> ModuleSpec | None:
-        if name == "lm_eval" or (
-            name.startswith("lm_eval.")
-            and name != "lm_eval.tasks"
-            and not name.startswith("lm_eval.tasks.")
-        ):
+        top = name.partition(".")[0]
+        if top in self.names and not (top == "lm_eval" and name.startswith("lm_eval.tasks")):
             raise ModuleNotFoundError(f"No module named {name!r}", name=name)
         return None
 
@@ -72,6 +75,13 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("root", nargs="?", help="a task folder (default: the installed lm_eval)")
     parser.add_argument("--without-lm-eval", action="store_true")
+    parser.add_argument(
+        "--without-module",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="make a package unimportable too (the CI test: evaluate, an optional extra)",
+    )
     parser.add_argument("--json", dest="json_out", help="write the result as JSON")
     parser.add_argument("--docs", dest="docs_out", help="write the failure list as markdown")
     parser.add_argument("--min", type=float, default=0.97)
@@ -79,8 +89,9 @@ def main(argv: list[str] | None = None) -> int:
     from assay.tasks.coverage import installed_lmeval_tasks, measure_catalogue
 
     root = Path(args.root) if args.root else installed_lmeval_tasks()
-    if args.without_lm_eval:
-        sys.meta_path.insert(0, _NoLmEval())
+    blocked = (["lm_eval"] if args.without_lm_eval else []) + list(args.without_module)
+    if blocked:
+        sys.meta_path.insert(0, _Unimportable(blocked))
     if root is None or not root.is_dir():
         print("no task catalogue: pip install --no-deps lm_eval==0.4.13, or pass ROOT")
         return 2
@@ -92,7 +103,7 @@ def main(argv: list[str] | None = None) -> int:
     print()
     for reason, count in coverage.reasons().most_common():
         print(f"{count:5d}  {reason}")
-    mode = "without lm-eval importable" if args.without_lm_eval else "lm-eval as installed"
+    mode = f"without {', '.join(blocked)} importable" if blocked else "lm-eval as installed"
     print(
         f"\n{coverage.valid}/{coverage.total} task and group YAMLs validate "
         f"({coverage.share:.2%}; {coverage.multimodal} multimodal ones not counted; "
@@ -107,7 +118,7 @@ def main(argv: list[str] | None = None) -> int:
                     "valid": coverage.valid,
                     "multimodal": coverage.multimodal,
                     "share": coverage.share,
-                    "without_lm_eval": args.without_lm_eval,
+                    "without": blocked,
                     "failures": [{"path": f.path, "reason": f.reason} for f in coverage.failures],
                 },
                 indent=1,

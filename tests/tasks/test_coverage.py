@@ -35,14 +35,24 @@ def test_counts_tasks_skips_templates_and_multimodal_and_explains_failures(tmp_p
         tmp_path, "c/raises.yaml", GOOD.replace("good", "raises") + "process_docs: !function r.f\n"
     )
     write(tmp_path, "c/r.py", "raise SystemError('boom at 0x7f00deadbeef')\n")
+    exits = GOOD.replace("good", "exits") + "process_docs: !function e.f\n"
+    write(tmp_path, "c/exits.yaml", exits)
+    write(tmp_path, "c/e.py", "import sys\nprint('no swipl')\nsys.exit(3)\n")  # as catalogue code
     write(tmp_path, "__pycache__/x.yaml", "task: [\n")  # caches are not walked
 
     coverage = measure_catalogue(tmp_path)
 
-    assert (coverage.total, coverage.valid, coverage.multimodal) == (5, 1, 1)
-    assert coverage.share == pytest.approx(0.2)
+    assert (coverage.total, coverage.valid, coverage.multimodal) == (6, 1, 1)
+    assert coverage.share == pytest.approx(1 / 6)
     reasons = {f.path: f.reason for f in coverage.failures}
-    assert set(reasons) == {"b/syntax.yaml", "b/binary.yaml", "c/needs.yaml", "c/raises.yaml"}
+    assert set(reasons) == {
+        "b/syntax.yaml",
+        "b/binary.yaml",
+        "c/needs.yaml",
+        "c/raises.yaml",
+        "c/exits.yaml",
+    }
+    assert "SystemExit: 3" in reasons["c/exits.yaml"]
     assert all("\n" not in r and str(tmp_path) not in r for r in reasons.values())
     assert reason_class(reasons["c/needs.yaml"]) == "missing module not_a_module_anywhere"
     assert "0x7f00deadbeef" not in reasons["c/raises.yaml"]

@@ -31,7 +31,13 @@ from assay.scoring.sync import run_sync
 from assay.store.engine import Store, using_store
 from assay.tasks.chat import ChatOptions
 from assay.tasks.combined import CROSS_FILTER_METRICS, agreement_key
-from assay.tasks.config import GroupConfig, MetricEntry, TaskConfig, with_overrides
+from assay.tasks.config import (
+    GroupConfig,
+    MetricEntry,
+    TaskConfig,
+    TaskReference,
+    with_overrides,
+)
 from assay.tasks.errors import TaskConfigError
 from assay.tasks.metrics import TASK_METRICS, aggregate_metrics
 from assay.tasks.processing import COMBINED_METRICS, is_scorer_metric
@@ -377,19 +383,22 @@ def group_leaves(path: str | Path) -> tuple[GroupConfig, dict[str, Task]]:
                     with_overrides(child, overrides), base_dir=where.parent
                 )
             else:
-                found = [e for e in entries if e.name == child or child in e.tags]
+                name = child.task if isinstance(child, TaskReference) else child
+                own = child.overrides if isinstance(child, TaskReference) else {}
+                found = [e for e in entries if e.name == name or name in e.tags]
                 if not found:
                     raise TaskConfigError(
-                        f"group {group.group!r}: no task or tag {child!r} under {source.parent}",
+                        f"group {group.group!r}: no task or tag {name!r} under {source.parent}",
                         key="task",
                     )
                 for entry in found:
                     loaded = load_task_config(entry.file)
                     if isinstance(loaded, GroupConfig):
-                        add(loaded, entry.file, (*trail, group.group), overrides)
+                        add(loaded, entry.file, (*trail, group.group), {**overrides, **own})
                     else:
                         leaves[loaded.task or str(entry.file)] = Task(
-                            with_overrides(loaded, overrides), base_dir=entry.file.parent
+                            with_overrides(loaded, {**overrides, **own}),
+                            base_dir=entry.file.parent,
                         )
 
     add(config, source, ())

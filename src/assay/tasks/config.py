@@ -418,23 +418,70 @@ class AggregateMetric(_ConfigModel):
         return [value] if isinstance(value, str) else value
 
 
+_DEFINING_KEYS = frozenset(
+    {
+        "include",
+        "class",
+        "dataset_path",
+        "custom_dataset",
+        "doc_to_text",
+        "doc_to_target",
+        "doc_to_choice",
+        "use_prompt",
+    }
+)
+"""Keys that make a group entry a task of its own; without any, ``- task: NAME`` plus keys
+names a registered task and overrides some of its keys (lm-eval's group entries)."""
+
+
+class TaskReference(_ConfigModel):
+    """A group entry naming a task defined elsewhere, with keys that override its config
+    (``- task: gsm8k`` / ``num_fewshot: 5``). The overrides are task keys (checked by name
+    here, by value when the referenced task is loaded with them)."""
+
+    task: str
+    overrides: dict[str, Any] = Field(default_factory=dict)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _split(cls, data: Any) -> Any:
+        if not isinstance(data, dict) or "overrides" in data:
+            return data
+        known = sorted(TaskConfig.model_fields)
+        for key in data:
+            if key not in TaskConfig.model_fields:
+                raise _unknown_key_error(str(key), known)
+        return {
+            "task": data.get("task"),
+            "overrides": {k: v for k, v in data.items() if k != "task"},
+        }
+
+
 def _child_kind(value: Any) -> str:
     if isinstance(value, dict):
-        return "inline-group" if "group" in value else "inline-task"
+        if "group" in value:
+            return "inline-group"
+        if isinstance(value.get("task"), str) and not _DEFINING_KEYS.intersection(value):
+            return "task-ref"
+        return "inline-task"
     if isinstance(value, GroupConfig):
         return "inline-group"
     if isinstance(value, TaskConfig):
         return "inline-task"
+    if isinstance(value, TaskReference):
+        return "task-ref"
     return "task-name"
 
 
 GroupChild = Annotated[
     Annotated[str, Tag("task-name")]
     | Annotated["GroupConfig", Tag("inline-group")]
-    | Annotated[TaskConfig, Tag("inline-task")],
+    | Annotated[TaskConfig, Tag("inline-task")]
+    | Annotated[TaskReference, Tag("task-ref")],
     Discriminator(_child_kind),
 ]
-"""A group's child: a task/group/tag name, an inline group or an inline task config."""
+"""A group's child: a task/group/tag name, an inline group, an inline task config, or a
+task name with overrides."""
 
 
 class GroupConfig(_ConfigModel):
@@ -466,6 +513,8 @@ class GroupConfig(_ConfigModel):
         for child in self.task:
             if isinstance(child, str):
                 names.append(child)
+            elif isinstance(child, TaskReference):
+                names.append(child.task)
             elif isinstance(child, GroupConfig):
                 names.append(child.group)
             elif child.task is not None:

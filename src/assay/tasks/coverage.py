@@ -107,7 +107,7 @@ def measure_catalogue(root: str | Path) -> CatalogueCoverage:
             total += 1
             try:
                 config_from_raw(raw, resolve_functions=True)
-            except Exception as exc:  # a task's own code may raise anything on import
+            except (Exception, SystemExit) as exc:  # task code may raise anything, or exit
                 failures.append(CatalogueFailure(relative, one_line(exc, base)))
             else:
                 valid += 1

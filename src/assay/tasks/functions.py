@@ -114,7 +114,7 @@ def _load_file_module(path: Path) -> ModuleType:
         try:
             with lmeval_imports(resolved.parent):
                 spec.loader.exec_module(module)
-        except Exception as exc:
+        except (Exception, SystemExit) as exc:  # task code may even exit on import
             sys.modules.pop(name, None)
             raise FunctionRefError(
                 f"importing {resolved} failed: {type(exc).__name__}: {exc}{_hint(exc)}"
