@@ -121,3 +121,33 @@ def test_tasks_list_shows_tasks_and_broken_files(tree: Path, tmp_path: Path) -> 
     assert broken.returncode == 1
     rows = json.loads(broken.stdout)
     assert any(r["error"] and r["file"].endswith("broken.yaml") for r in rows)
+
+
+def test_chat_options_are_checked_and_sent(tmp_path: Path) -> None:
+    task = tmp_path / "t.yaml"
+    task.write_text(
+        "task: t\ndataset_path: x\noutput_type: generate_until\n"
+        "doc_to_text: '{{q}}'\ndoc_to_target: '{{a}}'\n"
+    )
+    docs = tmp_path / "docs.jsonl"
+    docs.write_text('{"q": "2+2?", "a": "4"}\n')
+    preds = tmp_path / "preds.jsonl"
+    preds.write_text('{"doc_id": 0, "responses": "4"}\n')
+    db = tmp_path / "a.db"
+    common = ("tasks", "run", str(task), "--docs", str(docs), "--predictions", str(preds))
+    refused = assay(db, *common, "--fewshot-as-multiturn")
+    assert refused.returncode == 2
+    assert "needs apply_chat_template" in refused.stderr
+    out = tmp_path / "out.json"
+    ran = assay(
+        db,
+        *common,
+        "--apply-chat-template",
+        "--system-instruction",
+        "Be brief.",
+        "--no-store",
+        "--json",
+        str(out),
+    )
+    assert ran.returncode == 0, ran.stderr
+    assert json.loads(out.read_text())["aggregate"]["exact_match,none"] == 1.0

@@ -78,3 +78,36 @@ def test_bad_combinations_are_refused_with_the_key(tree: Path) -> None:
     )
     with pytest.raises(CombinedMetricError, match=r"weight: must be a positive number"):
         task_scorers(load_task(weights, docs=GSM8K["docs"]))
+
+
+def test_filter_diversity_grades_disagreement_across_pipelines(tree: Path) -> None:
+    path = tree / "gsm8k" / "diversity.yaml"
+    path.write_text(
+        "include: gsm8k.yaml\ntask: gsm8k\n"
+        "filter_list:\n"
+        "  - name: strict-match\n    filter:\n"
+        "      - {function: regex, regex_pattern: '#### (\\-?[0-9\\.\\,]+)'}\n"
+        "      - {function: take_first}\n"
+        "  - name: flexible-extract\n    filter:\n"
+        "      - {function: regex, group_select: -1,"
+        " regex_pattern: '(-?[$0-9.,]{2,})|(-?[0-9]+)'}\n"
+        "      - {function: take_first}\n"
+        "  - name: raw\n    filter:\n      - {function: take_first}\n"
+        "metric_list:\n"
+        "  - metric: exact_match\n"
+        "  - metric: filter_diversity\n    filters: [strict-match, flexible-extract, raw]\n"
+        "  - metric: filter_agreement\n    filters: [strict-match, flexible-extract]\n",
+        "utf-8",
+    )
+    task = load_task(path, docs=GSM8K["docs"])
+    outcome = run_task(
+        task, predictions=dict(enumerate(GSM8K["responses"])), stored=False, progress=False
+    )
+    key = "filter_diversity,strict-match+flexible-extract+raw"
+    scores = {(r.item_id, k): s for r in outcome.run.results for k, s in r.scores.items()}
+    # "72"/"72"/full text: 2 of 3 distinct; the others: all three differ
+    assert [scores[(str(d), key)].score for d in range(3)] == [0.5, 1.0, 1.0]
+    assert outcome.report["aggregate"][key] == pytest.approx(2.5 / 3)
+    agreement = "filter_agreement,strict-match+flexible-extract"
+    assert outcome.report["aggregate"][agreement] == pytest.approx(1 / 3)
+    assert sum(1 for s in task_scorers(task) if s.id == key) == 1  # once per set

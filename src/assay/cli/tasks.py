@@ -147,6 +147,25 @@ def tasks_run(
         bool, typer.Option("--store/--no-store", help="Keep the run in the database.")
     ] = True,
     name: Annotated[str | None, typer.Option("--name", help="A name for the run.")] = None,
+    apply_chat_template: Annotated[
+        bool,
+        typer.Option(
+            "--apply-chat-template",
+            help="Send the prompt as chat messages, as lm-eval does (generate_until tasks).",
+        ),
+    ] = False,
+    fewshot_as_multiturn: Annotated[
+        bool | None,
+        typer.Option(
+            "--fewshot-as-multiturn/--no-fewshot-as-multiturn",
+            help="Few-shot examples as user/assistant turns (default: on with a chat template).",
+            show_default=False,
+        ),
+    ] = None,
+    system_instruction: Annotated[
+        str | None,
+        typer.Option("--system-instruction", help="A system message put before the prompt."),
+    ] = None,
 ) -> None:
     """Run a task on a model, or score recorded predictions, and print lm-eval's aggregates.
 
@@ -158,11 +177,16 @@ def tasks_run(
         read_predictions,
         run_task,
     )
+    from assay.tasks.chat import ChatOptions
     from assay.tasks.docs import load_docs_file
     from assay.tasks.errors import TaskConfigError
 
     if (model is None) == (predictions is None):
         raise CliError("give --model or --predictions (exactly one)")
+    try:
+        chat = ChatOptions(apply_chat_template, fewshot_as_multiturn, system_instruction)
+    except ValueError as exc:
+        raise CliError(f"--fewshot-as-multiturn: {exc}") from None
     if _is_group(file):
         if docs is not None or predictions is not None:
             raise CliError("a group runs its tasks on a model: --docs/--predictions are per task")
@@ -176,6 +200,7 @@ def tasks_run(
             concurrency,
             bootstrap_iters,
             store,
+            chat,
         )
         return
     try:
@@ -197,6 +222,7 @@ def tasks_run(
             bootstrap_iters=bootstrap_iters,
             stored=store,
             base_url=base_url,
+            chat=chat,
             **options,
         )
     except (TaskConfigError, TaskRunError, OSError) as exc:
@@ -257,6 +283,7 @@ def _run_group(
     concurrency: int | None,
     bootstrap_iters: int,
     store: bool,
+    chat: Any,
 ) -> None:
     from assay.operations.tasks import TaskRunError, run_group
     from assay.tasks.errors import TaskConfigError
@@ -274,6 +301,7 @@ def _run_group(
             base_url=base_url,
             bootstrap_iters=bootstrap_iters,
             stored=store,
+            chat=chat,
             **options,
         )
     except (TaskConfigError, TaskRunError, OSError) as exc:

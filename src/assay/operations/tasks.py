@@ -29,8 +29,15 @@ from assay.runner.options import RunOptions
 from assay.runner.result import RunResult
 from assay.scoring.sync import run_sync
 from assay.store.engine import Store, using_store
-from assay.tasks.combined import FILTER_AGREEMENT, agreement_key
-from assay.tasks.config import GroupConfig, MetricEntry, TaskConfig, with_overrides
+from assay.tasks.chat import ChatOptions
+from assay.tasks.combined import CROSS_FILTER_METRICS, agreement_key
+from assay.tasks.config import (
+    GroupConfig,
+    MetricEntry,
+    TaskConfig,
+    TaskReference,
+    with_overrides,
+)
 from assay.tasks.errors import TaskConfigError
 from assay.tasks.metrics import TASK_METRICS, aggregate_metrics
 from assay.tasks.processing import COMBINED_METRICS, is_scorer_metric
@@ -109,6 +116,7 @@ def task_items(
     limit: int | None = None,
     num_fewshot: int | None = None,
     prompts_needed: bool = True,
+    chat: ChatOptions | None = None,
 ) -> list[Item]:
     """One item per eval doc: the prompt as input, the doc (and its id) in metadata.
 
@@ -117,6 +125,12 @@ def task_items(
     items show the zero-shot prompt and say so in their metadata, instead of failing."""
     items: list[Item] = []
     generation = task.output_type == "generate_until"
+    if chat is not None and chat.apply_chat_template and not generation:
+        raise TaskRunError(
+            f"task {task.name} is {task.output_type}: a chat template applies to "
+            "generate_until tasks (a chat model receives the messages); scoring "
+            "continuations needs the model's own template rendered to text"
+        )
     note: str | None = None
     if task.output_type == "loglikelihood_rolling":  # no prompt: the text itself is scored
         contexts = [
@@ -124,9 +138,11 @@ def task_items(
             for i, doc in enumerate(task.eval_docs(limit))
         ]
     else:
-        found = _contexts(task, limit, num_fewshot, prompts_needed)
+        found = _contexts(task, limit, num_fewshot, prompts_needed, chat)
         note = _ZERO_SHOT_NOTE if found is None else None
-        contexts = found if found is not None else task.contexts(num_fewshot=0, limit=limit)
+        contexts = (
+            found if found is not None else task.contexts(num_fewshot=0, limit=limit, chat=chat)
+        )
     for context in contexts:
         target = (
             task.generation_reference(context.doc)
@@ -149,12 +165,16 @@ _ZERO_SHOT_NOTE = "zero-shot prompt shown: the few-shot examples could not be re
 
 
 def _contexts(
-    task: Task, limit: int | None, num_fewshot: int | None, prompts_needed: bool
+    task: Task,
+    limit: int | None,
+    num_fewshot: int | None,
+    prompts_needed: bool,
+    chat: ChatOptions | None,
 ) -> list[DocContext] | None:
     """The prompts, or ``None`` when only the few-shot pool is missing and the prompts are
     not needed (recorded predictions)."""
     try:
-        return task.contexts(num_fewshot=num_fewshot, limit=limit)
+        return task.contexts(num_fewshot=num_fewshot, limit=limit, chat=chat)
     except TaskConfigError as exc:
         if prompts_needed or task.resolve_num_fewshot(num_fewshot) == 0:
             raise
@@ -174,14 +194,23 @@ async def run_task_async(
     stored: bool = True,
     store: Store | None = None,
     base_url: str | None = None,
+    chat: ChatOptions | None = None,
     options: RunOptions | None = None,
     **option_values: Any,
 ) -> TaskRun:
-    """Run ``task`` on ``model`` or score recorded ``predictions`` (exactly one of them)."""
+    """Run ``task`` on ``model`` or score recorded ``predictions`` (exactly one of them).
+
+    ``chat`` holds lm-eval's ``--apply_chat_template``/``--fewshot_as_multiturn``/
+    ``--system_instruction`` (``assay.tasks.chat``): with a chat template the items' inputs
+    are the chat messages the model receives."""
     if (model is None) == (predictions is None):
         raise TaskRunError("give a model or predictions (exactly one)")
     items = task_items(
-        task, limit=limit, num_fewshot=num_fewshot, prompts_needed=predictions is None
+        task,
+        limit=limit,
+        num_fewshot=num_fewshot,
+        prompts_needed=predictions is None,
+        chat=chat,
     )
     target: TaskTarget | PredictionsTarget
     if predictions is not None:
@@ -241,7 +270,7 @@ def lmeval_results(
     for p in pipelines:
         for entry in p.metric_list:
             key = result_key(entry.name, p.name)
-            if entry.name == FILTER_AGREEMENT:
+            if entry.name in CROSS_FILTER_METRICS:
                 key = agreement_key(task, entry)
             entries.setdefault(key, (entry, key.partition(",")[2]))
     per_doc: dict[tuple[int, str], dict[str, Any]] = {}
@@ -354,19 +383,22 @@ def group_leaves(path: str | Path) -> tuple[GroupConfig, dict[str, Task]]:
                     with_overrides(child, overrides), base_dir=where.parent
                 )
             else:
-                found = [e for e in entries if e.name == child or child in e.tags]
+                name = child.task if isinstance(child, TaskReference) else child
+                own = child.overrides if isinstance(child, TaskReference) else {}
+                found = [e for e in entries if e.name == name or name in e.tags]
                 if not found:
                     raise TaskConfigError(
-                        f"group {group.group!r}: no task or tag {child!r} under {source.parent}",
+                        f"group {group.group!r}: no task or tag {name!r} under {source.parent}",
                         key="task",
                     )
                 for entry in found:
                     loaded = load_task_config(entry.file)
                     if isinstance(loaded, GroupConfig):
-                        add(loaded, entry.file, (*trail, group.group), overrides)
+                        add(loaded, entry.file, (*trail, group.group), {**overrides, **own})
                     else:
                         leaves[loaded.task or str(entry.file)] = Task(
-                            with_overrides(loaded, overrides), base_dir=entry.file.parent
+                            with_overrides(loaded, {**overrides, **own}),
+                            base_dir=entry.file.parent,
                         )
 
     add(config, source, ())

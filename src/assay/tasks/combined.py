@@ -1,5 +1,5 @@
-"""Scorers that combine others inside a task (beyond lm-eval): ``ensemble`` and
-``filter_agreement``.
+"""Scorers that combine others inside a task (beyond lm-eval): ``ensemble``,
+``filter_agreement`` and ``filter_diversity``.
 
 ``ensemble`` is a weighted combination of metrics on one pipeline's output::
 
@@ -22,6 +22,11 @@ members' normalized values are reported next to the ensemble's.
 
 1.0 when every listed pipeline's filtered response for the doc is equal, else 0.0: a
 cheap check of how much a score depends on the extraction rules.
+
+``filter_diversity`` (same ``filters:`` key) is the graded version across any number of
+pipelines: ``(distinct answers - 1) / (pipelines - 1)``, 0.0 when all pipelines extract the
+same answer and 1.0 when every pipeline extracts a different one. Both are reported once per
+set of pipelines (``filter_diversity,strict-match+flexible-extract``), as the mean over docs.
 """
 
 from __future__ import annotations
@@ -45,6 +50,9 @@ from assay.types import normalize_score, range_is_bounded
 
 ENSEMBLE = "ensemble"
 FILTER_AGREEMENT = "filter_agreement"
+FILTER_DIVERSITY = "filter_diversity"
+CROSS_FILTER_METRICS = frozenset({FILTER_AGREEMENT, FILTER_DIVERSITY})
+"""Metrics computed across a set of pipelines, reported once per set."""
 
 
 class CombinedMetricError(ValueError):
@@ -127,13 +135,17 @@ class EnsembleStep:
 
 
 class AgreementStep:
-    """The score step of a ``filter_agreement`` entry."""
+    """The score step of a ``filter_agreement`` (or, with ``graded``, ``filter_diversity``)
+    entry."""
 
-    def __init__(self, task: Task, pipelines: list[Pipeline], identity: str) -> None:
+    def __init__(
+        self, task: Task, pipelines: list[Pipeline], identity: str, *, graded: bool = False
+    ) -> None:
         self.task = task
         self.pipelines = pipelines
         self.names = [p.name for p in pipelines]
         self.identity = identity
+        self.graded = graded
 
     def __call__(self, ctx: StepContext) -> Score:
         doc = _doc(ctx)
@@ -141,10 +153,14 @@ class AgreementStep:
             as_json(_filtered(filter_doc(self.task, doc, ctx.call.output, p)))
             for p in self.pipelines
         ]
-        agree = all(o == outputs[0] for o in outputs[1:])
-        return Score(
-            1.0 if agree else 0.0, corpus={"filtered": dict(zip(self.names, outputs, strict=True))}
-        )
+        corpus = {"filtered": dict(zip(self.names, outputs, strict=True))}
+        distinct: list[Any] = []
+        for output in outputs:
+            if output not in distinct:  # JSON values: compared by equality, not hashed
+                distinct.append(output)
+        if self.graded:
+            return Score((len(distinct) - 1) / (len(outputs) - 1), corpus=corpus)
+        return Score(1.0 if len(distinct) == 1 else 0.0, corpus=corpus)
 
 
 def combined_scorer(
@@ -156,6 +172,10 @@ def combined_scorer(
         description = "weighted mean of normalized member scores: " + ", ".join(
             f"{m.name}×{m.weight:g}" for m in step.members
         )
+    elif entry.name == FILTER_DIVERSITY:
+        step = AgreementStep(task, _agreeing(task, entry), identity, graded=True)
+        description = "share of distinct answers across filter pipelines: " + ", ".join(step.names)
+        key = agreement_key(task, entry)
     else:
         step = AgreementStep(task, _agreeing(task, entry), identity)
         description = "whether the filter pipelines agree: " + ", ".join(step.names)
@@ -209,9 +229,9 @@ def _members(entry: MetricEntry) -> list[_Member]:
 
 
 def agreement_key(task: Task, entry: MetricEntry) -> str:
-    """The result key of a ``filter_agreement`` entry: one per set of pipelines
+    """The result key of a cross-filter entry: one per set of pipelines
     (``filter_agreement,strict-match+flexible-extract``), however many pipelines list it."""
-    return f"{FILTER_AGREEMENT},{'+'.join(p.name for p in _agreeing(task, entry))}"
+    return f"{entry.name},{'+'.join(p.name for p in _agreeing(task, entry))}"
 
 
 def _agreeing(task: Task, entry: MetricEntry) -> list[Pipeline]:
@@ -219,13 +239,13 @@ def _agreeing(task: Task, entry: MetricEntry) -> list[Pipeline]:
     names = entry.kwargs.get("filters", list(pipelines))
     if not isinstance(names, list) or len(names) < 2:
         raise CombinedMetricError(
-            "filter_agreement: 'filters' must list at least two filter pipelines "
+            f"{entry.name}: 'filters' must list at least two filter pipelines "
             f"(the task has {', '.join(pipelines)})"
         )
     unknown = [n for n in names if n not in pipelines]
     if unknown:
         raise CombinedMetricError(
-            f"filter_agreement: unknown filter pipeline(s) {', '.join(map(repr, unknown))} "
+            f"{entry.name}: unknown filter pipeline(s) {', '.join(map(repr, unknown))} "
             f"(the task has {', '.join(pipelines)})"
         )
     return [pipelines[n] for n in names]

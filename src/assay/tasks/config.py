@@ -197,12 +197,40 @@ class FilterStep(BaseModel):
         return fields
 
 
+class ScorerRef(_ConfigModel):
+    """A task's (or a filter pipeline's) ``scorer:``: a registered assay scorer and its
+    params, scored on the pipeline's filtered response beside the metrics (beyond lm-eval;
+    the key and its string-or-``{type, kwargs}`` shape are lm-eval v0.5's). Written as a
+    name (``scorer: faithfulness``) or ``{type: NAME, params: {...}}`` (``kwargs:`` as in
+    v0.5 is accepted for ``params``)."""
+
+    type: str = Field(min_length=1)
+    params: dict[str, Any] = Field(default_factory=dict)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _normalise(cls, data: Any) -> Any:
+        if isinstance(data, str):
+            return {"type": data}
+        if isinstance(data, dict) and "kwargs" in data:
+            if "params" in data:
+                raise ValueError("give the scorer's params as 'params' or 'kwargs', not both")
+            data = {("params" if k == "kwargs" else k): v for k, v in data.items()}
+        return data
+
+    def entry(self) -> MetricEntry:
+        """The scorer as a ``metric_list`` entry (assay scorers may be metrics)."""
+        return MetricEntry(metric=self.type, kwargs=dict(self.params))
+
+
 class FilterPipeline(_ConfigModel):
-    """A named ``filter_list`` entry: steps applied in order, and (v0.5) its own metrics."""
+    """A named ``filter_list`` entry: steps applied in order, and (v0.5) its own metrics
+    and ``scorer``."""
 
     name: str
     filter: list[FilterStep] = Field(default_factory=list)
     metric_list: list[MetricEntry] | None = None
+    scorer: ScorerRef | None = None
 
 
 class FewshotConfig(_ConfigModel):
@@ -287,6 +315,7 @@ class TaskConfig(_ConfigModel):
     repeats: int = Field(default=1, ge=1)
     filter_list: list[FilterPipeline] | None = None
     metric_list: list[MetricEntry] | None = None
+    scorer: ScorerRef | None = None
     process_results: Callable[..., Any] | None = None
     # other
     metadata: dict[str, Any] | None = None
@@ -339,18 +368,24 @@ class TaskConfig(_ConfigModel):
     def pipelines(self) -> list[Pipeline]:
         """The filter pipelines; without ``filter_list``, one pipeline ``none`` that takes
         the first response (lm-eval v0.4). A pipeline without its own ``metric_list`` gets
-        a copy of the task's metrics."""
+        a copy of the task's metrics. A ``scorer:`` (the pipeline's, else the task's) is
+        scored as one more metric entry of each pipeline."""
         task_metrics = self.metric_entries()
         if self.filter_list is None:
-            return [Pipeline("none", [("take_first", {})], list(task_metrics))]
-        return [
-            Pipeline(
-                name=p.name,
-                steps=[(step.function, dict(step.kwargs)) for step in p.filter],
-                metric_list=list(p.metric_list if p.metric_list is not None else task_metrics),
+            scored = [self.scorer.entry()] if self.scorer is not None else []
+            return [Pipeline("none", [("take_first", {})], [*task_metrics, *scored])]
+        pipelines = []
+        for p in self.filter_list:
+            scorer = p.scorer or self.scorer
+            metrics = list(p.metric_list if p.metric_list is not None else task_metrics)
+            pipelines.append(
+                Pipeline(
+                    name=p.name,
+                    steps=[(step.function, dict(step.kwargs)) for step in p.filter],
+                    metric_list=metrics + ([scorer.entry()] if scorer is not None else []),
+                )
             )
-            for p in self.filter_list
-        ]
+        return pipelines
 
     def unsupported_features(self) -> list[str]:
         """The lm-eval features this config uses that assay does not support (empty if none)."""
@@ -383,23 +418,70 @@ class AggregateMetric(_ConfigModel):
         return [value] if isinstance(value, str) else value
 
 
+_DEFINING_KEYS = frozenset(
+    {
+        "include",
+        "class",
+        "dataset_path",
+        "custom_dataset",
+        "doc_to_text",
+        "doc_to_target",
+        "doc_to_choice",
+        "use_prompt",
+    }
+)
+"""Keys that make a group entry a task of its own; without any, ``- task: NAME`` plus keys
+names a registered task and overrides some of its keys (lm-eval's group entries)."""
+
+
+class TaskReference(_ConfigModel):
+    """A group entry naming a task defined elsewhere, with keys that override its config
+    (``- task: gsm8k`` / ``num_fewshot: 5``). The overrides are task keys (checked by name
+    here, by value when the referenced task is loaded with them)."""
+
+    task: str
+    overrides: dict[str, Any] = Field(default_factory=dict)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _split(cls, data: Any) -> Any:
+        if not isinstance(data, dict) or "overrides" in data:
+            return data
+        known = sorted(TaskConfig.model_fields)
+        for key in data:
+            if key not in TaskConfig.model_fields:
+                raise _unknown_key_error(str(key), known)
+        return {
+            "task": data.get("task"),
+            "overrides": {k: v for k, v in data.items() if k != "task"},
+        }
+
+
 def _child_kind(value: Any) -> str:
     if isinstance(value, dict):
-        return "inline-group" if "group" in value else "inline-task"
+        if "group" in value:
+            return "inline-group"
+        if isinstance(value.get("task"), str) and not _DEFINING_KEYS.intersection(value):
+            return "task-ref"
+        return "inline-task"
     if isinstance(value, GroupConfig):
         return "inline-group"
     if isinstance(value, TaskConfig):
         return "inline-task"
+    if isinstance(value, TaskReference):
+        return "task-ref"
     return "task-name"
 
 
 GroupChild = Annotated[
     Annotated[str, Tag("task-name")]
     | Annotated["GroupConfig", Tag("inline-group")]
-    | Annotated[TaskConfig, Tag("inline-task")],
+    | Annotated[TaskConfig, Tag("inline-task")]
+    | Annotated[TaskReference, Tag("task-ref")],
     Discriminator(_child_kind),
 ]
-"""A group's child: a task/group/tag name, an inline group or an inline task config."""
+"""A group's child: a task/group/tag name, an inline group, an inline task config, or a
+task name with overrides."""
 
 
 class GroupConfig(_ConfigModel):
@@ -431,6 +513,8 @@ class GroupConfig(_ConfigModel):
         for child in self.task:
             if isinstance(child, str):
                 names.append(child)
+            elif isinstance(child, TaskReference):
+                names.append(child.task)
             elif isinstance(child, GroupConfig):
                 names.append(child.group)
             elif child.task is not None:

@@ -19,6 +19,9 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from assay.tasks.lmeval_compat import lmeval_imports
+from assay.tasks.lmeval_compat.bridge import mirror_real_registrations
+
 _LOCK = threading.Lock()
 _MODULES: dict[tuple[str, int], ModuleType] = {}
 
@@ -43,7 +46,8 @@ class FunctionRef:
     def resolve(self) -> Callable[..., Any]:
         """The referenced callable; raises ``FunctionRefError`` saying why not."""
         if self._target is None:
-            self._target = import_function(self.spec, self.file.parent)
+            # lm-eval resolves the YAML's path (symlinks followed) and looks next to it
+            self._target = import_function(self.spec, self.file.resolve().parent)
         return self._target
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
@@ -73,7 +77,8 @@ def import_function(spec: str, base_dir: Path) -> Callable[..., Any]:
         where = str(local)
     else:
         try:
-            module = importlib.import_module(module_path)
+            with lmeval_imports(base_dir):
+                module = importlib.import_module(module_path)
         except ImportError as exc:
             raise FunctionRefError(
                 f"'!function {spec}': no file {local.name} next to the YAML ({base_dir}) and "
@@ -107,11 +112,21 @@ def _load_file_module(path: Path) -> ModuleType:
         module = importlib.util.module_from_spec(spec)
         sys.modules[name] = module  # dataclasses and pickling look the module up by name
         try:
-            spec.loader.exec_module(module)
-        except Exception as exc:
+            with lmeval_imports(resolved.parent):
+                spec.loader.exec_module(module)
+        except (Exception, SystemExit) as exc:  # task code may even exit on import
             sys.modules.pop(name, None)
             raise FunctionRefError(
-                f"importing {resolved} failed: {type(exc).__name__}: {exc}"
+                f"importing {resolved} failed: {type(exc).__name__}: {exc}{_hint(exc)}"
             ) from exc
+        mirror_real_registrations()
         _MODULES[key] = module
         return module
+
+
+def _hint(exc: BaseException) -> str:
+    """Where to look when task code imports an ``lm_eval`` name assay does not provide."""
+    name = getattr(exc, "name", None) or ""
+    if isinstance(exc, ImportError) and (name == "lm_eval" or name.startswith("lm_eval.")):
+        return " (docs/tasks.md lists the lm_eval names assay provides)"
+    return ""

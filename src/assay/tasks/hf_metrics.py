@@ -4,12 +4,20 @@ lm-eval loads these with ``evaluate.load(name)``, which downloads the metric's s
 the Hub at run time: impossible offline, and a moving target. The common ones are plain
 scikit-learn calls, so assay computes them locally with the same signature and result
 (``compute(references=..., predictions=..., **kwargs) -> {name: value}``; lm-eval calls
-them with one doc's reference and prediction, then aggregates the per-doc values). A name
-not in this table is an error that lists what is available, never a silent fallback.
+them with one doc's reference and prediction, then aggregates the per-doc values).
+
+Any other name needs Hugging Face ``evaluate`` itself, the optional extra
+``assay[hf-evaluate]``: the metric is then ``evaluate.load(name)`` (loaded once per name, on
+first use), so its numbers are evaluate's own. ``evaluate`` fetches Hub metrics into its
+cache; offline (``HF_HUB_OFFLINE=1``) only cached metrics and local metric scripts (a path)
+load. Without the extra such a name is an error that says so and lists what is local,
+never a silent fallback.
 """
 
 from __future__ import annotations
 
+import importlib.util
+import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -72,12 +80,37 @@ HF_EVALUATE_METRICS: dict[str, Callable[..., dict[str, Any]]] = {
 
 
 def hf_evaluate_metric(name: str) -> Callable[..., dict[str, Any]]:
-    """The local implementation of the ``evaluate`` metric ``name``."""
-    try:
-        return HF_EVALUATE_METRICS[name]
-    except KeyError:
+    """The ``evaluate`` metric ``name``: the local implementation, else ``evaluate.load``
+    (with the ``hf-evaluate`` extra installed)."""
+    local = HF_EVALUATE_METRICS.get(name)
+    if local is not None:
+        return local
+    if importlib.util.find_spec("evaluate") is None:
         known = ", ".join(sorted(HF_EVALUATE_METRICS))
         raise ValueError(
-            f"metric {name!r} has hf_evaluate: true, but Hugging Face evaluate metrics are "
-            f"downloaded at run time, which assay does not do; available locally: {known}"
-        ) from None
+            f"metric {name!r} has hf_evaluate: true: it needs Hugging Face evaluate "
+            f"(pip install 'assay[hf-evaluate]'); computed without it: {known}"
+        )
+    return _EvaluateMetric(name)
+
+
+_LOADED: dict[str, Any] = {}
+_LOCK = threading.Lock()
+
+
+class _EvaluateMetric:
+    """``evaluate.load(name).compute``, loaded once per process and name on first call."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.__name__ = name.rstrip("/").rpartition("/")[2]
+
+    def __call__(self, *args: Any, **kwargs: Any) -> dict[str, Any]:
+        with _LOCK:
+            metric = _LOADED.get(self.name)
+            if metric is None:
+                import evaluate  # type: ignore[import-untyped]
+
+                metric = _LOADED[self.name] = evaluate.load(self.name)
+        result: dict[str, Any] = metric.compute(*args, **kwargs)
+        return result

@@ -14,6 +14,11 @@ metric with several values and no reduction is an error, never a silently chosen
 
 from __future__ import annotations
 
+import hashlib
+import json
+import threading
+import weakref
+from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -48,7 +53,7 @@ class DocOutcome:
     sources: dict[str, str]
 
 
-COMBINED_METRICS = frozenset({"ensemble", "filter_agreement"})
+COMBINED_METRICS = frozenset({"ensemble", "filter_agreement", "filter_diversity"})
 """Metric entries that combine other metrics or pipelines (``tasks.combined``): neither
 task metrics nor registered scorers."""
 
@@ -107,13 +112,9 @@ def process_filtered(
     filtered = results[0] if task.output_type == "generate_until" else results
     custom = task.config.process_results
     if custom is not None:
-        values = custom(dict(doc), results)
-        if not isinstance(values, Mapping):
-            raise TypeError(
-                f"process_results returned {type(values).__name__}; it must return a dict "
-                "{metric: value}"
-            )
-        emitted = dict(values)
+        emitted = _PROCESS_RESULTS.once(
+            task, pipeline.name, doc, results, custom, readers=max(1, len(entries))
+        )
         return DocOutcome(filtered, emitted, {key: key for key in emitted})
     output_type = task.output_type
     if output_type == "loglikelihood":
@@ -130,6 +131,85 @@ def process_filtered(
     else:
         return _generation(task, doc, filtered, entries)
     return DocOutcome(filtered, dict(out), {key: key for key in out})
+
+
+class _OncePerDoc:
+    """A task's ``process_results`` runs once per (doc, pipeline, filtered results), as in
+    lm-eval, however many metrics read it: each of the pipeline's ``readers`` (metric)
+    scorers asks for the doc's values, the first computes them and the others (also
+    concurrent ones) reuse them; after the last reader the entry is dropped, so scoring the
+    same doc again later calls the function again. Expensive functions (code execution,
+    symbolic math) cost one call per doc and side-effecting ones see each doc once. Entries
+    whose readers never all come are bounded (least recent dropped)."""
+
+    def __init__(self, size: int = 4096) -> None:
+        self._size = size
+        self._lock = threading.Lock()
+        self._entries: OrderedDict[tuple[int, str, str], _Pending] = OrderedDict()
+
+    def once(
+        self,
+        task: Task,
+        pipeline: str,
+        doc: Mapping[str, Any],
+        results: list[Any],
+        fn: Callable[..., Any],
+        *,
+        readers: int,
+    ) -> dict[str, Any]:
+        if readers <= 1:
+            return _checked(fn(dict(doc), results))
+        key = (id(task), pipeline, _identity(doc, results))
+        with self._lock:
+            pending = self._entries.get(key)
+            owner = pending is None or pending.task_ref() is not task
+            if owner:
+                pending = _Pending(task)
+                self._entries[key] = pending
+                while len(self._entries) > self._size:
+                    self._entries.popitem(last=False)
+            assert pending is not None
+            pending.reads += 1
+            if pending.reads >= readers:
+                self._entries.pop(key, None)
+        if owner:
+            try:
+                pending.value = _checked(fn(dict(doc), results))
+            except BaseException as exc:
+                pending.error = exc
+            finally:
+                pending.done.set()
+        else:
+            pending.done.wait()
+        if pending.error is not None:
+            raise pending.error
+        return dict(pending.value)
+
+
+class _Pending:
+    def __init__(self, task: Task) -> None:
+        self.task_ref = weakref.ref(task)
+        self.done = threading.Event()
+        self.value: dict[str, Any] = {}
+        self.error: BaseException | None = None
+        self.reads = 0
+
+
+def _identity(doc: Mapping[str, Any], results: list[Any]) -> str:
+    text = json.dumps([doc, results], sort_keys=True, default=repr, ensure_ascii=False)
+    return hashlib.blake2b(text.encode("utf-8"), digest_size=16).hexdigest()
+
+
+def _checked(values: Any) -> dict[str, Any]:
+    if not isinstance(values, Mapping):
+        raise TypeError(
+            f"process_results returned {type(values).__name__}; it must return a dict "
+            "{metric: value}"
+        )
+    return dict(values)
+
+
+_PROCESS_RESULTS = _OncePerDoc()
 
 
 def _functions(entries: Sequence[MetricEntry]) -> dict[str, Callable[..., Any]]:

@@ -85,6 +85,15 @@ def model_settings(task: Task) -> tuple[ModelSettings, list[str]]:
     return settings, until
 
 
+def chat_messages(context: Any) -> list[ChatMessage]:
+    """What a chat model receives for a prompt: the messages themselves when the task's
+    chat template built them (``--apply-chat-template``), else the text as one user
+    message."""
+    if isinstance(context, list) and all(isinstance(m, Mapping) for m in context):
+        return [ChatMessage.model_validate(m) for m in context]
+    return [ChatMessage(role="user", content=str(context))]
+
+
 class TaskTarget:
     """Runs a task's requests for one doc on ``model`` (any model string or ``Model``)."""
 
@@ -139,9 +148,7 @@ class TaskTarget:
         return TargetOutput(output=pairs)
 
     async def _generate(self, context: Any) -> TargetOutput:
-        response = await self.model.generate(
-            [ChatMessage(role="user", content=str(context))], settings=self.settings
-        )
+        response = await self.model.generate(chat_messages(context), settings=self.settings)
         samples = response.samples or [response.text]
         texts = [cut_at_stop(text, self.until) for text in samples]
         repeats = self.task.config.repeats or 1

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from assay.tasks.chat import ChatMessages, ChatOptions, Message, render_chat, to_text
 from assay.tasks.config import TaskConfig
 from assay.tasks.docs import (
     Doc,
@@ -49,13 +50,18 @@ INVALID_GOLD = -100
 """The gold index of a doc whose label is not among its choices (scored as wrong)."""
 
 
+Prompt = str | list[str] | ChatMessages | list[ChatMessages]
+"""A doc's prompt: text, one text per choice (multiple input), or chat messages (with
+``apply_chat_template``; one list per choice in multiple-input tasks)."""
+
+
 @dataclass(frozen=True)
 class DocContext:
     """One eval doc with its prompt: a string, or one string per choice (multiple input)."""
 
     doc_id: int
     doc: Mapping[str, Any]
-    context: str | list[str]
+    context: Prompt
 
 
 class Task:
@@ -339,38 +345,57 @@ class Task:
         num_fewshot: int | None = None,
         rng_seed: int | None = DEFAULT_FEWSHOT_SEED,
         rng: random.Random | None = None,
-    ) -> str | list[str]:
+        chat: ChatOptions | None = None,
+    ) -> Prompt:
         """The prompt for ``doc``: description, few-shot block, then the doc's text (plus
         ``gen_prefix``); a list with one prompt per choice in multiple-input tasks.
 
         ``num_fewshot`` goes through ``resolve_num_fewshot``. The default sampler draws from
-        ``rng`` if given (and advances it), else from ``random.Random(rng_seed)``.
+        ``rng`` if given (and advances it), else from ``random.Random(rng_seed)``. With
+        ``chat`` (lm-eval's chat options, ``assay.tasks.chat``) a system instruction is
+        put first, and with ``apply_chat_template`` the prompt is the chat messages a chat
+        model receives (one list per choice in multiple-input tasks).
         """
         try:
             return self._context(
-                doc, num_fewshot, rng if rng is not None else random.Random(rng_seed)
+                doc, num_fewshot, rng if rng is not None else random.Random(rng_seed), chat
             )
         except TaskConfigError as exc:
             raise self._located(exc) from None
 
     def _context(
-        self, doc: Mapping[str, Any], num_fewshot: int | None, generator: random.Random
-    ) -> str | list[str]:
+        self,
+        doc: Mapping[str, Any],
+        num_fewshot: int | None,
+        generator: random.Random,
+        chat: ChatOptions | None,
+    ) -> Prompt:
         shots = self.resolve_num_fewshot(num_fewshot)
         config = self.config
-        prefix = resolve_field(doc, config.description, key="description") or ""
+        options = chat or ChatOptions()
+        description = resolve_field(doc, config.description, key="description") or ""
+        system = maybe_delimit(options.system_instruction, description, config.fewshot_delimiter)
+        head = [Message("system", system)] if system else []
         if shots > 0:
-            prefix += self._fewshot_block(doc, shots, generator)
+            head += self._fewshot_messages(doc, shots, generator)
         text = self.doc_to_text(doc)
         gen_prefix = resolve_field(doc, config.gen_prefix, key="gen_prefix")
         if self.multiple_input:
-            return [
-                prefix + self._turn(choice, None, None, gen_prefix, "", "", key="doc_to_choice")
+            turns = [
+                self._turn(choice, None, None, gen_prefix, "", "", key="doc_to_choice")
                 for choice in self.doc_to_choice(doc)
             ]
-        return prefix + self._turn(
-            text, None, None, gen_prefix, config.target_delimiter, "", key="doc_to_text"
-        )
+        else:
+            turns = [
+                self._turn(
+                    text, None, None, gen_prefix, config.target_delimiter, "", key="doc_to_text"
+                )
+            ]
+        if options.apply_chat_template:
+            rendered = [render_chat(head + t, multiturn=options.multiturn) for t in turns]
+            return rendered if self.multiple_input else rendered[0]
+        texts = [to_text(head + t) for t in turns]
+        return texts if self.multiple_input else texts[0]
 
     def contexts(
         self,
@@ -378,22 +403,25 @@ class Task:
         num_fewshot: int | None = None,
         limit: int | None = None,
         rng_seed: int | None = DEFAULT_FEWSHOT_SEED,
+        chat: ChatOptions | None = None,
     ) -> list[DocContext]:
         """The prompts of the eval docs in order, sharing one seeded generator exactly as
         lm-eval's ``build_all_requests`` does."""
         generator = random.Random(rng_seed)
         return [
-            DocContext(i, doc, self.context(doc, num_fewshot=num_fewshot, rng=generator))
+            DocContext(i, doc, self.context(doc, num_fewshot=num_fewshot, rng=generator, chat=chat))
             for i, doc in enumerate(self.eval_docs(limit))
         ]
 
-    def _fewshot_block(self, doc: Mapping[str, Any], shots: int, rng: random.Random) -> str:
+    def _fewshot_messages(
+        self, doc: Mapping[str, Any], shots: int, rng: random.Random
+    ) -> list[Message]:
         fs = self.config.fewshot()
         eval_doc = doc if fs.split == self.config.test_split else None
         examples = sample_fewshot(
             self.fewshot_docs(), shots, sampler=fs.sampler, rng=rng, eval_doc=eval_doc
         )
-        block = ""
+        messages: list[Message] = []
         for example in examples:
             question = text_of(
                 fs.doc_to_text,
@@ -423,7 +451,7 @@ class Task:
             if self.multiple_input:
                 question = self._choice_at(choices, question)
                 choices = None
-            block += self._turn(
+            messages += self._turn(
                 question,
                 choices,
                 answer,
@@ -432,7 +460,7 @@ class Task:
                 fs.fewshot_delimiter if fs.fewshot_delimiter is not None else "\n\n",
                 key="fewshot_config.doc_to_text",
             )
-        return block
+        return messages
 
     def _choice_at(self, choices: list[Any] | None, index: Any) -> Any:
         if choices is None or not isinstance(index, int) or not 0 <= index < len(choices):
@@ -452,21 +480,21 @@ class Task:
         fewshot_delimiter: str,
         *,
         key: str,
-    ) -> str:
-        """One question (and answer) as plain text, as lm-eval's ``build_qa_turn`` renders
-        it without a chat template."""
+    ) -> list[Message]:
+        """One question (and answer) as messages, as lm-eval's ``build_qa_turn`` builds it:
+        the user turn (followed by the target delimiter when an answer or a ``gen_prefix``
+        needs one), then the assistant's answer (followed by the few-shot delimiter) or the
+        ``gen_prefix``."""
         if not isinstance(question, str):
             raise self._error(
                 f"the prompt text must be a string, got {type(question).__name__} {question!r}",
                 key=key,
             )
         has_answer = answer is not None and answer != ""
-        if (has_answer and not gen_prefix) or (
+        delimited = (has_answer and not gen_prefix) or bool(
             gen_prefix and requires_delimiter(question, gen_prefix)
-        ):
-            out = question + target_delimiter
-        else:
-            out = question
+        )
+        turn = [Message("user", question, target_delimiter if delimited else "")]
         if has_answer:
             if choices and isinstance(answer, int) and not isinstance(answer, bool):
                 if not -len(choices) <= answer < len(choices):
@@ -484,10 +512,12 @@ class Task:
                     f"a few-shot answer must be a string, got {type(text).__name__} {text!r}",
                     key="doc_to_target",
                 )
-            out += maybe_delimit(gen_prefix, text, " ") + fewshot_delimiter
+            turn.append(
+                Message("assistant", maybe_delimit(gen_prefix, text, " "), fewshot_delimiter)
+            )
         elif gen_prefix:
-            out += gen_prefix
-        return out
+            turn.append(Message("assistant", gen_prefix))
+        return turn
 
     # ------------------------------------------------------------------ requests
     def generation_settings(self) -> dict[str, Any]:

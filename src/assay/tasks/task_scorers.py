@@ -52,6 +52,9 @@ DEFAULT_BOOTSTRAP_ITERS = 100_000
 _CORRECTNESS_AGGREGATIONS = frozenset({"f1", "matthews_corrcoef"})
 """Corpus aggregations over (gold, prediction) pairs: a doc's own value is correctness."""
 
+_EMPTY_DOC_VALUES = {"weighted_perplexity": 1.0, "bits_per_byte": 0.0}
+"""A zero-length document's own value, per weighted aggregation (see ``doc_value``)."""
+
 
 def result_key(metric: str, pipeline: str) -> str:
     """lm-eval's result key: ``"<metric>,<filter>"``."""
@@ -126,6 +129,9 @@ class TaskMetricStep:
         self.pipeline = pipeline
         self.metric = entry.name
         self.aggregation = resolve_aggregation(entry.name, entry.aggregation)[0]
+        # a custom aggregation (`aggregation: !function m.fn`) is kept as given: its name
+        # is not registered (fingerprinted by its code, as every !function)
+        self.custom_aggregation = entry.aggregation if callable(entry.aggregation) else None
         self.identity = identity
         self.pipeline_name = pipeline.name
 
@@ -162,7 +168,11 @@ class TaskMetricStep:
             return float(value)
         if self.aggregation in _CORRECTNESS_AGGREGATIONS and _is_pair(value):
             return 1.0 if value[0] == value[1] else 0.0
-        _, fn = resolve_aggregation(self.metric, self.aggregation)
+        if self.aggregation in _EMPTY_DOC_VALUES and _is_pair(value) and not any(value):
+            # an empty document (no words or bytes, loglikelihood 0): it adds nothing to the
+            # corpus value (lm-eval sums both sides); on its own it is the limit, no surprise
+            return _EMPTY_DOC_VALUES[self.aggregation]
+        fn = self.custom_aggregation or resolve_aggregation(self.metric, self.aggregation)[1]
         try:
             single = float(fn([value]))
         except Exception as exc:

@@ -135,7 +135,7 @@ def _read_merged(path: Path, chain: tuple[Path, ...]) -> RawConfig:
                 )
             target = Path(entry).expanduser()
             if not target.is_absolute():
-                target = path.parent / target
+                target = resolved.parent / target  # lm-eval follows symlinks first
             if not target.is_file():
                 raise TaskConfigError(f"included file not found: {target}", key=key, file=path)
             base = _read_merged(target, (*chain, resolved))
@@ -174,6 +174,8 @@ def config_from_raw(
             file=raw.file_of("class"),
         )
     is_group = "group" in data
+    if is_group and isinstance(data.get("task"), list):
+        data = {**data, "task": _inline_includes(data["task"], raw.path, ())}
     if is_group:
         # lm-eval 0.4.13: task keys in a group file override its child tasks' keys
         overrides = {k: data[k] for k in data if k in _TASK_ONLY_KEYS and k != "task"}
@@ -208,11 +210,39 @@ def config_from_raw(
     return config
 
 
+def _inline_includes(children: list[Any], path: Path, chain: tuple[Path, ...]) -> list[Any]:
+    """Group entries with their own ``include:`` merged (relative to the group file, the
+    entry's keys winning), also in nested inline groups, as lm-eval does."""
+    out: list[Any] = []
+    for child in children:
+        if isinstance(child, dict) and isinstance(child.get("task"), list):
+            child = {**child, "task": _inline_includes(child["task"], path, chain)}
+        if isinstance(child, dict) and "include" in child and "group" not in child:
+            inline = {k: v for k, v in child.items() if k != "include"}
+            base = _read_merged(_include_target(child["include"], path), (*chain, path.resolve()))
+            child = {**base.data, **inline}
+        out.append(child)
+    return out
+
+
+def _include_target(entry: Any, path: Path) -> Path:
+    if not isinstance(entry, str) or not entry.strip():
+        raise TaskConfigError(
+            f"an include must be a file path, got {entry!r}", key="task", file=path
+        )
+    target = Path(entry).expanduser()
+    if not target.is_absolute():
+        target = path.resolve().parent / target
+    if not target.is_file():
+        raise TaskConfigError(f"included file not found: {target}", key="task", file=path)
+    return target
+
+
 def _set_source(config: AnyConfig, path: Path) -> None:
     config._source = path
     if isinstance(config, GroupConfig):
         for child in config.task:
-            if not isinstance(child, str):
+            if isinstance(child, TaskConfig | GroupConfig):
                 _set_source(child, path)
 
 
@@ -300,6 +330,7 @@ def _data_loc(data: Any, loc: tuple[Any, ...]) -> tuple[str | int, ...]:
 def _is_tag(part: str) -> bool:
     return (
         part in ("str", "int", "bool", "dict", "list", "task-name", "inline-task", "inline-group")
+        or part == "task-ref"
         or "[" in part
         or part.startswith(("function-", "callable", "list[", "dict["))
     )
@@ -362,6 +393,14 @@ def _check_task_names(
     for k, entry in enumerate(config.metric_list or []):
         for sub, message in _metric_problems(entry, config):
             add(("metric_list", k, sub), message)
+    scorers = [(("scorer",), config.scorer)] + [
+        (("filter_list", i, "scorer"), p.scorer) for i, p in enumerate(config.filter_list or [])
+    ]
+    for where, ref in scorers:
+        if ref is not None and not _is_registered_scorer(ref.type):
+            from assay.scoring.registry import SCORER_TYPES
+
+            add((*where, "type"), _unknown("scorer", ref.type, SCORER_TYPES.suggest(ref.type)))
     return issues
 
 
@@ -424,6 +463,12 @@ def _is_scorer_type(name: str) -> bool:
     from assay.tasks.processing import COMBINED_METRICS
 
     return name in SCORER_TYPES or name in COMBINED_METRICS
+
+
+def _is_registered_scorer(name: str) -> bool:
+    from assay.scoring.registry import SCORER_TYPES
+
+    return name in SCORER_TYPES
 
 
 def _unknown(kind: str, name: str, suggestions: list[str]) -> str:
