@@ -26,7 +26,7 @@ LAYERS: list[set[str]] = [
     {"tasks"},
     {"runner"},
     {"store", "analysis"},
-    {"operations", "testing"},
+    {"operations", "testing", "live"},
     {"optimize"},
     {"server"},
     {"cli"},

@@ -79,6 +79,7 @@ if TYPE_CHECKING:  # what the lazy names below resolve to, for type checkers
         run_stored,
         run_stored_async,
     )
+    from assay.live import monitor
     from assay.store import open_store
     from assay.summary.aggregations import corpus_aggregation, register_aggregation
 
@@ -103,6 +104,7 @@ _LAZY = {
     "corpus_aggregation": "assay.summary.aggregations",
     "optimize": "assay.optimize",
     "resume_optimization": "assay.optimize",
+    "monitor": "assay.live",
 }
 """Names whose modules pull in SQLAlchemy or numpy: imported on first use, so a script that
 only scores does not pay for the database layer."""
@@ -171,6 +173,7 @@ __all__ = [
     "load_items",
     "normalize_score",
     "not_scorable",
+    "monitor",
     "open_store",
     "optimize",
     "register_aggregation",
