@@ -67,6 +67,7 @@ if TYPE_CHECKING:  # what the lazy names below resolve to, for type checkers
     from assay.analysis.compare import compare_runs
     from assay.analysis.report_html import write_html_report
     from assay.datasets.load import load_items
+    from assay.live import monitor
     from assay.operations.calibrate import calibrate, calibrate_async
     from assay.operations.certificates import calibration_status, certificate_for
     from assay.operations.datasets import import_file
@@ -79,7 +80,6 @@ if TYPE_CHECKING:  # what the lazy names below resolve to, for type checkers
         run_stored,
         run_stored_async,
     )
-    from assay.live import monitor
     from assay.store import open_store
     from assay.summary.aggregations import corpus_aggregation, register_aggregation
 
@@ -171,9 +171,9 @@ __all__ = [
     "judge_step",
     "list_scorers",
     "load_items",
+    "monitor",
     "normalize_score",
     "not_scorable",
-    "monitor",
     "open_store",
     "optimize",
     "register_aggregation",

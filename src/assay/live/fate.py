@@ -3,7 +3,9 @@
 Only final fates are counted (an observation is counted once, when its fate is known);
 the totals are derived from them, so at every moment
 ``observed = filtered_out + filter_error + eligible``,
-``eligible = sampled + not_sampled`` and ``sampled = scored + dropped + failed``, with
+``eligible = sampled + not_sampled`` and
+``sampled = scored + duplicate + dropped + failed`` (``duplicate``: an observation whose id
+the live run already had, e.g. a retried request; stored once), with
 nothing "pending" hidden in between: an observation still being scored is counted nowhere
 yet (``in_flight`` in a monitor's snapshot).
 """
@@ -14,7 +16,7 @@ import threading
 from collections.abc import Mapping
 from typing import Any
 
-FINAL = ("filtered_out", "filter_error", "not_sampled", "scored")
+FINAL = ("filtered_out", "filter_error", "not_sampled", "scored", "duplicate")
 """Plain final fates; ``dropped`` and ``failed`` are broken down by reason."""
 
 
@@ -65,7 +67,7 @@ def totals(counts: Mapping[str, Any]) -> dict[str, Any]:
     dropped = {str(k): int(v) for k, v in (counts.get("dropped") or {}).items()}
     failed = {str(k): int(v) for k, v in (counts.get("failed") or {}).items()}
     plain = {name: int(counts.get(name) or 0) for name in FINAL}
-    sampled = plain["scored"] + sum(dropped.values()) + sum(failed.values())
+    sampled = plain["scored"] + plain["duplicate"] + sum(dropped.values()) + sum(failed.values())
     eligible = sampled + plain["not_sampled"]
     return {
         "observed": eligible + plain["filtered_out"] + plain["filter_error"],

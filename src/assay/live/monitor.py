@@ -39,7 +39,7 @@ from assay.runner.scorer_set import build_scorers, scorer_spec
 from assay.scoring.scorer import Scorer
 from assay.store.engine import Store, open_store
 from assay.store.errors import RunExistsError
-from assay.store.live_repo import LIVE_KEY, merge_counts
+from assay.store.live_repo import LIVE_KEY
 from assay.summary.accumulator import SummaryAccumulator
 from assay.targets.base import Target, TargetOutput, describe, jsonable
 from assay.types import Item, ItemResult, RunInfo, ScoreResult, TargetSpec
@@ -48,6 +48,9 @@ log = logging.getLogger(__name__)
 
 PERIODS = {"hour": "%Y-%m-%dT%H", "day": "%Y-%m-%d", "week": "%G-W%V", "month": "%Y-%m"}
 """How a live run's period key is written (UTC); ``"all"`` is one run for ever."""
+
+
+_SHUTDOWN = "live: not scored, the process exited before scoring finished"
 
 
 def period_key(period: str, at: float) -> str:
@@ -135,13 +138,15 @@ class Monitor:
         self._in_flight = 0
         self._lock = threading.Lock()
         self._pending = _Pending()
-        self._tasks: set[asyncio.Task[None]] = set()
+        self._tasks: dict[asyncio.Task[None], Observation] = {}
         self._loop = asyncio.new_event_loop()
         self._stop: asyncio.Event | None = None
         self._sem = asyncio.Semaphore(concurrency)
         self._thread = threading.Thread(target=self._thread_main, name=f"assay-live-{name}")
         self._thread.daemon = True
+        self._running = threading.Event()
         self._thread.start()
+        self._running.wait(10.0)  # observations go to a loop that is already running
         atexit.register(self.close)
 
     # ------------------------------------------------------------------ caller side
@@ -207,11 +212,18 @@ class Monitor:
 
     def _accept(self, obs: Observation) -> None:
         task = self._loop.create_task(self._score(obs))
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+        self._tasks[task] = obs
+        task.add_done_callback(self._forget)
+
+    def _forget(self, task: asyncio.Task[None]) -> None:
+        obs = self._tasks.pop(task, None)
+        if obs is not None and task.cancelled():  # cancelled before it started: no row yet
+            self._release()
+            self._keep(obs, {}, ("dropped", "shutdown"), [_SHUTDOWN])
 
     async def _main(self) -> None:
         self._stop = asyncio.Event()
+        self._running.set()
         while not self._stop.is_set() and not self._closed:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._stop.wait(), self.flush_interval_s)
@@ -219,11 +231,12 @@ class Monitor:
         # shutdown: what is queued gets what is left of the flush time, then is cancelled
         deadline = self._close_deadline
         if self._tasks:
-            await asyncio.wait(set(self._tasks), timeout=max(0.0, deadline - time.monotonic()))
-        for task in list(self._tasks):
+            await asyncio.wait(list(self._tasks), timeout=max(0.0, deadline - time.monotonic()))
+        left = list(self._tasks)
+        for task in left:
             task.cancel()
-        if self._tasks:
-            await asyncio.gather(*self._tasks, return_exceptions=True)
+        if left:
+            await asyncio.gather(*left, return_exceptions=True)
         self._flush(final=True)
 
     async def _score(self, obs: Observation) -> None:
@@ -246,12 +259,22 @@ class Monitor:
                     fate = ("failed", "scorer_error") if errors else ("scored", None)
         except asyncio.CancelledError:
             fate = ("dropped", "shutdown")
-            warnings = ["live: not scored, the process exited before scoring finished"]
+            warnings = [_SHUTDOWN]
         except Exception as exc:  # a scorer that raises instead of returning an error
             log.warning("assay monitor %r: scoring failed: %s", self.name, exc)
             warnings = [f"live: scoring failed: {type(exc).__name__}: {exc}"]
         finally:
             self._release()
+        self._keep(obs, scores, fate, warnings)
+
+    def _keep(
+        self,
+        obs: Observation,
+        scores: dict[str, ScoreResult],
+        fate: tuple[str, str | None],
+        warnings: list[str],
+    ) -> None:
+        """Queue the observation's row for the next store write."""
         result = ItemResult(
             item_id=obs.id,
             input=jsonable(obs.input),
@@ -329,45 +352,56 @@ class Monitor:
         the pending results count once they are stored; a failed write is retried at the
         next flush, or at the last one counted as ``failed: store_error``."""
         pending, self._pending = self._pending, _Pending()
-        caller_delta = self.counts.take_delta()
-        fate_delta = FateCounts()
-        for fate, reason in pending.fates:
-            fate_delta.add(fate, reason)
-        delta = merge_counts(caller_delta, fate_delta.take_delta())
+        delta = self.counts.take_delta()
         if not pending.results and not delta and not final:
             return
+        written: set[str] = set()
+        by_run: dict[str, tuple[list[ItemResult], list[tuple[str, str | None]]]] = {}
         try:
             store = self._open()
             run_id = self._run_for(store, time.time())
-            by_run: dict[str, list[ItemResult]] = {}
-            for result in pending.results:
+            for result, fate in zip(pending.results, pending.fates, strict=True):
                 rid = self._run_for(store, result.started_at)
                 position = self._positions[rid]
                 self._positions[rid] = position + 1
-                by_run.setdefault(rid, []).append(result.model_copy(update={"position": position}))
-            state = self._state()
-            for rid, results in by_run.items():
-                store.live.write(rid, results, counts=delta if rid == run_id else None)
-                if rid == run_id:
-                    delta = {}
-            store.live.write(run_id, [], counts=delta, state=state)
+                rows, fates = by_run.setdefault(rid, ([], []))
+                rows.append(result.model_copy(update={"position": position}))
+                fates.append(fate)
+            for rid, (rows, fates) in by_run.items():
+                self._count_stored(store.live.write(rid, rows, fates=fates))
+                written.add(rid)
+            store.live.write(run_id, [], counts=delta, state=self._state())
         except Exception as exc:
             log.warning("assay monitor %r: could not store results: %s", self.name, exc)
-            self.counts.give_back(caller_delta)
+            self.counts.give_back(delta)
+            if not by_run:  # failed before grouping: nothing of this batch was stored
+                by_run = {"": (pending.results, pending.fates)}
+            left = [
+                (row, fate)
+                for rid, (rows, fates) in by_run.items()
+                if rid not in written
+                for row, fate in zip(rows, fates, strict=True)
+            ]
             if final:  # nothing will retry: the unstored observations end as failed
-                self.counts.add("failed", "store_error", len(pending.fates), delta=False)
+                self.counts.add("failed", "store_error", len(left), delta=False)
             else:
-                self._pending.results[:0] = pending.results
-                self._pending.fates[:0] = pending.fates
+                self._pending.results[:0] = [row for row, _ in left]
+                self._pending.fates[:0] = [fate for _, fate in left]
             return
-        for fate, reason in pending.fates:
-            self.counts.add(fate, reason, delta=False)
         if final:
             for rid in set(self._runs.values()):
                 try:
                     self._finish(store, rid)
                 except Exception as exc:
                     log.warning("assay monitor %r: no summary for %s: %s", self.name, rid, exc)
+
+    def _count_stored(self, counted: Mapping[str, Any]) -> None:
+        for fate, value in counted.items():
+            if isinstance(value, Mapping):
+                for reason, n in value.items():
+                    self.counts.add(fate, reason, n, delta=False)
+            else:
+                self.counts.add(fate, None, value, delta=False)
 
     def _state(self) -> dict[str, Any]:
         return {
@@ -423,9 +457,9 @@ class Monitor:
         as not scored, and write the run's summary. Safe to call twice."""
         if self._closed:
             return
-        self._closed = True
         timeout = self.flush_timeout_s if timeout_s is None else timeout_s
         self._close_deadline = time.monotonic() + timeout
+        self._closed = True
         try:
             self._loop.call_soon_threadsafe(self._stop_early)
         except RuntimeError:  # the loop is already closed

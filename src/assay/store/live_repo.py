@@ -69,25 +69,28 @@ class LiveRunRepository:
         run_id: str,
         results: Sequence[ItemResult],
         *,
+        fates: Sequence[tuple[str, str | None]] = (),
         counts: Mapping[str, Any] | None = None,
         state: Mapping[str, Any] | None = None,
-    ) -> int:
-        """Store the results whose (item, repeat) the run does not have yet, add ``counts``
-        to the stored counters and set the keys of ``state`` (one transaction); returns how
-        many results were new."""
+    ) -> dict[str, Any]:
+        """Store the results whose (item, repeat) the run does not have yet, count the fate
+        of each (``fates[i]`` is ``results[i]``'s; one already stored counts as
+        ``duplicate``), add ``counts`` and set the keys of ``state``, in one transaction.
+        Returns the fate counts added for ``results``."""
         try:
-            return self._write(run_id, results, counts or {}, state or {})
+            return self._write(run_id, results, fates, counts or {}, state or {})
         except IntegrityError:
             # another writer stored one of these keys between our check and our insert
-            return self._write(run_id, results, counts or {}, state or {})
+            return self._write(run_id, results, fates, counts or {}, state or {})
 
     def _write(
         self,
         run_id: str,
         results: Sequence[ItemResult],
+        fates: Sequence[tuple[str, str | None]],
         counts: Mapping[str, Any],
         state: Mapping[str, Any],
-    ) -> int:
+    ) -> dict[str, Any]:
         t = item_results.c
         with self._db.write() as conn:
             row = conn.execute(
@@ -96,7 +99,9 @@ class LiveRunRepository:
             if row is None:
                 raise RunNotFoundError(run_id)
             fresh: list[ItemResult] = []
+            fate_counts: dict[str, Any] = {}
             seen: set[tuple[str, int]] = set()
+            index = 0
             for chunk in chunked(results, self.CHUNK):
                 ids = [result.item_id for result in chunk]
                 stored = {
@@ -106,11 +111,19 @@ class LiveRunRepository:
                     )
                 }
                 for result in chunk:
+                    fate, reason = fates[index] if index < len(fates) else ("scored", None)
+                    index += 1
                     key = (result.item_id, result.repeat)
                     if key in stored or key in seen:
-                        continue
-                    seen.add(key)
-                    fresh.append(result)
+                        fate, reason = "duplicate", None
+                    else:
+                        seen.add(key)
+                        fresh.append(result)
+                    if reason is None:
+                        fate_counts[fate] = fate_counts.get(fate, 0) + 1
+                    else:
+                        sub = fate_counts.setdefault(fate, {})
+                        sub[reason] = sub.get(reason, 0) + 1
             if fresh:
                 item_rows, score_rows, call_rows = result_rows(run_id, fresh)
                 conn.execute(item_results.insert(), item_rows)
@@ -120,8 +133,9 @@ class LiveRunRepository:
                     conn.execute(judge_calls.insert(), call_rows)
             meta = dict(row.meta or {})
             live = dict(meta.get(LIVE_KEY) or {})
-            if counts:
-                live["counts"] = merge_counts(live.get("counts") or {}, counts)
+            added = merge_counts(counts, fate_counts)
+            if added:
+                live["counts"] = merge_counts(live.get("counts") or {}, added)
             live.update(state)
             meta[LIVE_KEY] = live
             failed = sum(1 for result in fresh if result.error is not None)
@@ -135,7 +149,7 @@ class LiveRunRepository:
                     updated_at=now(),
                 )
             )
-        return len(fresh)
+        return fate_counts
 
     def state(self, run_id: str) -> dict[str, Any]:
         """The live part of the run's metadata (counts, rate, budget)."""

@@ -1,0 +1,62 @@
+"""``assay live status NAME``: a monitor's counts, rates, budget and latest scores."""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated
+
+import typer
+
+from assay.cli.common import CliError, console, open_cli_store, when
+
+live_app = typer.Typer(help="Live scoring: monitors of running applications.")
+
+
+@live_app.command("status")
+def live_status_command(
+    name: Annotated[str, typer.Argument(help="The monitor's name.")],
+    recent: Annotated[int, typer.Option("--recent", "-n", help="How many latest rows.")] = 10,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the status as JSON.")] = False,
+) -> None:
+    """Counts (observed, eligible, sampled, scored, dropped, failed), rates, budget used
+    and the latest scores of the monitor's current live run."""
+    from assay.live.status import LiveRunNotFoundError, live_status
+
+    with open_cli_store() as store:
+        try:
+            status = live_status(store, name, recent=recent)
+        except LiveRunNotFoundError as exc:
+            raise CliError(str(exc)) from exc
+    if as_json:
+        print(json.dumps(status, indent=2))
+        return
+    counts = status["counts"]
+    budget = status["budget"] or {}
+    console.print(f"monitor: {name}  run: {status['run_id']}  period: {status['period']}")
+    console.print(f"status: {status['status']}  updated: {when(status['updated_at'])}")
+    console.print(
+        f"rate: {status['rate']}  observed sample rate: "
+        + (
+            "-"
+            if status["observed_sample_rate"] is None
+            else f"{status['observed_sample_rate']:.3f}"
+        )
+    )
+    console.print(
+        "observed {observed}  eligible {eligible}  sampled {sampled}  scored {scored}  "
+        "duplicate {duplicate}  "
+        "not sampled {not_sampled}  filtered out {filtered_out}".format(**counts)
+    )
+    console.print(f"dropped: {counts['dropped'] or '-'}  failed: {counts['failed'] or '-'}")
+    console.print(f"stored results: {status['stored_results']}")
+    if budget.get("limit_usd") is not None:
+        console.print(
+            f"budget: ${budget.get('spent_usd', 0.0):.6f} of ${budget['limit_usd']} per "
+            f"{budget.get('window_s', 0):g}s window"
+        )
+    for row in status["recent"]:
+        scores = ", ".join(
+            f"{k}={'-' if v is None else f'{v:.3f}'}" for k, v in row["scores"].items()
+        )
+        note = "; ".join(row["warnings"])
+        console.print(f"  {row['id']}  {scores or note}")
