@@ -286,3 +286,131 @@ def test_caller_threads_share_one_monitor(tmp_path: Path) -> None:
     counts = totals(state["counts"])
     assert counts["observed"] == 400 == counts["scored"] + sum(counts["dropped"].values())
     assert len(rows) == counts["scored"]
+
+
+APP = """
+import contextlib
+import sys
+import uvicorn
+from fastapi import FastAPI
+import assay
+from assay.models.openai_compat import OpenAICompatibleModel
+from assay.scoring.scorer import Scorer
+from assay.scoring.steps import JudgeConfig, judge_step
+
+judge = Scorer(
+    "judge",
+    judge=JudgeConfig(
+        model=OpenAICompatibleModel("gpt-4o-mini", base_url=sys.argv[2], timeout_s=10.0),
+        instructions="Rate the answer.",
+    ),
+).score(judge_step(lambda ctx: f"Answer: {ctx.call.output}"))
+
+@contextlib.asynccontextmanager
+async def lifespan(app):
+    yield
+    answer.monitor.close()  # uvicorn re-raises SIGTERM after shutdown: atexit would not run
+
+
+app = FastAPI(lifespan=lifespan)
+
+
+@assay.monitor(
+    scorers=[judge, "exact-match"], rate=1.0, name="web", concurrency=4,
+    observation_id=lambda q, rid: rid, flush_timeout_s=10.0,
+)
+def answer(q: str, rid: str) -> str:
+    return q[::-1]
+
+
+@app.get("/ask")
+def ask(q: str, rid: str) -> dict[str, str]:
+    return {"answer": answer(q, rid)}
+
+
+@app.get("/health")
+def health() -> dict[str, bool]:
+    return {"ok": True}
+
+
+uvicorn.run(app, host="127.0.0.1", port=int(sys.argv[1]), log_level="warning")
+"""
+
+
+def _serve(tmp_path: Path, db: str, judge_url: str) -> tuple[subprocess.Popen[bytes], str]:
+    import httpx
+
+    port = closed_port()
+    script = tmp_path / "app.py"
+    script.write_text(APP)
+    env = {"PYTHONPATH": str(SRC), "ASSAY_DATABASE_URL": db, "PATH": "/usr/bin:/bin"}
+    proc = subprocess.Popen([sys.executable, str(script), str(port), judge_url], env=env)
+    base = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            if httpx.get(f"{base}/health", timeout=1.0).status_code == 200:
+                return proc, base
+        except httpx.HTTPError:
+            time.sleep(0.1)
+    proc.kill()
+    raise AssertionError("the app did not start")
+
+
+def _ask(base: str, ids: range) -> None:
+    import httpx
+
+    with httpx.Client(timeout=10.0) as client:
+        for i in ids:
+            reply = client.get(f"{base}/ask", params={"q": f"question {i}", "rid": f"r{i}"})
+            assert reply.status_code == 200
+            assert reply.json() == {"answer": f"question {i}"[::-1]}
+
+
+def test_web_app_killed_mid_stream_then_restarted(tmp_path: Path) -> None:
+    """A FastAPI app under uvicorn, every call monitored against a slow judge: SIGKILL
+    leaves only whole rows; after a restart that replays every request, each request id is
+    stored exactly once and the counters add up."""
+    import signal
+
+    db = f"sqlite:///{tmp_path / 'web.db'}"
+    with MockOpenAIServer(latency_s=0.3) as server:
+        proc, base = _serve(tmp_path, db, server.base_url)
+        try:
+            _ask(base, range(40))
+            deadline = time.monotonic() + 30
+            while time.monotonic() < deadline:  # some rows stored, most still queued
+                with open_store(db) as store:
+                    ids = store.live.run_ids("web")
+                    if ids and store.runs.get(ids[0]).completed_results >= 4:
+                        break
+                time.sleep(0.1)
+        finally:
+            proc.send_signal(signal.SIGKILL)
+            proc.wait(30)
+        with open_store(db) as store:
+            run_id = store.live.run_ids("web")[0]
+            record = store.runs.get(run_id)
+            rows = list(store.runs.results(run_id))
+            counts = totals(store.live.state(run_id).get("counts") or {})
+        killed_rows = len(rows)
+        assert 0 < killed_rows < 40 and record.completed_results == killed_rows
+        assert all(set(r.scores) == {"judge", "exact-match"} for r in rows)  # whole rows
+        assert counts["scored"] + counts["failed"].get("scorer_error", 0) <= killed_rows
+
+        proc, base = _serve(tmp_path, db, server.base_url)
+        try:
+            _ask(base, range(40))  # the replay: every request again, same ids
+        finally:
+            proc.send_signal(signal.SIGTERM)  # uvicorn stops, the lifespan closes the monitor
+            assert proc.wait(60) in (0, -signal.SIGTERM)
+    with open_store(db) as store:
+        rows = list(store.runs.results(run_id))
+        record = store.runs.get(run_id)
+        counts = totals(store.live.state(run_id)["counts"])
+    assert sorted(r.item_id for r in rows) == sorted(f"r{i}" for i in range(40))
+    assert record.completed_results == 40 and record.status == "completed"
+    assert all(r.scores["judge"].status == "ready" for r in rows)
+    # the second process saw 40 calls: the ids the first one stored are duplicates
+    assert counts["duplicate"] == killed_rows
+    assert counts["scored"] == 40 and counts["sampled"] >= 80 - 40
