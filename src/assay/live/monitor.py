@@ -50,6 +50,9 @@ PERIODS = {"hour": "%Y-%m-%dT%H", "day": "%Y-%m-%d", "week": "%G-W%V", "month": 
 """How a live run's period key is written (UTC); ``"all"`` is one run for ever."""
 
 
+_OPEN_LOCK = threading.Lock()
+"""Held while a monitor opens (and migrates) its store."""
+
 _SHUTDOWN = "live: not scored, the process exited before scoring finished"
 
 
@@ -152,21 +155,27 @@ class Monitor:
     # ------------------------------------------------------------------ caller side
     def observe(
         self,
-        observation_id: str,
+        observation_id: str | Callable[[], str],
         input: Any,
         output: Any,
         *,
         expected_output: Any = None,
         latency_ms: float = 0.0,
     ) -> None:
-        """Record one call; never raises, never blocks (beyond a lock held for nanoseconds)."""
+        """Record one call; never raises, never blocks (beyond a lock held for nanoseconds).
+        ``observation_id`` may be a function: called only when the id is needed."""
         try:
             self._observe(observation_id, input, output, expected_output, latency_ms)
         except Exception:  # the monitor's own failure is never the caller's
             log.exception("assay monitor %r: could not record an observation", self.name)
 
     def _observe(
-        self, obs_id: str, input: Any, output: Any, expected: Any, latency_ms: float
+        self,
+        observation_id: str | Callable[[], str],
+        input: Any,
+        output: Any,
+        expected: Any,
+        latency_ms: float,
     ) -> None:
         if self.filter is not None:
             try:
@@ -177,6 +186,10 @@ class Monitor:
             if not keep:
                 self.counts.add("filtered_out")
                 return
+        if self.rate <= 0.0:  # decided without an id: rate 0 costs no id at all
+            self.counts.add("not_sampled")
+            return
+        obs_id = observation_id if isinstance(observation_id, str) else observation_id()
         if not is_sampled(obs_id, self.rate, deterministic=self.deterministic):
             self.counts.add("not_sampled")
             return
@@ -311,7 +324,8 @@ class Monitor:
     def _open(self) -> Store:
         if self._store is None:
             arg = self._store_arg
-            self._store = arg if isinstance(arg, Store) else open_store(arg)
+            with _OPEN_LOCK:  # migrations (alembic) are not thread-safe within a process
+                self._store = arg if isinstance(arg, Store) else open_store(arg)
         return self._store
 
     def _run_for(self, store: Store, at: float) -> str:
@@ -591,7 +605,7 @@ def monitor(
                 result = await target(*args, **kwargs)
                 elapsed = (time.perf_counter() - started) * 1000.0
                 mon.observe(
-                    _new_id(observation_id, args, kwargs),
+                    functools.partial(_new_id, observation_id, args, kwargs),
                     _input_of(args, kwargs),
                     result,
                     latency_ms=elapsed,
@@ -607,7 +621,7 @@ def monitor(
             result = target(*args, **kwargs)
             elapsed = (time.perf_counter() - started) * 1000.0
             mon.observe(
-                _new_id(observation_id, args, kwargs),
+                functools.partial(_new_id, observation_id, args, kwargs),
                 _input_of(args, kwargs),
                 result,
                 latency_ms=elapsed,
