@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -60,3 +61,53 @@ def live_status_command(
         )
         note = "; ".join(row["warnings"])
         console.print(f"  {row['id']}  {scores or note}")
+
+
+def ingest_command(
+    file: Annotated[Path, typer.Argument(help="The trace file.", exists=True, dir_okay=False)],
+    fmt: Annotated[
+        str, typer.Option("--format", help="otel-json (OTLP JSON GenAI spans) or jsonl (items).")
+    ] = "otel-json",
+    scorers: Annotated[
+        list[str] | None, typer.Option("--scorers", "-s", help="Scorer type ids (repeatable).")
+    ] = None,
+    name: Annotated[str | None, typer.Option("--name", help="The live run's name.")] = None,
+    concurrency: Annotated[int, typer.Option("--concurrency", min=1)] = 8,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the outcome as JSON.")] = False,
+) -> None:
+    """Score recorded traffic with SCORERS and store it as a live run; items already
+    stored (same trace and span ids) are skipped, so re-ingesting adds nothing."""
+    import asyncio
+
+    from assay.live.ingest import ingest_async
+    from assay.live.otel import TraceFormatError
+
+    if fmt not in ("otel-json", "jsonl"):
+        raise CliError(f"--format: expected otel-json or jsonl, got {fmt!r}")
+    names = [s for entry in scorers or [] for s in entry.split(",") if s.strip()]
+    if not names:
+        raise CliError("--scorers: give at least one scorer type id")
+    with open_cli_store() as store:
+        try:
+            outcome = asyncio.run(
+                ingest_async(
+                    store,
+                    file,
+                    fmt=fmt,  # type: ignore[arg-type]
+                    scorers=names,
+                    name=name,
+                    concurrency=concurrency,
+                )
+            )
+        except TraceFormatError as exc:
+            raise CliError(f"{file.name}: {exc}") from exc
+        except (KeyError, ValueError) as exc:
+            raise CliError(str(exc).strip("'\"")) from exc
+    if as_json:
+        print(json.dumps(outcome, indent=2))
+        return
+    console.print(
+        f"{outcome['name']}: added {outcome['added']}, failed {outcome['failed']}, "
+        f"already stored {outcome['skipped']}; run {outcome['run_id']} has "
+        f"{outcome['stored']} results"
+    )

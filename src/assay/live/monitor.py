@@ -21,7 +21,6 @@ import atexit
 import collections
 import contextlib
 import functools
-import hashlib
 import inspect
 import logging
 import threading
@@ -33,39 +32,23 @@ from typing import Any
 
 from assay.live.budget import Budget
 from assay.live.fate import FateCounts, totals
+from assay.live.runs import PERIODS, live_run_id, open_live_run, period_key
 from assay.live.sampling import is_sampled
 from assay.models.prices import estimate_cost
-from assay.runner.scorer_set import build_scorers, scorer_spec
+from assay.runner.scorer_set import build_scorers
 from assay.scoring.scorer import Scorer
 from assay.store.engine import Store, open_store
-from assay.store.errors import RunExistsError
-from assay.store.live_repo import LIVE_KEY
 from assay.summary.accumulator import SummaryAccumulator
 from assay.targets.base import Target, TargetOutput, describe, jsonable
-from assay.types import Item, ItemResult, RunInfo, ScoreResult, TargetSpec
+from assay.types import Item, ItemResult, ScoreResult, TargetSpec
 
 log = logging.getLogger(__name__)
-
-PERIODS = {"hour": "%Y-%m-%dT%H", "day": "%Y-%m-%d", "week": "%G-W%V", "month": "%Y-%m"}
-"""How a live run's period key is written (UTC); ``"all"`` is one run for ever."""
 
 
 _OPEN_LOCK = threading.Lock()
 """Held while a monitor opens (and migrates) its store."""
 
 _SHUTDOWN = "live: not scored, the process exited before scoring finished"
-
-
-def period_key(period: str, at: float) -> str:
-    if period == "all":
-        return "all"
-    return time.strftime(PERIODS[period], time.gmtime(at))
-
-
-def live_run_id(name: str, key: str) -> str:
-    """The id of the live run of monitor ``name`` for period ``key`` (stable across
-    processes, so every process of one monitor writes to the same run)."""
-    return "live-" + hashlib.sha256(f"{name}\0{key}".encode()).hexdigest()[:24]
 
 
 @dataclass(slots=True)
@@ -333,20 +316,10 @@ class Monitor:
         run_id = self._runs.get(key)
         if run_id is not None:
             return run_id
-        run_id = live_run_id(self.name, key)
-        info = RunInfo(
-            id=run_id,
-            name=self.name,
-            data_source=LIVE_KEY,
-            target=self.target,
-            scorers=[scorer_spec(s) for s in self.scorers],
-            concurrency=self.concurrency,
-            metadata={LIVE_KEY: {"monitor": self.name, "period": key}},
-            created_at=time.time(),
+        run_id, existed = open_live_run(
+            store, self.name, key, self.target, self.scorers, concurrency=self.concurrency
         )
-        try:
-            store.runs.create(info)
-        except RunExistsError:
+        if existed:
             state = store.live.state(run_id)
             budget = state.get("budget") or {}
             if budget.get("window_s") == self.budget.window_s:
@@ -356,7 +329,6 @@ class Monitor:
                     int(budget.get("scored") or 0),
                     time.time(),
                 )
-        store.runs.mark_started(run_id)
         self._positions[run_id] = store.live.next_position(run_id)
         self._runs[key] = run_id
         return run_id
