@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import threading
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -146,3 +147,38 @@ def test_a_wrong_shape_is_an_error_never_a_score(server: Server) -> None:
 def test_equal_range_is_refused() -> None:
     with pytest.raises(ValueError, match="low"):
         create_scorer("reward-model", base_url="http://127.0.0.1:1", model="m", low=1, high=1)
+
+
+def test_metric_reward_in_a_task_yaml(
+    tmp_path: Path, server: Server, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``metric: reward`` in a task's metric_list runs the reward model on each response."""
+    monkeypatch.setenv("ASSAY_CACHE_PATH", str(tmp_path / "cache.db"))
+    from assay.operations.tasks import load_task, run_task
+    from assay.testing.openai_server import MockOpenAIServer, MockReply
+
+    (tmp_path / "qa.jsonl").write_text(
+        '{"question": "q1", "answer": "a"}\n{"question": "q2", "answer": "b"}\n'
+    )
+    yaml = tmp_path / "qa.yaml"
+    yaml.write_text(
+        "task: qa\ndataset_path: qa.jsonl\ntest_split: train\noutput_type: generate_until\n"
+        'doc_to_text: "{{question}}"\ndoc_to_target: answer\n'
+        "metric_list:\n  - metric: reward\n"
+        f"    base_url: http://127.0.0.1:{server.port}\n    model: rm-1\n    low: 0\n    high: 10\n"
+    )
+    with MockOpenAIServer() as llm:
+        llm.responder = lambda body: MockReply(
+            samples=["one two three" if "q1" in body["messages"][-1]["content"] else "one"]
+        )
+        outcome = run_task(
+            load_task(yaml),
+            model="openai-compatible/mock-lm",
+            base_url=llm.base_url,
+            stored=False,
+            progress=False,
+        )
+    assert outcome.report["errors"] == []
+    per_doc = sorted(r["metrics"]["reward"] for r in outcome.report["per_doc"])
+    assert per_doc == pytest.approx([0.2, 0.4])  # "q2 one" and "q1 one two three", /10
+    assert outcome.report["aggregate"]["reward,none"] == pytest.approx(0.3)

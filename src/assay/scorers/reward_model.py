@@ -217,6 +217,7 @@ def normalise(raw: float, params: RewardModelParams) -> float:
     params=RewardModelParams,
     kind="code",
     reference="vLLM pooling API, text-embeddings-inference",
+    aliases=("reward",),  # ``metric: reward`` in a task's metric_list
 )
 def build_reward_model(params: RewardModelParams) -> Scorer:
     if params.high == params.low:
