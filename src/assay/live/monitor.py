@@ -228,10 +228,10 @@ class Monitor:
         deadline = self._close_deadline
         if self._tasks:
             await asyncio.wait(list(self._tasks), timeout=max(0.0, deadline - time.monotonic()))
-        left = list(self._tasks)
-        for task in left:
-            task.cancel()
-        if left:
+        while self._tasks:  # also any accepted while the queue was being drained
+            left = list(self._tasks)
+            for task in left:
+                task.cancel()
             await asyncio.gather(*left, return_exceptions=True)
         self._flush(final=True)
 
