@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from assay.live import monitor, totals
-from assay.live.monitor import Monitor
+from assay.live.monitoring import Monitor
 from assay.live.sampling import id_fraction
 from assay.models.openai_compat import OpenAICompatibleModel
 from assay.scoring.scorer import Scorer
