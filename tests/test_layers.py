@@ -26,7 +26,7 @@ LAYERS: list[set[str]] = [
     {"tasks"},
     {"runner"},
     {"store", "analysis"},
-    {"operations"},
+    {"operations", "live"},
     {"optimize", "testing"},
     {"server"},
     {"cli"},

@@ -67,6 +67,7 @@ if TYPE_CHECKING:  # what the lazy names below resolve to, for type checkers
     from assay.analysis.compare import compare_runs
     from assay.analysis.report_html import write_html_report
     from assay.datasets.load import load_items
+    from assay.live import monitor
     from assay.operations.calibrate import calibrate, calibrate_async
     from assay.operations.certificates import calibration_status, certificate_for
     from assay.operations.datasets import import_file
@@ -103,6 +104,7 @@ _LAZY = {
     "corpus_aggregation": "assay.summary.aggregations",
     "optimize": "assay.optimize",
     "resume_optimization": "assay.optimize",
+    "monitor": "assay.live",
 }
 """Names whose modules pull in SQLAlchemy or numpy: imported on first use, so a script that
 only scores does not pay for the database layer."""
@@ -169,6 +171,7 @@ __all__ = [
     "judge_step",
     "list_scorers",
     "load_items",
+    "monitor",
     "normalize_score",
     "not_scorable",
     "open_store",

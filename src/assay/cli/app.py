@@ -20,6 +20,7 @@ from assay.cli.calibrate import calibrate as calibrate_command
 from assay.cli.ci import ci_app
 from assay.cli.common import CliError, console, err_console, install_word_types
 from assay.cli.datasets import datasets_app
+from assay.cli.live import ingest_command, live_app
 from assay.cli.optimize import optimize_command
 from assay.cli.run_cmd import run as run_command
 from assay.cli.runs import runs_app
@@ -47,6 +48,8 @@ app.add_typer(runs_app, name="runs")
 app.add_typer(datasets_app, name="datasets")
 app.add_typer(tasks_app, name="tasks")
 app.add_typer(ci_app, name="ci")
+app.add_typer(live_app, name="live")
+app.command("ingest")(ingest_command)
 app.command("run")(run_command)
 app.command("optimize")(optimize_command)
 app.command("calibrate")(calibrate_command)

@@ -36,6 +36,7 @@ from assay.store.codec import dumps, loads
 from assay.store.datasets_repo import DatasetRepository
 from assay.store.db import WRITE_OPTION, Database, install_sqlite_transactions
 from assay.store.errors import StoreUnavailableError, describe_database_error
+from assay.store.live_repo import LiveRunRepository
 from assay.store.optimizations_repo import OptimizationRepository
 from assay.store.run_queries import RunQueries
 from assay.store.runs_repo import RunRepository
@@ -145,6 +146,7 @@ class Store:
         self._db = Database(engine)
         self.datasets = DatasetRepository(self._db)
         self.runs = RunRepository(self._db)
+        self.live = LiveRunRepository(self._db)
         self.certificates = CertificateRepository(self._db)
         self.optimizations = OptimizationRepository(self._db)
         self.annotations = AnnotationRepository(self._db)

@@ -15,6 +15,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, Response
 from fastapi.templating import Jinja2Templates
 
+from assay.live.status import LiveRunNotFoundError, live_status
 from assay.operations.annotations import annotation_history
 from assay.operations.calibration_view import calibration_view
 from assay.operations.optimizations_view import (
@@ -117,6 +118,26 @@ router = APIRouter(include_in_schema=False)
 def runs_page(request: Request) -> HTMLResponse:
     records = store_of(request).runs.list(limit=200)
     return _page(request, "runs.html", runs=records)
+
+
+@router.get("/live", response_class=HTMLResponse)
+def live_page(request: Request) -> HTMLResponse:
+    """The monitors with a stored live run, newest first."""
+    records = [r for r in store_of(request).runs.list(limit=500) if r.info.data_source == "live"]
+    names: dict[str, Any] = {}
+    for record in records:
+        names.setdefault(record.info.name or record.id, record)
+    return _page(request, "live.html", monitors=names, status=None)
+
+
+@router.get("/live/{name}", response_class=HTMLResponse)
+def live_monitor_page(request: Request, name: str) -> HTMLResponse:
+    """A monitor's counts, rates, budget used and latest scores (``assay live status``)."""
+    try:
+        status = live_status(store_of(request), name, recent=20)
+    except LiveRunNotFoundError as exc:
+        return _problem(request, 404, str(exc))
+    return _page(request, "live.html", monitors=None, status=status)
 
 
 @router.get("/datasets", response_class=HTMLResponse)

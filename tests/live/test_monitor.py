@@ -1,0 +1,416 @@
+"""``assay.monitor``: the caller sees no difference, the counts add up, results are stored
+once per observation id, the budget and a dead judge are handled off the request path."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from assay.live import monitor, totals
+from assay.live.monitoring import Monitor
+from assay.live.sampling import id_fraction
+from assay.models.openai_compat import OpenAICompatibleModel
+from assay.scoring.scorer import Scorer
+from assay.scoring.steps import JudgeConfig, judge_step
+from assay.store import open_store
+from assay.targets.callable import CallableTarget
+from assay.testing.openai_server import MockOpenAIServer
+from assay.types import Item
+
+SRC = Path(__file__).parents[2] / "src"
+
+
+def judge(base_url: str, model: str = "gpt-4o-mini") -> Scorer:
+    """A one-step judge scorer against an OpenAI-compatible endpoint (priced by the table)."""
+    return Scorer(
+        "judge",
+        judge=JudgeConfig(
+            model=OpenAICompatibleModel(model, base_url=base_url, timeout_s=5.0),
+            instructions="Rate the answer.",
+        ),
+    ).score(judge_step(lambda ctx: f"Answer: {ctx.call.output}"))
+
+
+def closed_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def stored(db: str, name: str) -> tuple[dict[str, Any], list[Any]]:
+    with open_store(db) as store:
+        run_id = store.live.run_ids(name)[0]
+        return store.live.state(run_id), list(store.runs.results(run_id))
+
+
+def test_sync_async_and_target_return_and_raise_as_before(tmp_path: Path) -> None:
+    db = f"sqlite:///{tmp_path / 'a.db'}"
+
+    @monitor(scorers=["exact-match"], rate=1.0, store=db, name="sync")
+    def shout(text: str) -> str:
+        if text == "boom":
+            raise KeyError("boom")
+        return text.upper()
+
+    @monitor(scorers=["exact-match"], rate=1.0, store=db, name="async")
+    async def whisper(text: str, *, suffix: str = "") -> str:
+        return text.lower() + suffix
+
+    target = monitor(
+        CallableTarget(lambda text: text[::-1]), scorers=["exact-match"], rate=1.0, store=db
+    )
+    assert shout("hi") == "HI"
+    with pytest.raises(KeyError, match="boom"):
+        shout("boom")
+    assert asyncio.run(whisper("HI", suffix="!")) == "hi!"
+    out = asyncio.run(target.execute(Item(id="item-1", input="abc", expected_output="cba")))
+    assert out.output == "cba"
+    for mon in (shout.monitor, whisper.monitor, target.monitor):
+        assert mon.flush(10)
+        mon.close()
+    _, rows = stored(db, "sync")
+    assert [(r.input, r.output) for r in rows] == [("hi", "HI")]  # the raising call: nothing
+    _, rows = stored(db, "async")
+    assert rows[0].input == {"args": ["HI"], "kwargs": {"suffix": "!"}}
+    state, rows = stored(db, target.spec.label)
+    assert [r.item_id for r in rows] == ["item-1"]
+    assert rows[0].scores["exact-match"].score == 1.0  # scored against expected_output
+    assert totals(state["counts"])["scored"] == 1
+
+
+def test_counts_add_up_with_filter_rate_and_duplicates(tmp_path: Path) -> None:
+    db = f"sqlite:///{tmp_path / 'c.db'}"
+
+    @monitor(
+        scorers=["content-similarity"],
+        rate=0.5,
+        deterministic=True,
+        filter=lambda inp, out: not inp.startswith("skip"),
+        store=db,
+        name="counted",
+        observation_id=lambda text: f"obs-{text}",
+    )
+    def echo(text: str) -> str:
+        return text
+
+    texts = [f"t{i}" for i in range(200)] + [f"skip{i}" for i in range(30)]
+    for text in texts + texts[:50]:  # the first 50 again: retries of the same observations
+        echo(text)
+    assert echo.monitor.flush(20)
+    echo.monitor.close()
+    state, rows = stored(db, "counted")
+    counts = totals(state["counts"])
+    sampled_ids = {f"obs-t{i}" for i in range(200) if id_fraction(f"obs-t{i}") < 0.5}
+    repeats = sum(1 for i in range(50) if f"obs-t{i}" in sampled_ids)
+    assert counts["observed"] == 280
+    assert counts["filtered_out"] == 30
+    assert counts["eligible"] == 250 == counts["sampled"] + counts["not_sampled"]
+    assert counts["sampled"] == len(sampled_ids) + repeats
+    assert counts["scored"] == len(sampled_ids) and counts["duplicate"] == repeats
+    assert {r.item_id for r in rows} == sampled_ids and len(rows) == len(sampled_ids)
+    assert state["rate"] == 0.5 and echo.monitor.snapshot()["counts"] == counts
+
+
+def test_restart_stores_nothing_twice(tmp_path: Path) -> None:
+    db = f"sqlite:///{tmp_path / 'r.db'}"
+    for _ in range(2):  # the second monitor is the restarted process
+        wrapped = monitor(
+            lambda text: text,
+            scorers=["exact-match"],
+            rate=1.0,
+            store=db,
+            name="restart",
+            observation_id=lambda text: text,
+        )
+        for i in range(20):
+            wrapped(f"x{i}")
+        wrapped.monitor.close()
+    state, rows = stored(db, "restart")
+    assert len(rows) == 20 and len({r.item_id for r in rows}) == 20
+    counts = totals(state["counts"])
+    assert counts["scored"] == 20 and counts["duplicate"] == 20
+
+
+def test_dead_judge_never_reaches_the_caller(tmp_path: Path) -> None:
+    db = f"sqlite:///{tmp_path / 'd.db'}"
+    wrapped = monitor(
+        lambda text: text + "!",
+        scorers=[judge(f"http://127.0.0.1:{closed_port()}/v1")],
+        rate=1.0,
+        store=db,
+        name="dead-judge",
+    )
+    assert [wrapped(str(i)) for i in range(5)] == [f"{i}!" for i in range(5)]
+    assert wrapped.monitor.flush(30)
+    wrapped.monitor.close()
+    state, rows = stored(db, "dead-judge")
+    counts = totals(state["counts"])
+    assert counts["failed"] == {"scorer_error": 5} and counts["scored"] == 0
+    assert len(rows) == 5 and all(r.scores["judge"].status == "error" for r in rows)
+
+
+def test_budget_stops_judge_calls_and_records_the_skip(tmp_path: Path) -> None:
+    db = f"sqlite:///{tmp_path / 'b.db'}"
+    with MockOpenAIServer() as server:
+        wrapped = monitor(
+            lambda text: text,
+            scorers=[judge(server.base_url)],
+            rate=1.0,
+            store=db,
+            name="budgeted",
+            budget_usd=1e-9,  # less than one call of gpt-4o-mini
+            budget_window="hour",
+            concurrency=1,
+        )
+        for i in range(6):
+            wrapped(f"answer {i}")
+        assert wrapped.monitor.flush(30)
+        wrapped.monitor.close()
+        calls = len(server.chat_requests)
+    state, rows = stored(db, "budgeted")
+    counts = totals(state["counts"])
+    assert calls == 1 == counts["scored"]  # the first call crossed it; none after
+    assert counts["dropped"] == {"budget": 5}
+    skipped = [r for r in rows if not r.scores]
+    assert len(skipped) == 5 and all("budget" in r.warnings[0] for r in skipped)
+    assert state["budget"]["spent_usd"] > 1e-9
+
+
+def test_full_queue_drops_without_blocking(tmp_path: Path) -> None:
+    db = f"sqlite:///{tmp_path / 'q.db'}"
+    with MockOpenAIServer(latency_s=1.0) as server:
+        wrapped = monitor(
+            lambda text: text,
+            scorers=[judge(server.base_url)],
+            rate=1.0,
+            store=db,
+            name="full",
+            queue_size=2,
+            concurrency=1,
+        )
+        started = time.perf_counter()
+        for i in range(10):
+            wrapped(f"a{i}")
+        elapsed = time.perf_counter() - started
+        snapshot = wrapped.monitor.snapshot()
+        assert wrapped.monitor.flush(30)
+        wrapped.monitor.close()
+    assert elapsed < 1.0  # ten calls did not wait for one 1-second judge answer
+    assert snapshot["counts"]["dropped"] == {"queue_full": 8}
+    counts = totals(stored(db, "full")[0]["counts"])
+    assert counts["scored"] == 2 and counts["sampled"] == 10
+
+
+def test_close_records_what_was_not_scored(tmp_path: Path) -> None:
+    db = f"sqlite:///{tmp_path / 's.db'}"
+    with MockOpenAIServer(latency_s=2.0) as server:
+        mon_fn = monitor(
+            lambda text: text,
+            scorers=[judge(server.base_url)],
+            rate=1.0,
+            store=db,
+            name="shutdown",
+            concurrency=1,
+            flush_timeout_s=0.5,
+        )
+        for i in range(3):
+            mon_fn(f"s{i}")
+        mon: Monitor = mon_fn.monitor
+        started = time.monotonic()
+        mon.close()
+        assert time.monotonic() - started < 5.0  # bounded by flush_timeout_s, not the judge
+        mon_fn("after close")  # counted, never raised
+    state, rows = stored(db, "shutdown")
+    counts = totals(state["counts"])
+    assert counts["dropped"] == {"shutdown": 3} and counts["sampled"] == 3
+    assert mon.snapshot()["counts"]["dropped"] == {"shutdown": 4}  # the late call: in memory
+    assert len(rows) == 3 and all("exited" in r.warnings[0] for r in rows)
+
+
+def test_runs_list_shows_the_live_run_after_the_process_exits(tmp_path: Path) -> None:
+    db = f"sqlite:///{tmp_path / 'p.db'}"
+    script = (
+        "import assay\n"
+        "f = assay.monitor(lambda x: x, scorers=['exact-match'], rate=1.0, name='svc')\n"
+        "for i in range(7): f(str(i))\n"
+    )
+    env = {"PYTHONPATH": str(SRC), "ASSAY_DATABASE_URL": db, "PATH": "/usr/bin:/bin"}
+    subprocess.run([sys.executable, "-c", script], env=env, check=True, timeout=60)
+    listed = subprocess.run(
+        [sys.executable, "-m", "assay", "runs", "list", "--json"],
+        env=env,
+        check=True,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    (record,) = json.loads(listed.stdout)
+    assert record["info"]["name"] == "svc" and record["info"]["data_source"] == "live"
+    assert record["completed_results"] == 7 and record["status"] == "completed"
+    status = subprocess.run(
+        [sys.executable, "-m", "assay", "live", "status", "svc", "--json"],
+        env=env,
+        check=True,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert json.loads(status.stdout)["counts"]["scored"] == 7
+
+
+def test_caller_threads_share_one_monitor(tmp_path: Path) -> None:
+    db = f"sqlite:///{tmp_path / 't.db'}"
+    wrapped = monitor(lambda text: text, scorers=["exact-match"], rate=1.0, store=db, name="mt")
+
+    def hammer(k: int) -> None:
+        for i in range(100):
+            wrapped(f"{k}-{i}")
+
+    threads = [threading.Thread(target=hammer, args=(k,)) for k in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert wrapped.monitor.flush(30)
+    wrapped.monitor.close()
+    state, rows = stored(db, "mt")
+    counts = totals(state["counts"])
+    assert counts["observed"] == 400 == counts["scored"] + sum(counts["dropped"].values())
+    assert len(rows) == counts["scored"]
+
+
+APP = """
+import contextlib
+import sys
+import uvicorn
+from fastapi import FastAPI
+import assay
+from assay.models.openai_compat import OpenAICompatibleModel
+from assay.scoring.scorer import Scorer
+from assay.scoring.steps import JudgeConfig, judge_step
+
+judge = Scorer(
+    "judge",
+    judge=JudgeConfig(
+        model=OpenAICompatibleModel("gpt-4o-mini", base_url=sys.argv[2], timeout_s=10.0),
+        instructions="Rate the answer.",
+    ),
+).score(judge_step(lambda ctx: f"Answer: {ctx.call.output}"))
+
+@contextlib.asynccontextmanager
+async def lifespan(app):
+    yield
+    answer.monitor.close()  # uvicorn re-raises SIGTERM after shutdown: atexit would not run
+
+
+app = FastAPI(lifespan=lifespan)
+
+
+@assay.monitor(
+    scorers=[judge, "exact-match"], rate=1.0, name="web", concurrency=4,
+    observation_id=lambda q, rid: rid, flush_timeout_s=10.0,
+)
+def answer(q: str, rid: str) -> str:
+    return q[::-1]
+
+
+@app.get("/ask")
+def ask(q: str, rid: str) -> dict[str, str]:
+    return {"answer": answer(q, rid)}
+
+
+@app.get("/health")
+def health() -> dict[str, bool]:
+    return {"ok": True}
+
+
+uvicorn.run(app, host="127.0.0.1", port=int(sys.argv[1]), log_level="warning")
+"""
+
+
+def _serve(tmp_path: Path, db: str, judge_url: str) -> tuple[subprocess.Popen[bytes], str]:
+    import httpx
+
+    port = closed_port()
+    script = tmp_path / "app.py"
+    script.write_text(APP)
+    env = {"PYTHONPATH": str(SRC), "ASSAY_DATABASE_URL": db, "PATH": "/usr/bin:/bin"}
+    proc = subprocess.Popen([sys.executable, str(script), str(port), judge_url], env=env)
+    base = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            if httpx.get(f"{base}/health", timeout=1.0).status_code == 200:
+                return proc, base
+        except httpx.HTTPError:
+            time.sleep(0.1)
+    proc.kill()
+    raise AssertionError("the app did not start")
+
+
+def _ask(base: str, ids: range) -> None:
+    import httpx
+
+    with httpx.Client(timeout=10.0) as client:
+        for i in ids:
+            reply = client.get(f"{base}/ask", params={"q": f"question {i}", "rid": f"r{i}"})
+            assert reply.status_code == 200
+            assert reply.json() == {"answer": f"question {i}"[::-1]}
+
+
+def test_web_app_killed_mid_stream_then_restarted(tmp_path: Path) -> None:
+    """A FastAPI app under uvicorn, every call monitored against a slow judge: SIGKILL
+    leaves only whole rows; after a restart that replays every request, each request id is
+    stored exactly once and the counters add up."""
+    import signal
+
+    db = f"sqlite:///{tmp_path / 'web.db'}"
+    with MockOpenAIServer(latency_s=0.3) as server:
+        proc, base = _serve(tmp_path, db, server.base_url)
+        try:
+            _ask(base, range(40))
+            deadline = time.monotonic() + 30
+            while time.monotonic() < deadline:  # some rows stored, most still queued
+                with open_store(db) as store:
+                    ids = store.live.run_ids("web")
+                    if ids and store.runs.get(ids[0]).completed_results >= 4:
+                        break
+                time.sleep(0.1)
+        finally:
+            proc.send_signal(signal.SIGKILL)
+            proc.wait(30)
+        with open_store(db) as store:
+            run_id = store.live.run_ids("web")[0]
+            record = store.runs.get(run_id)
+            rows = list(store.runs.results(run_id))
+            counts = totals(store.live.state(run_id).get("counts") or {})
+        killed_rows = len(rows)
+        assert 0 < killed_rows < 40 and record.completed_results == killed_rows
+        assert all(set(r.scores) == {"judge", "exact-match"} for r in rows)  # whole rows
+        assert counts["scored"] + counts["failed"].get("scorer_error", 0) <= killed_rows
+
+        proc, base = _serve(tmp_path, db, server.base_url)
+        try:
+            _ask(base, range(40))  # the replay: every request again, same ids
+        finally:
+            proc.send_signal(signal.SIGTERM)  # uvicorn stops, the lifespan closes the monitor
+            assert proc.wait(60) in (0, -signal.SIGTERM)
+    with open_store(db) as store:
+        rows = list(store.runs.results(run_id))
+        record = store.runs.get(run_id)
+        counts = totals(store.live.state(run_id)["counts"])
+    assert sorted(r.item_id for r in rows) == sorted(f"r{i}" for i in range(40))
+    assert record.completed_results == 40 and record.status == "completed"
+    assert all(r.scores["judge"].status == "ready" for r in rows)
+    # the second process saw 40 calls: the ids the first one stored are duplicates
+    assert counts["duplicate"] == killed_rows
+    assert counts["scored"] == 40 and counts["sampled"] >= 80 - 40

@@ -1,0 +1,30 @@
+"""The web UI's live pages: the monitors list and one monitor's counts and latest rows."""
+
+from __future__ import annotations
+
+from fastapi.testclient import TestClient
+
+from assay.live import monitor
+from assay.store import Store
+
+
+def test_live_pages_show_the_monitor(store: Store, client: TestClient) -> None:
+    wrapped = monitor(
+        lambda text: text,
+        scorers=["exact-match"],
+        rate=1.0,
+        store=store,
+        name="web <bot>",
+        budget_usd=1.0,
+        observation_id=lambda text: f"id-{text}",
+    )
+    for i in range(3):
+        wrapped(f"q{i}")
+    wrapped.monitor.close()
+    listing = client.get("/live")
+    assert listing.status_code == 200 and "web &lt;bot&gt;" in listing.text
+    page = client.get("/live/web <bot>")
+    assert page.status_code == 200
+    assert "id-q2" in page.text and 'data-testid="live-budget"' in page.text
+    assert "<bot>" not in page.text  # escaped
+    assert client.get("/live/nobody").status_code == 404
