@@ -17,13 +17,16 @@ so a cached or compared score never mixes two reward models behind one URL.
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
+from urllib.parse import urlsplit
 
 from pydantic import Field
 
 from assay.messages.chat import output_texts
+from assay.models.http import Transport, TransportError, make_transport
 from assay.scoring.context import StepContext
 from assay.scoring.registry import ScorerParams, register_scorer
 from assay.scoring.score_value import Score
@@ -59,19 +62,34 @@ class RewardModelParams(ScorerParams):
     timeout_s: float = Field(default=30.0, gt=0)
 
 
-async def post_json(url: str, body: Any, timeout_s: float) -> Any:
-    """One JSON POST (kept behind this function so the transport can change in one place)."""
-    import aiohttp
+_TRANSPORTS: dict[str, Transport] = {}
 
-    timeout = aiohttp.ClientTimeout(total=timeout_s)
-    async with (
-        aiohttp.ClientSession(timeout=timeout) as session,
-        session.post(url, json=body) as response,
-    ):
-        if response.status >= 400:
-            text = (await response.text())[:200]
-            raise RewardModelError(f"HTTP {response.status} from {url}: {text}")
-        return await response.json(content_type=None)
+
+async def post_json(url: str, body: Any, timeout_s: float) -> Any:
+    """One JSON POST through the judge models' transport (``assay.models.http``: one
+    ``aiohttp`` stack with its strict parsing, phase timeouts and size cap; pooled per
+    endpoint and event loop), bounded by ``timeout_s`` as a whole."""
+    parts = urlsplit(url)
+    origin = f"{parts.scheme}://{parts.netloc}"
+    transport = _TRANSPORTS.get(origin)
+    if transport is None:
+        transport = _TRANSPORTS[origin] = make_transport(origin)
+    payload = json.dumps(body).encode()
+    headers = {"Content-Type": "application/json", "Accept": "application/json"}
+    try:
+        async with asyncio.timeout(timeout_s):
+            reply = await transport.post(parts.path or "/", payload, headers)
+    except TimeoutError:
+        raise RewardModelError(f"no answer from {url} within {timeout_s:g} s") from None
+    except TransportError as exc:
+        raise RewardModelError(str(exc)) from None
+    if reply.status >= 400:
+        text = reply.body[:200].decode("utf-8", "replace")
+        raise RewardModelError(f"HTTP {reply.status} from {url}: {text}")
+    try:
+        return json.loads(reply.body)
+    except ValueError as exc:
+        raise RewardModelError(f"{url} answered with something that is not JSON: {exc}") from None
 
 
 def _text(value: Any) -> str:
