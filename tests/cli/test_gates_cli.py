@@ -94,3 +94,17 @@ def test_every_item_failing_and_max_errors_fail_the_job(tmp_path: Path) -> None:
 def test_bad_gates_are_usage_errors(tmp_path: Path, args: tuple[str, ...], message: str) -> None:
     proc = _run(tmp_path, *args)
     assert proc.returncode == 2 and message in proc.stderr, proc.stderr
+
+
+def test_an_unknown_fail_under_scorer_stops_before_the_first_item(tmp_path: Path) -> None:
+    proc = _run(
+        tmp_path,
+        "--target",
+        "tests.targets.fixture_targets:upper",
+        "--fail-under",
+        "exact-mach=0.5",
+    )
+    assert proc.returncode == 2, proc.stderr
+    assert "no scorer 'exact-mach'" in proc.stderr
+    with open_store(f"sqlite:///{tmp_path / 'r.db'}") as store:
+        assert store.runs.list() == []

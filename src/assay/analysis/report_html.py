@@ -246,6 +246,8 @@ def _header(record: RunRecord, summary: RunSummary, specs: Sequence[ScorerSpec])
             "weighted score",
             f"{fmt.num(summary.weighted_score)} over {', '.join(summary.weighted_scorers)}"
             if summary.weighted_score is not None
+            else f"undefined: no score from {', '.join(summary.unscored_scorers)}"
+            if summary.unscored_scorers
             else fmt.DASH,
         ),
         ("started", _when(record.started_at or info.created_at)),
