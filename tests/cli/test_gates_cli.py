@@ -108,3 +108,15 @@ def test_an_unknown_fail_under_scorer_stops_before_the_first_item(tmp_path: Path
     assert "no scorer 'exact-mach'" in proc.stderr
     with open_store(f"sqlite:///{tmp_path / 'r.db'}") as store:
         assert store.runs.list() == []
+
+
+def test_compare_fail_on_regression_fails_when_the_candidate_was_killed(tmp_path: Path) -> None:
+    db = tmp_path / "gates.db"
+    good, partial = _stored_run(db, right=True), _stored_run(db, right=True)
+    with open_store(f"sqlite:///{db}") as store:  # B was killed part-way: no summary
+        store.runs.finish(partial, "interrupted", None)
+
+    proc = assay(db, "runs", "compare", good, partial, "--fail-on-regression")
+    assert proc.returncode == 1, proc.stderr
+    assert f"gate failed: run B ({partial[:8]}) is interrupted" in proc.stderr
+    assert "partial run cannot pass the gate" in proc.stderr

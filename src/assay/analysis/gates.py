@@ -24,7 +24,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict
 
 from assay.analysis.compare import RunComparison
-from assay.types import RunSummary, ScorerSummary
+from assay.types import RunRecord, RunSummary, ScorerSummary
 
 GateOn = Literal["mean", "ci"]
 
@@ -199,6 +199,31 @@ def _fail_under(s: ScorerSummary, limit: float, on: GateOn) -> list[GateFailure]
             limit=limit,
             reason=f"{s.scorer_id}: {what} {value:.4g} is {side} {limit:g} "
             f"({'higher' if higher else 'lower'} is better)",
+        )
+    ]
+
+
+def check_complete(record: RunRecord, role: str) -> list[GateFailure]:
+    """A failure when ``record`` is not a finished, complete run: an interrupted, failed or
+    still-running candidate (killed part-way) compares only the items it reached, so a
+    regression gate over it would pass on missing data."""
+    done = record.summary.results if record.summary is not None else record.completed_results
+    expected = (
+        record.info.total_items * record.info.repeats
+        if record.info.total_items is not None
+        else None
+    )
+    if record.status == "completed" and (expected is None or done >= expected):
+        return []
+    of = f"{done} of {expected}" if expected is not None else f"{done}"
+    state = record.status if record.status != "completed" else "partial"
+    return [
+        GateFailure(
+            gate="incomplete",
+            value=float(done),
+            limit=float(expected) if expected is not None else None,
+            reason=f"run {role} ({record.id[:8]}) is {state} ({of} results): a partial run "
+            "cannot pass the gate; resume it (`assay runs resume`) or compare a complete run",
         )
     ]
 
