@@ -120,3 +120,29 @@ def test_compare_fail_on_regression_fails_when_the_candidate_was_killed(tmp_path
     assert proc.returncode == 1, proc.stderr
     assert f"gate failed: run B ({partial[:8]}) is interrupted" in proc.stderr
     assert "partial run cannot pass the gate" in proc.stderr
+
+
+def test_resume_after_the_dataset_was_deleted_is_one_line_and_leaves_the_run(
+    tmp_path: Path,
+) -> None:
+    from assay.operations.stored_runs import run_dataset
+
+    db = tmp_path / "gone.db"
+    items = [{"id": f"i{k}", "input": f"q{k}", "expected_output": f"Q{k}"} for k in range(4)]
+    with open_store(f"sqlite:///{db}") as store:
+        store.datasets.create("gone")
+        store.datasets.add_items("gone", items)
+        run_id = run_dataset(
+            "gone", "tests.targets.fixture_targets:upper", ["exact-match"], store=store
+        ).id
+        store.runs.finish(run_id, "interrupted", None)
+        store.datasets.delete("gone")
+        before = store.runs.get(run_id)
+
+    proc = assay(db, "runs", "resume", run_id[:8], "--no-progress")
+    assert proc.returncode == 2, proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in proc.stderr, proc.stderr
+    assert "dataset 'gone'" in lines[0] and "deleted" in lines[0]
+    with open_store(f"sqlite:///{db}") as store:
+        assert store.runs.get(run_id) == before
