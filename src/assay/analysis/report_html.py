@@ -376,6 +376,9 @@ def _item_rows(
     for r in rows:
         if r.error is not None:
             output = _text_cell(f"{r.error.kind}: {r.error.message}", cls="error")
+        elif r.warnings:  # e.g. the target returned None: visible, not a silent 0
+            shown = "" if r.output is None else f" · {fmt.as_text(r.output)}"
+            output = _text_cell(f"warning: {'; '.join(r.warnings)}{shown}", cls="error")
         else:
             output = _text_cell(r.output)
         scores = []

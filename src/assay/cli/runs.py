@@ -98,6 +98,8 @@ def runs_show(
                 output = (
                     Text(f"error: {result.error.message}", style="red")
                     if result.error
+                    else Text(f"warning: {'; '.join(result.warnings)}", style="yellow")
+                    if result.warnings and result.output is None
                     else Text(str(result.output)[:120])
                 )
                 scores = ", ".join(
