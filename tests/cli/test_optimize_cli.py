@@ -216,3 +216,19 @@ def test_an_unwritable_write_best_fails_before_the_search(
     assert done.returncode == 2, done.stderr
     assert "--write-best" in done.stderr
     assert server.chat_requests == [] and _stored_optimizations(db) == 0
+
+
+def test_a_search_where_every_call_failed_exits_1_and_writes_nothing(tmp_path: Path) -> None:
+    from assay.testing.openai_server import MockReply
+
+    def refuse(body: dict[str, Any]) -> MockReply:
+        return MockReply(status=401, error="invalid api key")
+
+    db = tmp_path / "assay.db"
+    best = tmp_path / "best.yaml"
+    with MockOpenAIServer(responder=refuse) as dead:
+        config = _config(tmp_path, dead, budget={"max_metric_calls": 12})
+        done = assay(db, str(config), "--write-best", str(best), cwd=tmp_path)
+    assert done.returncode == 1, done.stderr
+    assert "optimization failed: all" in done.stderr and "reflection calls failed" in done.stderr
+    assert not best.exists()
