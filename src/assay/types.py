@@ -321,10 +321,14 @@ class RunSummary(BaseModel):
     weighted_score: float | None = None
     """Σ wᵢ·normalized_meanᵢ / Σ wᵢ over the scorers in ``weighted_scorers``: the weighted
     mean of per-scorer normalized means (0..1, 1 = best). A scorer's errors and not-scorable
-    results are left out of its own mean (never counted as 0 or 1); a scorer without any
-    number, with weight 0 or with an unbounded range is left out entirely."""
+    results are left out of its own mean (never counted as 0 or 1); a scorer with weight 0
+    or an unbounded range is left out; a weighted scorer without any number makes it
+    ``None`` (see ``unscored_scorers``)."""
     weighted_scorers: list[str] = Field(default_factory=list)
     """The scorers that went into ``weighted_score``."""
+    unscored_scorers: list[str] = Field(default_factory=list)
+    """Scorers with a positive weight that produced no score (every result an error or not
+    scorable); while any is listed, ``weighted_score`` is ``None`` (undefined)."""
     latency_ms_mean: float | None = None
     latency_ms_p50: float | None = None
     latency_ms_p95: float | None = None

@@ -100,3 +100,41 @@ def test_a_significant_regression_fails_and_noise_does_not() -> None:
     failures = check_regressions(compare_runs(record("a"), a, record("b"), b))
     assert [f.scorer_id for f in failures] == ["x"]
     assert "significant regression" in failures[0].reason
+
+
+def test_a_scorer_that_errored_on_every_item_fails_the_run_and_the_weighted_score() -> None:
+    from assay.analysis.report_terminal import summary_table
+    from assay.runner.api import run_evals
+    from assay.scoring.scorer import Scorer
+
+    def judge_down(ctx: object) -> float:
+        raise RuntimeError("judge unreachable")
+
+    items = [{"id": str(k), "input": "a", "expected_output": "a"} for k in range(4)]
+    result = run_evals(
+        items,
+        lambda text: text,
+        ["exact-match", Scorer("judge").score(judge_down)],
+        progress=False,
+    )
+    summary = result.summary
+    assert summary.scorers["exact-match"].mean == 1.0
+    assert summary.weighted_score is None and summary.unscored_scorers == ["judge"]
+    failures = check_run(summary)
+    assert [(f.gate, f.scorer_id) for f in failures] == [("no-score", "judge")]
+    assert "judge: produced no score (4 errors" in failures[0].reason
+    from rich.console import Console
+
+    console = Console(record=True, width=200)
+    console.print(summary_table(result.record))
+    text = console.export_text()
+    assert "weighted score undefined (no score from judge)" in text
+    assert "weighted score 1" not in text
+
+
+def test_unknown_fail_under_names_are_found_before_a_run() -> None:
+    from assay.analysis.gates import validate_thresholds
+
+    validate_thresholds(["exact-match", "Exact"], {"exact-match": "Exact"})
+    with pytest.raises(GateError, match="no scorer 'exact-mach'; did you mean 'exact-match'"):
+        validate_thresholds(["exact-mach"], {"exact-match": "Exact"})

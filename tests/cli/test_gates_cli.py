@@ -94,3 +94,55 @@ def test_every_item_failing_and_max_errors_fail_the_job(tmp_path: Path) -> None:
 def test_bad_gates_are_usage_errors(tmp_path: Path, args: tuple[str, ...], message: str) -> None:
     proc = _run(tmp_path, *args)
     assert proc.returncode == 2 and message in proc.stderr, proc.stderr
+
+
+def test_an_unknown_fail_under_scorer_stops_before_the_first_item(tmp_path: Path) -> None:
+    proc = _run(
+        tmp_path,
+        "--target",
+        "tests.targets.fixture_targets:upper",
+        "--fail-under",
+        "exact-mach=0.5",
+    )
+    assert proc.returncode == 2, proc.stderr
+    assert "no scorer 'exact-mach'" in proc.stderr
+    with open_store(f"sqlite:///{tmp_path / 'r.db'}") as store:
+        assert store.runs.list() == []
+
+
+def test_compare_fail_on_regression_fails_when_the_candidate_was_killed(tmp_path: Path) -> None:
+    db = tmp_path / "gates.db"
+    good, partial = _stored_run(db, right=True), _stored_run(db, right=True)
+    with open_store(f"sqlite:///{db}") as store:  # B was killed part-way: no summary
+        store.runs.finish(partial, "interrupted", None)
+
+    proc = assay(db, "runs", "compare", good, partial, "--fail-on-regression")
+    assert proc.returncode == 1, proc.stderr
+    assert f"gate failed: run B ({partial[:8]}) is interrupted" in proc.stderr
+    assert "partial run cannot pass the gate" in proc.stderr
+
+
+def test_resume_after_the_dataset_was_deleted_is_one_line_and_leaves_the_run(
+    tmp_path: Path,
+) -> None:
+    from assay.operations.stored_runs import run_dataset
+
+    db = tmp_path / "gone.db"
+    items = [{"id": f"i{k}", "input": f"q{k}", "expected_output": f"Q{k}"} for k in range(4)]
+    with open_store(f"sqlite:///{db}") as store:
+        store.datasets.create("gone")
+        store.datasets.add_items("gone", items)
+        run_id = run_dataset(
+            "gone", "tests.targets.fixture_targets:upper", ["exact-match"], store=store
+        ).id
+        store.runs.finish(run_id, "interrupted", None)
+        store.datasets.delete("gone")
+        before = store.runs.get(run_id)
+
+    proc = assay(db, "runs", "resume", run_id[:8], "--no-progress")
+    assert proc.returncode == 2, proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in proc.stderr, proc.stderr
+    assert "dataset 'gone'" in lines[0] and "deleted" in lines[0]
+    with open_store(f"sqlite:///{db}") as store:
+        assert store.runs.get(run_id) == before

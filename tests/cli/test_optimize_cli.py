@@ -67,7 +67,7 @@ def _env() -> dict[str, str]:
         "COLUMNS": "200",
         "PATH": "/usr/bin:/bin",
         "PYTHONIOENCODING": "utf-8",
-        "PYTHONPATH": str(ROOT),
+        "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), str(ROOT)]),
         "HOME": os.environ.get("HOME", "/tmp"),
         "ASSAY_CACHE": "off",
         "OPENAI_API_KEY": "test",
@@ -160,3 +160,75 @@ def test_sigkill_then_resume_finishes_the_optimization(
     assert result["status"] == "completed"
     assert 45 <= result["metric_calls"] <= 45 + 10
     assert result["best_val_score"] == 1.0
+
+
+def _stored_optimizations(db: Path) -> int:
+    if not db.exists():
+        return 0
+    with sqlite3.connect(db) as conn:
+        tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}
+        if "optimizations" not in tables:
+            return 0
+        return int(conn.execute("SELECT count(*) FROM optimizations").fetchone()[0])
+
+
+def test_a_missing_api_key_is_refused_before_the_first_call(
+    tmp_path: Path, server: MockOpenAIServer
+) -> None:
+    db = tmp_path / "assay.db"
+    config = _config(tmp_path, server, reflection_model="openai/gpt-4o-mini")
+    env = {k: v for k, v in _env().items() if k != "OPENAI_API_KEY"}
+    best = tmp_path / "best.yaml"
+    done = subprocess.run(
+        _command(db, str(config), "--write-best", str(best)),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=tmp_path,
+        env=env,
+    )
+    assert done.returncode == 2, done.stderr
+    assert "reflection_model 'openai/gpt-4o-mini': no API key; set OPENAI_API_KEY" in done.stderr
+    assert server.chat_requests == [] and not best.exists()
+    assert _stored_optimizations(db) == 0
+
+
+def test_a_cost_only_budget_with_an_unpriced_model_is_refused(
+    tmp_path: Path, server: MockOpenAIServer
+) -> None:
+    db = tmp_path / "assay.db"
+    config = _config(tmp_path, server, budget={"max_cost_usd": 0.01})
+    done = assay(db, str(config), cwd=tmp_path)
+    assert done.returncode == 2, done.stderr
+    assert "task_model 'openai-compatible/task' has no price" in done.stderr
+    assert server.chat_requests == []
+
+
+def test_an_unwritable_write_best_fails_before_the_search(
+    tmp_path: Path, server: MockOpenAIServer
+) -> None:
+    db = tmp_path / "assay.db"
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder")
+    done = assay(
+        db, str(_config(tmp_path, server)), "--write-best", str(blocker / "best.yaml"), cwd=tmp_path
+    )
+    assert done.returncode == 2, done.stderr
+    assert "--write-best" in done.stderr
+    assert server.chat_requests == [] and _stored_optimizations(db) == 0
+
+
+def test_a_search_where_every_call_failed_exits_1_and_writes_nothing(tmp_path: Path) -> None:
+    from assay.testing.openai_server import MockReply
+
+    def refuse(body: dict[str, Any]) -> MockReply:
+        return MockReply(status=401, error="invalid api key")
+
+    db = tmp_path / "assay.db"
+    best = tmp_path / "best.yaml"
+    with MockOpenAIServer(responder=refuse) as dead:
+        config = _config(tmp_path, dead, budget={"max_metric_calls": 12})
+        done = assay(db, str(config), "--write-best", str(best), cwd=tmp_path)
+    assert done.returncode == 1, done.stderr
+    assert "optimization failed: all" in done.stderr and "reflection calls failed" in done.stderr
+    assert not best.exists()

@@ -19,7 +19,7 @@ def assay(db: Path, *args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess
         "COLUMNS": "200",
         "PATH": "/usr/bin:/bin",
         "PYTHONIOENCODING": "utf-8",
-        "PYTHONPATH": str(ROOT),
+        "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), str(ROOT)]),
         "HOME": os.environ.get("HOME", "/tmp"),
     }
     return subprocess.run(

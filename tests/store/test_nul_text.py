@@ -48,3 +48,34 @@ def test_importing_a_row_with_an_escaped_nul_round_trips(store: Store, tmp_path:
     assert count == 1
     (item,) = store.datasets.items("nul")
     assert item.input == "x\x00y" and item.metadata == {"k\x00": ["v\x00"]}
+
+
+def test_lone_surrogates_in_outputs_reasons_and_ids_round_trip(store: Store) -> None:
+    """A target whose decoding left a lone surrogate must not crash the writer (the run
+    would stay interrupted and every resume crash again): it is stored reversibly."""
+    lone = "\ud800"
+    items = [{"id": f"i{n}", "input": f"q{n}"} for n in range(4)]
+
+    def target(input: str) -> str:
+        return f"{input}{lone}\udfff{NUL_ESCAPE}u d800"
+
+    reasoned = (
+        assay.Scorer("surrogate-reason")
+        .score(lambda ctx: 1.0)
+        .reason(lambda ctx: f"why{lone}: {ctx.output_text}")
+    )
+    run = run_stored(items, target, [reasoned], store=store, progress=False)
+    assert store.runs.get(run.id).status == "completed"
+    results = {r.item_id: r for r in store.runs.results(run.id)}
+    odd = results["i3"]
+    assert odd.output == f"q3{lone}\udfff{NUL_ESCAPE}u d800"
+    assert odd.scores["surrogate-reason"].reason == f"why{lone}: {odd.output}"
+    assert results["i1"].output == f"q1{lone}\udfff{NUL_ESCAPE}u d800"
+
+
+def test_escaped_text_that_looks_like_a_surrogate_escape_stays_as_written() -> None:
+    from assay.store.codec import dumps, escape_nul, loads, unescape_nul
+
+    for text in [f"{NUL_ESCAPE}ud800", "x\ud800y\x00", f"{NUL_ESCAPE}u12", "\udc80" * 3]:
+        assert unescape_nul(escape_nul(text)) == text
+        assert loads(dumps({"k": [text]})) == {"k": [text]}

@@ -80,14 +80,17 @@ def test_weighted_score_with_weights_1_and_3() -> None:
     assert s.weighted_scorers == ["acc", "err"]
 
 
-def test_weighted_score_leaves_out_scorers_without_numbers_or_weight() -> None:
+def test_weighted_score_leaves_out_weight_0_and_is_undefined_without_a_scorer() -> None:
     specs = [
         ScorerSpec(id="acc", label="acc", weight=2.0),
         ScorerSpec(id="never", label="never", weight=5.0),  # only errors
         ScorerSpec(id="free", label="free", weight=0.0),
     ]
-    s = _summary(specs, {"acc": [0.5], "never": [None], "free": [0.0]}, None)
+    s = _summary([specs[0], specs[2]], {"acc": [0.5], "free": [0.0]}, None)
     assert s.weighted_score == pytest.approx(0.5) and s.weighted_scorers == ["acc"]
+    dead = _summary(specs, {"acc": [0.5], "never": [None], "free": [0.0]}, None)
+    # a scorer that never scored is not silently dropped: the weighted score is undefined
+    assert dead.weighted_score is None and dead.unscored_scorers == ["never"]
     assert _summary(specs[1:2], {"never": [None]}, None).weighted_score is None
 
 

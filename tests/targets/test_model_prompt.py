@@ -31,3 +31,27 @@ async def test_undefined_template_name_fails_the_item() -> None:
 def test_template_syntax_error_is_reported() -> None:
     with pytest.raises(ValueError, match="template error line 1"):
         ModelPromptTarget("{{ broken", ScriptedModel(["x"]))
+
+
+@pytest.mark.parametrize(
+    ("prompt", "system", "hint"),
+    [
+        ("{input}", None, "write {{ input }}, not {input}"),
+        ("Say hello", None, "every item is sent the same text"),
+        ("Question: { question }", "Be brief", "write {{ question }}"),
+    ],
+)
+async def test_a_prompt_without_a_variable_warns_on_every_item(
+    prompt: str, system: str | None, hint: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    target = ModelPromptTarget(prompt, ScriptedModel(["a", "b"]), system=system)
+    assert hint in caplog.text
+    for n in range(2):
+        out = await target.execute(Item(id=str(n), input=f"q{n}"))
+        assert any(hint in w for w in out.warnings), out.warnings
+
+
+async def test_a_prompt_with_a_variable_in_either_template_does_not_warn() -> None:
+    for prompt, system in [("{{ input }}", None), ("Answer.", "Item {{ id }}")]:
+        target = ModelPromptTarget(prompt, ScriptedModel(["a"]), system=system)
+        assert (await target.execute(Item(id="1", input="q"))).warnings == ()

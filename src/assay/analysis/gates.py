@@ -24,7 +24,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict
 
 from assay.analysis.compare import RunComparison
-from assay.types import RunSummary, ScorerSummary
+from assay.types import RunRecord, RunSummary, ScorerSummary
 
 GateOn = Literal["mean", "ci"]
 
@@ -119,6 +119,8 @@ def check_run(
                 reason=f"every item failed ({summary.item_errors} of {summary.results} results)",
             )
         )
+    else:
+        failures.extend(_no_score(summary))
     for name, limit in (fail_under or {}).items():
         failures.extend(_fail_under(_scorer(summary, name), limit, on))
     if max_errors is not None:
@@ -135,6 +137,37 @@ def check_run(
                 )
             )
     return failures
+
+
+def _no_score(summary: RunSummary) -> list[GateFailure]:
+    """A failure per scorer that produced no score over results that exist: a judge that
+    errored on every item must not leave the run green (or its weighted score whole)."""
+    if not summary.results:
+        return []
+    return [
+        GateFailure(
+            gate="no-score",
+            scorer_id=s.scorer_id,
+            reason=f"{s.scorer_id}: produced no score ({s.errors} errors, "
+            f"{s.not_scorable} not scorable of {summary.results} results)",
+        )
+        for s in summary.scorers.values()
+        if s.mean is None
+    ]
+
+
+def validate_thresholds(names: Iterable[str], scorers: Mapping[str, str]) -> None:
+    """Raise ``GateError`` for a ``--fail-under`` name that matches none of ``scorers``
+    (id -> label), before a run starts, so a typo costs nothing instead of a whole run."""
+    for name in names:
+        if name in scorers:
+            continue
+        if sum(1 for label in scorers.values() if label == name) == 1:
+            continue
+        close = difflib.get_close_matches(name, list(scorers), n=2, cutoff=0.5)
+        hint = f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
+        known = ", ".join(sorted(scorers)) or "none"
+        raise GateError(f"--fail-under: the run has no scorer {name!r}{hint} (scorers: {known})")
 
 
 def _fail_under(s: ScorerSummary, limit: float, on: GateOn) -> list[GateFailure]:
@@ -166,6 +199,31 @@ def _fail_under(s: ScorerSummary, limit: float, on: GateOn) -> list[GateFailure]
             limit=limit,
             reason=f"{s.scorer_id}: {what} {value:.4g} is {side} {limit:g} "
             f"({'higher' if higher else 'lower'} is better)",
+        )
+    ]
+
+
+def check_complete(record: RunRecord, role: str) -> list[GateFailure]:
+    """A failure when ``record`` is not a finished, complete run: an interrupted, failed or
+    still-running candidate (killed part-way) compares only the items it reached, so a
+    regression gate over it would pass on missing data."""
+    done = record.summary.results if record.summary is not None else record.completed_results
+    expected = (
+        record.info.total_items * record.info.repeats
+        if record.info.total_items is not None
+        else None
+    )
+    if record.status == "completed" and (expected is None or done >= expected):
+        return []
+    of = f"{done} of {expected}" if expected is not None else f"{done}"
+    state = record.status if record.status != "completed" else "partial"
+    return [
+        GateFailure(
+            gate="incomplete",
+            value=float(done),
+            limit=float(expected) if expected is not None else None,
+            reason=f"run {role} ({record.id[:8]}) is {state} ({of} results): a partial run "
+            "cannot pass the gate; resume it (`assay runs resume`) or compare a complete run",
         )
     ]
 

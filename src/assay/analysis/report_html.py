@@ -246,6 +246,8 @@ def _header(record: RunRecord, summary: RunSummary, specs: Sequence[ScorerSpec])
             "weighted score",
             f"{fmt.num(summary.weighted_score)} over {', '.join(summary.weighted_scorers)}"
             if summary.weighted_score is not None
+            else f"undefined: no score from {', '.join(summary.unscored_scorers)}"
+            if summary.unscored_scorers
             else fmt.DASH,
         ),
         ("started", _when(record.started_at or info.created_at)),
@@ -374,6 +376,9 @@ def _item_rows(
     for r in rows:
         if r.error is not None:
             output = _text_cell(f"{r.error.kind}: {r.error.message}", cls="error")
+        elif r.warnings:  # e.g. the target returned None: visible, not a silent 0
+            shown = "" if r.output is None else f" · {fmt.as_text(r.output)}"
+            output = _text_cell(f"warning: {'; '.join(r.warnings)}{shown}", cls="error")
         else:
             output = _text_cell(r.output)
         scores = []

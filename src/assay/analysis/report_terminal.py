@@ -36,6 +36,10 @@ def _summary_caption(summary: RunSummary) -> str:
             f"weighted score {fmt.num(summary.weighted_score)} "
             f"({len(summary.weighted_scorers)} scorers, normalized 0..1)"
         )
+    elif summary.unscored_scorers:
+        parts.append(
+            f"weighted score undefined (no score from {', '.join(summary.unscored_scorers)})"
+        )
     if summary.judge_calls:
         parts.append(f"judge calls {summary.judge_calls:,}, tokens {fmt.tokens(summary.usage)}")
         if summary.cost_usd is not None:

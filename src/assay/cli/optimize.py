@@ -40,8 +40,14 @@ class _Printer:
     def __init__(self, quiet: bool) -> None:
         self.quiet = quiet
         self.budget: Budget | None = None
+        self.proposed = 0
+        self.reflections_failed = 0
 
     def __call__(self, event: OptimizeEvent) -> None:
+        if event.kind == "proposed":
+            self.proposed += 1
+        elif event.kind == "reflection_failed":
+            self.reflections_failed += 1
         if self.quiet:
             return
         out = err_console
@@ -108,6 +114,19 @@ def _write_best(result: OptimizeResult, path: Path) -> None:
         path.write_text(text, encoding="utf-8")
     except OSError as exc:
         raise CliError(f"--write-best {path}: {exc.strerror or exc}") from exc
+
+
+def _check_writable(path: Path) -> None:
+    """Fail before the search, not after it, when ``--write-best`` cannot be written."""
+    existed = path.exists()
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with path.open("a", encoding="utf-8"):
+            pass
+    except OSError as exc:
+        raise CliError(f"--write-best {path}: {exc.strerror or exc}") from exc
+    if not existed:
+        path.unlink(missing_ok=True)
 
 
 def _report(result: OptimizeResult, as_json: bool, write_best: Path | None) -> None:
@@ -219,6 +238,7 @@ def optimize_command(
         optimize,
         resume_optimization,
     )
+    from assay.optimize.preflight import PreflightError, preflight
 
     if args[0] in _WORDS:
         if len(args) != 2:
@@ -228,6 +248,8 @@ def optimize_command(
             return
     elif len(args) != 1:
         raise CliError("usage: assay optimize CONFIG.yaml | resume ID | show ID")
+    if write_best is not None:
+        _check_writable(write_best)
     printer = _Printer(quiet)
     with open_cli_store() as store:
         try:
@@ -235,7 +257,16 @@ def optimize_command(
                 result = resume_optimization(args[1], on_event=printer, store=store)
             else:
                 config = load_optimize_config(args[0])
+                preflight(config)
                 result = optimize(config, on_event=printer, store=store)
-        except (OptimizeConfigError, OptimizeResumeError, LookupError) as exc:
+        except (OptimizeConfigError, OptimizeResumeError, PreflightError, LookupError) as exc:
             raise CliError(str(exc).strip("'\"")) from exc
+    if printer.reflections_failed and not printer.proposed and result.best_val_score <= 0:
+        err_console.print(
+            f"optimization failed: all {printer.reflections_failed} reflection calls failed "
+            "and no candidate scored above 0 (see `assay optimize show "
+            f"{result.optimization_id[:8]}`); nothing was written",
+            highlight=False,
+        )
+        raise typer.Exit(1)
     _report(result, as_json, write_best)

@@ -93,7 +93,8 @@ def run(
 ) -> None:
     """Run data through a target and scorers; print the summary; keep the run (default).
 
-    Exit codes: 0 passed; 1 a gate failed (every item failed, --fail-under, --max-errors);
+    Exit codes: 0 passed; 1 a gate failed (every item failed, a scorer produced no score,
+    --fail-under, --max-errors);
     2 bad input; 130 interrupted (the run can be resumed)."""
     from assay.analysis.gates import GateError, MaxErrors, check_run, parse_thresholds
     from assay.analysis.report_terminal import summary_table
@@ -131,6 +132,15 @@ def run(
         )
     except (RunConfigError, InputError) as exc:
         raise CliError(str(exc)) from exc
+    if thresholds:
+        from assay.analysis.gates import validate_thresholds
+        from assay.runner.scorer_set import build_scorers
+
+        try:  # a --fail-under typo must cost nothing, not a whole run's judge calls
+            built = build_scorers(cfg.scorers)
+            validate_thresholds(thresholds, {s.id: s.label for s in built})
+        except (GateError, ValueError, TypeError, KeyError) as exc:
+            raise CliError(str(exc)) from exc
     started: list[RunInfo] = []
     hooks = RunHooks(on_run_start=started.append)
     try:

@@ -104,6 +104,8 @@ def runs_show(
                 output = (
                     Text(f"error: {result.error.message}", style="red")
                     if result.error
+                    else Text(f"warning: {'; '.join(result.warnings)}", style="yellow")
+                    if result.warnings and result.output is None
                     else Text(str(result.output)[:120])
                 )
                 scores = ", ".join(
@@ -148,7 +150,8 @@ def runs_compare(
         bool,
         typer.Option(
             "--fail-on-regression",
-            help="Exit 1 when a scorer's paired difference is a significant regression.",
+            help="Exit 1 when a scorer's paired difference is a significant regression, or "
+            "when either run is interrupted, failed or partial.",
         ),
     ] = False,
     as_json: Annotated[
@@ -174,9 +177,10 @@ def runs_compare(
     for warning in comparison.warnings:
         err_console.print(f"warning: {warning}", markup=False, highlight=False)
     if fail_on_regression:
-        from assay.analysis.gates import check_regressions
+        from assay.analysis.gates import check_complete, check_regressions
 
-        failures = check_regressions(comparison)
+        failures = [*check_complete(a, "A"), *check_complete(b, "B")]
+        failures += check_regressions(comparison)
         for failure in failures:
             err_console.print(f"gate failed: {failure.reason}", markup=False, soft_wrap=True)
         if failures:

@@ -32,7 +32,7 @@ from assay.scoring.sync import run_sync
 from assay.store import Store, StoreSink, using_store
 from assay.targets.identity import fingerprinted_spec
 from assay.targets.resolve import resolve_target, target_from_spec
-from assay.types import Item, ScorerSpec, TargetSpec
+from assay.types import Item, RunInfo, ScorerSpec, TargetSpec
 
 if TYPE_CHECKING:
     from assay.analysis.compare import RunComparison
@@ -150,6 +150,7 @@ async def resume_run_async(
         info = record.info
         if record.status == "completed":
             raise ResumeError(f"run {info.id} is already completed")
+        _require_dataset(db, info)
         resolved = resolve_target(target) if target is not None else target_from_spec(info.target)
         built = build_scorers(scorers) if scorers is not None else scorers_from_specs(info.scorers)
         changes = changes_since_start(
@@ -200,6 +201,25 @@ async def resume_run_async(
             progress=progress,
         )
         return await _execute_stored(db, plan, options)
+
+
+def _require_dataset(db: Store, info: RunInfo) -> None:
+    """Refuse, before the run is touched, to resume a run whose dataset was deleted (its
+    ``dataset_id`` became null) or cannot be read: its remaining items are gone, so a resume
+    could only fail the run half-way with a traceback."""
+    if info.dataset_name is None:
+        return
+    gone = info.dataset_id is None
+    if not gone:
+        try:
+            db.datasets.get(info.dataset_id or "")
+        except LookupError:
+            gone = True
+    if gone:
+        raise ResumeError(
+            f"run {info.id[:8]} cannot be resumed: its dataset {info.dataset_name!r} "
+            f"(version {info.dataset_version}) was deleted; start a new run on stored data"
+        )
 
 
 def changes_since_start(

@@ -131,6 +131,11 @@ def _units(plan: RunPlan) -> Iterator[tuple[int, Item, int]]:
         )
 
 
+NONE_OUTPUT_WARNING = "the target returned None: the scorers saw no output"
+"""The item warning for a target that returned ``None`` (a function without ``return``):
+it scores as an empty answer, which must show on the item rather than as a silent 0."""
+
+
 async def _limited(work: Awaitable[_T], limit: asyncio.Timeout | None) -> _T:
     """``await work`` under ``limit`` (no timeout context at all without one: it costs
     ~10 µs, a sixth of the runner's per-item overhead)."""
@@ -214,6 +219,9 @@ async def run_unit(plan: RunPlan, position: int, item: Item, repeat: int) -> Ite
             )
     latency_ms = (time.perf_counter() - clock) * 1000.0 if timed else None
     warnings = list(produced.warnings) if produced is not None else []
+    if error is None and output is None:
+        # scorers see an empty output and usually score 0: say why, on the item
+        warnings.append(NONE_OUTPUT_WARNING)
     scores: dict[str, ScoreResult] = {}
     if error is None and plan.scorers:
         # the call id says which run, item, repeat and scorer a score belongs to (and costs

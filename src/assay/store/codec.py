@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import secrets
 import time
 from collections.abc import Iterable, Iterator, Mapping
@@ -103,11 +104,24 @@ the round trip is exact on every backend (see ``escape_nul``/``unescape_nul``)."
 _JSON_NUL = "\\u0000"
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+"""A lone surrogate (``"a\\ud800"``, from a target's broken decoding): Python strings hold one
+but UTF-8 cannot encode it, so SQLite and PostgreSQL reject the whole batch. It is stored as
+``NUL_ESCAPE`` + ``u`` + four hex digits and restored exactly on read."""
+
+
+def _escape_surrogate(match: re.Match[str]) -> str:
+    return f"{NUL_ESCAPE}u{ord(match.group()):04x}"
+
+
 def escape_nul(text: str) -> str:
-    """``text`` without NUL characters, reversibly (a no-op for ordinary text)."""
-    if "\x00" not in text and NUL_ESCAPE not in text:
+    """``text`` without NUL characters or lone surrogates, reversibly (a no-op for ordinary
+    text)."""
+    surrogate = _SURROGATE.search(text) is not None
+    if "\x00" not in text and NUL_ESCAPE not in text and not surrogate:
         return text
-    return text.replace(NUL_ESCAPE, NUL_ESCAPE + "e").replace("\x00", NUL_ESCAPE + "0")
+    text = text.replace(NUL_ESCAPE, NUL_ESCAPE + "e").replace("\x00", NUL_ESCAPE + "0")
+    return _SURROGATE.sub(_escape_surrogate, text) if surrogate else text
 
 
 def unescape_nul(text: str) -> str:
@@ -119,10 +133,19 @@ def unescape_nul(text: str) -> str:
     while (j := text.find(NUL_ESCAPE, i)) != -1:
         out.append(text[i:j])
         code = text[j + 1 : j + 2]
+        hex4 = text[j + 2 : j + 6]
+        if code == "u" and len(hex4) == 4 and _is_hex(hex4) and 0xD800 <= int(hex4, 16) <= 0xDFFF:
+            out.append(chr(int(hex4, 16)))
+            i = j + 6
+            continue
         out.append("\x00" if code == "0" else NUL_ESCAPE if code == "e" else NUL_ESCAPE + code)
         i = j + 2
     out.append(text[i:])
     return "".join(out)
+
+
+def _is_hex(text: str) -> bool:
+    return all(c in "0123456789abcdef" for c in text)
 
 
 def _map_strings(value: Any, fn: Any) -> Any:
@@ -137,12 +160,13 @@ def _map_strings(value: Any, fn: Any) -> Any:
 
 def dumps(value: Any) -> str:
     """Compact JSON; non-finite floats become ``null`` (checked only when the fast path fails);
-    NUL characters in strings are escaped (``escape_nul``), which costs nothing when none."""
+    NUL characters and lone surrogates in strings are escaped (``escape_nul``), which costs
+    nothing when none."""
     try:
         text = _ENCODER.encode(value)
     except ValueError:
         text = _ENCODER.encode(_finite(value))
-    if _JSON_NUL in text or NUL_ESCAPE in text:
+    if _JSON_NUL in text or NUL_ESCAPE in text or _SURROGATE.search(text) is not None:
         plain = loads_plain(text)
         text = _ENCODER.encode(_map_strings(plain, escape_nul))
     return text

@@ -370,25 +370,38 @@ def corpus_value(aggregation: Aggregation, rows: Sequence[CorpusRow]) -> float |
 
 def weighted_score(
     specs: Sequence[ScorerSpec], scorers: Mapping[str, ScorerSummary]
-) -> tuple[float | None, list[str]]:
+) -> tuple[float | None, list[str], list[str]]:
     """``Σ wᵢ·normalized_meanᵢ / Σ wᵢ`` over the scorers with a normalized mean and a
-    positive weight, and their ids.
+    positive weight, their ids, and the ids of weighted scorers that produced no score.
 
     The weighted mean of per-scorer normalized means, not a mean of per-item weighted sums:
     each scorer's mean already leaves its errors and not-scorable results out (they count as
     missing, never as 0 or 1) without changing the other scorers' weights item by item, and
     the number is exactly the weighted average of what the summary table shows.
+
+    A bounded scorer with a positive weight but no score at all (a judge that errored on
+    every item) makes the weighted score undefined (``None``) rather than silently dropped:
+    otherwise the remaining scorers alone would read as the run's score (1.000 with a dead
+    judge). Unbounded scorers have no 0..1 form and stay out by design.
     """
     total = weights = 0.0
     used: list[str] = []
+    unscored: list[str] = []
     for spec in specs:
         summary = scorers.get(spec.id)
-        if summary is None or summary.normalized_mean is None or spec.weight <= 0:
+        if spec.weight <= 0:
+            continue
+        if summary is None or summary.mean is None:
+            unscored.append(spec.id)
+            continue
+        if summary.normalized_mean is None:
             continue
         total += spec.weight * summary.normalized_mean
         weights += spec.weight
         used.append(spec.id)
-    return (total / weights if weights > 0 else None), used
+    if unscored:
+        return None, used, unscored
+    return (total / weights if weights > 0 else None), used, unscored
 
 
 def summarize_run(
@@ -474,7 +487,7 @@ def summarize_source(
         )
         for spec in all_specs
     }
-    weighted, weighted_ids = weighted_score(all_specs, scorers)
+    weighted, weighted_ids, unscored = weighted_score(all_specs, scorers)
     return RunSummary(
         items=items,
         results=results,
@@ -483,6 +496,7 @@ def summarize_source(
         scorers=scorers,
         weighted_score=weighted,
         weighted_scorers=weighted_ids,
+        unscored_scorers=unscored,
         latency_ms_mean=lat_mean,
         latency_ms_p50=lat_p50,
         latency_ms_p95=lat_p95,

@@ -12,9 +12,12 @@ response, so run summaries count what the target spent next to what the judges s
 
 from __future__ import annotations
 
+import logging
+import re
 from typing import Any
 
 import jinja2
+import jinja2.meta
 
 from assay.models.base import ChatMessage, Model, ModelSettings
 from assay.models.resolve import resolve_model
@@ -24,6 +27,20 @@ from assay.types import Item, TargetSpec
 _ENV = jinja2.Environment(
     undefined=jinja2.StrictUndefined, autoescape=False, keep_trailing_newline=True
 )
+log = logging.getLogger(__name__)
+
+
+def constant_prompt_warning(prompt: str, system: str | None) -> str | None:
+    """A warning when neither template names a variable: every item would get the same text
+    (``"{input}"`` is Python format syntax, not Jinja's ``{{ input }}``). ``None`` otherwise."""
+    used: set[str] = set()
+    for text in (prompt, system or ""):
+        used |= jinja2.meta.find_undeclared_variables(_ENV.parse(text))
+    if used:
+        return None
+    single = re.search(r"(?<!\{)\{\s*(\w+)\s*\}(?!\})", prompt)
+    hint = f"; write {{{{ {single.group(1)} }}}}, not {single.group()}" if single else ""
+    return f"the model prompt uses no template variable, so every item is sent the same text{hint}"
 
 
 class ModelPromptTarget:
@@ -45,6 +62,9 @@ class ModelPromptTarget:
             raise ValueError(
                 f"model prompt target: template error line {exc.lineno}: {exc.message}"
             ) from exc
+        self.constant_warning = constant_prompt_warning(prompt, system)
+        if self.constant_warning is not None:
+            log.warning("model prompt target: %s", self.constant_warning)
         self.model = resolve_model(model, base_url=base_url)
         self.settings = settings
         config: dict[str, Any] = {
@@ -90,6 +110,8 @@ class ModelPromptTarget:
         warnings = (
             ("smoke-test model: output is plumbing, not quality",) if response.smoke_test else ()
         )
+        if self.constant_warning is not None:
+            warnings = (*warnings, self.constant_warning)
         return TargetOutput(
             response.text,
             warnings,
