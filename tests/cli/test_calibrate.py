@@ -90,8 +90,25 @@ def test_require_names_a_statistic_that_must_have_a_ci(tmp_path: Path) -> None:
     db = tmp_path / "cal.db"
     fine = assay(db, "calibrate", str(EXAMPLE), "--require", "spearman")
     assert fine.returncode == 0, fine.stderr
+    runs_before = assay(db, "runs", "list").stdout
     unknown = assay(db, "calibrate", str(EXAMPLE), "--require", "roc_auc")
-    assert unknown.returncode == 2 and "--require 'roc_auc': no such statistic" in unknown.stderr
+    assert unknown.returncode == 2
+    assert "key 'require': no statistic 'roc_auc' for kind 'numeric'" in unknown.stderr
+    assert assay(db, "runs", "list").stdout == runs_before  # refused before anything ran
+
+
+def test_without_gates_the_certificate_says_no_gates_and_run_refuses_it(tmp_path: Path) -> None:
+    db = tmp_path / "cal.db"
+    config = tmp_path / "nogates.yaml"
+    text = EXAMPLE.read_text(encoding="utf-8").split("min:")[0]
+    config.write_text(text.replace("stsb_sample.jsonl", str(EXAMPLE.parent / "stsb_sample.jsonl")))
+    assert assay(db, "calibrate", str(config)).returncode == 0
+    scorer = json.dumps({"type": "content-similarity", "params": {"compare_to": "input"}})
+    data = EXAMPLE.parent / "stsb_sample.jsonl"
+    refused = assay(
+        db, "run", "--data", str(data), "--scorer", scorer, "--require-calibrated", "--no-progress"
+    )
+    assert refused.returncode == 2 and "calibrated: no gates" in refused.stderr
 
 
 def test_run_require_calibrated_stops_an_uncalibrated_run_and_passes_a_calibrated_one(

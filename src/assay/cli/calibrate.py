@@ -51,7 +51,8 @@ def calibrate(
         typer.Option(
             "--require",
             help="STATISTIC: exit 1 unless this statistic is defined with a CI (e.g. roc_auc "
-            "is undefined when the humans used one class only). Repeatable.",
+            "is undefined when the humans used one class only); an unknown name exits 2 before "
+            "the first judge call. Repeatable; adds to the config's 'require'.",
         ),
     ] = None,
     disagreements: Annotated[
@@ -76,6 +77,9 @@ def calibrate(
     Gates: --min kappa=0.6 fails when the lower CI bound is below 0.6 (--gate-on point: the
     estimate). With a 'split' in the config the gates judge the held-out test split.
 
+    The certificate passes only when it has gates and every one passed; one without gates
+    is "no gates" and `assay run --require-calibrated` refuses it.
+
     Exit codes: 0 every gate passed; 1 a gate failed; 2 bad input (config, data, labels);
     130 interrupted."""
     from assay.analysis.report_calibration import calibration_tables, comparison_table
@@ -89,7 +93,10 @@ def calibrate(
         raise CliError(f"--gate-on {gate_on!r}: expected 'ci' or 'point'")
     gates = parse_min(min_ or [])
     try:
-        result = run_calibration(config, min=gates or None, gate_on=gate_on, progress=progress)
+        extra = {"require": list(require)} if require else {}
+        result = run_calibration(
+            config, min=gates or None, gate_on=gate_on, progress=progress, **extra
+        )
     except KeyboardInterrupt:
         err_console.print(
             "interrupted: finished results are kept; `assay runs list` shows the calibration "
@@ -134,20 +141,6 @@ def calibrate(
                 failed = True
                 err_console.print(
                     f"gate failed: {scorer.scorer_id}: {gate.reason}",
-                    markup=False,
-                    highlight=False,
-                    soft_wrap=True,
-                )
-        for name in require or []:
-            estimate = scorer.statistics.get(name)
-            if estimate is None:
-                known = ", ".join(sorted(scorer.statistics))
-                raise CliError(f"--require {name!r}: no such statistic (there are: {known})")
-            if estimate.get("ci_low") is None:
-                failed = True
-                why = estimate.get("reason") or "undefined"
-                err_console.print(
-                    f"gate failed: {scorer.scorer_id}: {name} is required but has no CI: {why}",
                     markup=False,
                     highlight=False,
                     soft_wrap=True,
