@@ -496,3 +496,18 @@ def test_a_point_gate_uses_a_value_whose_ci_is_undefined_and_a_ci_gate_refuses_i
     assert not outcomes["ci"].passed and "roc_auc has no CI: no CI: undefined" in (
         outcomes["ci"].reason
     )
+
+
+def test_a_score_outside_the_declared_range_is_an_item_error_naming_the_item(
+    tmp_path: Path, store: Store
+) -> None:
+    rows = binary_rows()
+    rows[3]["output"] = "1.7"  # the judge answers 1.7 on a scorer declared 0..1
+    data = write_jsonl(tmp_path / "b.jsonl", rows)
+    report = calibrate(binary_config(data), scorers=[judge_scorer(float)], store=store)
+    cal = report.scorers[0]
+    assert cal.n == 39
+    assert cal.errors == [
+        {"item_id": "i03", "error": "score 1.7 is outside the scorer's declared range [0, 1]"}
+    ]
+    assert cal.statistics["ece"]["value"] is not None

@@ -136,6 +136,15 @@ def calibrate(
             f"{scorer.certificate.id[:8] if scorer.certificate else '—'}",
             highlight=False,
         )
+        if scorer.errors:
+            first = scorer.errors[0]
+            err_console.print(
+                f"{scorer.scorer_id}: {len(scorer.errors)} item error(s), left out of the "
+                f"statistics; first: item {first['item_id']}: {first['error']}",
+                markup=False,
+                highlight=False,
+                soft_wrap=True,
+            )
         for gate in scorer.gates:
             if not gate.passed:
                 failed = True

@@ -288,8 +288,23 @@ class _Observed(BaseModel):
     pair_verdicts: list[tuple[str, str]] = Field(default_factory=list)
 
 
+def _out_of_range(
+    repeats: Mapping[int, float], score_range: tuple[float, float]
+) -> float | None:
+    """The first score outside the scorer's declared range (or ``None``): such a score is
+    an item error, not a value that silently makes ECE or the reliability curve undefined."""
+    low, high = score_range
+    for value in repeats.values():
+        if not (low - 1e-9 <= value <= high + 1e-9):
+            return value
+    return None
+
+
 def _observe(
-    labelled: list[LabelledItem], results: Sequence[ItemResult], config: CalibrationConfig
+    labelled: list[LabelledItem],
+    results: Sequence[ItemResult],
+    config: CalibrationConfig,
+    score_range: tuple[float, float] = (-math.inf, math.inf),
 ) -> _Observed:
     scores, reasons, errors = _scores_by_item(results)
     kept: list[LabelledItem] = []
@@ -316,6 +331,17 @@ def _observe(
         repeats = scores.get(item_id)
         if not repeats:
             failed.append({"item_id": item_id, "error": errors.get(item_id, "no score")})
+            continue
+        outside = _out_of_range(repeats, score_range)
+        if outside is not None:
+            low, high = score_range
+            failed.append(
+                {
+                    "item_id": item_id,
+                    "error": f"score {outside:g} is outside the scorer's declared range "
+                    f"[{low:g}, {high:g}]",
+                }
+            )
             continue
         kept.append(entry)
         values.append(float(np.mean(list(repeats.values()))))
@@ -452,7 +478,8 @@ def _calibrate_one(
     config: CalibrationConfig,
 ) -> ScorerCalibration:
     threshold = _threshold(config)
-    observed = _observe(labelled, results, config)
+    low, high = scorer.score_range
+    observed = _observe(labelled, results, config, (float(low), float(high)))
     if len(observed.entries) < 2:
         raise ValueError(
             f"scorer {scorer.id!r} scored {len(observed.entries)} of {len(labelled)} items "
