@@ -288,9 +288,7 @@ class _Observed(BaseModel):
     pair_verdicts: list[tuple[str, str]] = Field(default_factory=list)
 
 
-def _out_of_range(
-    repeats: Mapping[int, float], score_range: tuple[float, float]
-) -> float | None:
+def _out_of_range(repeats: Mapping[int, float], score_range: tuple[float, float]) -> float | None:
     """The first score outside the scorer's declared range (or ``None``): such a score is
     an item error, not a value that silently makes ECE or the reliability curve undefined."""
     low, high = score_range

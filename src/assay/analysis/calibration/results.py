@@ -138,10 +138,14 @@ class SelfConsistency(StatisticsTable):
 class PPIEstimate(Estimate):
     """A prediction-powered mean: ``value`` with a normal-theory CI; ``n`` is every item
     the judge scored, ``n_labelled`` those with a human label too; ``judge_mean`` is the
-    plain judge mean to show beside it."""
+    plain judge mean to show beside it; ``weight`` is the power-tuning λ (1 = classical
+    PPI, 0 = the labelled items alone); ``warning`` says when the labelled set was too
+    small to estimate the rectifier's variance (it was floored)."""
 
     n_labelled: int
     judge_mean: float
+    weight: float = 1.0
+    warning: str | None = None
 
 
 DisagreementKind = Literal["judge_high_human_low", "judge_low_human_high"]
