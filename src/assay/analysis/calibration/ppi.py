@@ -12,8 +12,9 @@ never wider than not using the judge. Two finite-sample guards keep the coverage
 strong discrete judge the judge can be right on every labelled item, so the rectifier's
 sample variance is 0 and the normal interval collapses (measured: 51% coverage at 40
 labels). When fewer than ``RARE_DISAGREEMENTS`` labelled items have a judge score that
-differs from the human label, the rectifier's variance is floored at that of one pseudo-disagreement of the full
-label scale (s²/(n+1)), and ``warning`` says the labelled set is too small to estimate it.
+differs from the human label, the rectifier's variance is floored at that of one
+pseudo-disagreement of the full label scale (s²/(n+1)), and ``warning`` says the labelled
+set is too small to estimate it.
 ``tuning="classical"`` gives the estimator below unchanged.
 
 Classical PPI:
