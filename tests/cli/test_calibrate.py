@@ -137,3 +137,27 @@ def test_help_documents_the_gates(tmp_path: Path) -> None:
     assert shown.returncode == 0
     text = " ".join(shown.stdout.split())
     assert "--min" in text and "lower 95% CI bound (--gate-on ci" in text and "%%" not in text
+
+
+def test_ppi_reports_the_judge_corrected_mean_of_a_stored_run(tmp_path: Path) -> None:
+    from assay.store import open_store
+
+    db = tmp_path / "cal.db"
+    scorer = json.dumps({"type": "content-similarity", "params": {"compare_to": "input"}})
+    data = EXAMPLE.parent / "stsb_sample.jsonl"
+    ran = assay(db, "run", "--data", str(data), "--scorer", scorer, "--no-progress")
+    assert ran.returncode == 0, ran.stderr
+    store = open_store(f"sqlite:///{db}")
+    [run] = store.runs.list()
+    run_id = run.id
+    store.close()
+    out = tmp_path / "ppi.json"
+    done = assay(db, "calibrate", str(EXAMPLE), "--ppi", run_id, "--json", str(out))
+    assert done.returncode == 0, done.stderr
+    [(scorer_id, corrected)] = json.loads(out.read_text())["judge_corrected"].items()
+    assert corrected["n_labelled"] == corrected["n"] == 80
+    assert corrected["ci_low"] <= corrected["value"] <= corrected["ci_high"]
+    assert 0.0 <= corrected["weight"] <= 1.0
+    assert f"judge-corrected {scorer_id}: " in done.stdout
+    bad = assay(db, "calibrate", str(EXAMPLE), "--ppi", "nope")
+    assert bad.returncode == 2 and "--ppi 'nope'" in bad.stderr

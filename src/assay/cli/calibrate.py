@@ -70,6 +70,15 @@ def calibrate(
         bool | None,
         typer.Option("--progress/--no-progress", help="Show a progress bar (default: terminal)."),
     ] = None,
+    ppi: Annotated[
+        str | None,
+        typer.Option(
+            "--ppi",
+            help="RUN: the judge-corrected (PPI++) mean of each scorer of this stored run, from "
+            "its items that carry the config's label; printed and written as 'judge_corrected' "
+            "in --json.",
+        ),
+    ] = None,
 ) -> None:
     """Calibrate a scorer against human labels: every statistic with a bootstrap 95% CI,
     stored as a run plus a certificate bound to the scorer's fingerprint.
@@ -110,6 +119,21 @@ def calibrate(
     except (ValueError, TypeError, KeyError, LookupError) as exc:
         raise CliError(str(exc)) from exc
     data = result.to_json()
+    if ppi is not None:
+        data["judge_corrected"] = _judge_corrected(config, ppi)
+        for scorer_id, corrected in data["judge_corrected"].items():
+            if corrected.get("value") is None:
+                shown = f"no estimate: {corrected.get('reason')}"
+            else:
+                shown = (
+                    f"{corrected['value']:.4f} [{corrected['ci_low']:.4f}, "
+                    f"{corrected['ci_high']:.4f}] (judge alone {corrected['judge_mean']:.4f}, "
+                    f"{corrected['n_labelled']} of {corrected['n']} labelled, "
+                    f"λ {corrected.get('weight', 1.0):.2f})"
+                )
+            console.print(f"judge-corrected {scorer_id}: {shown}", highlight=False)
+            if corrected.get("warning"):
+                err_console.print(f"warning: {corrected['warning']}", highlight=False)
     for table in calibration_tables(data):
         console.print(table)
     differences = comparison_table(data)
@@ -156,3 +180,19 @@ def calibrate(
                 )
     if failed:
         raise typer.Exit(1)
+
+
+def _judge_corrected(config: Path, run_id: str) -> dict[str, dict[str, object]]:
+    """``judge_corrected_means`` of a stored run with the config's label, label_map and
+    label_range (a bad run id or label is a ``CliError``)."""
+    from assay.operations.calibration_config import load_calibration_config
+    from assay.operations.judge_corrected import judge_corrected_means
+    from assay.store import StoreError
+
+    cfg = load_calibration_config(config)
+    try:
+        return judge_corrected_means(
+            run_id, label=cfg.label, label_map=cfg.label_map, label_range=cfg.label_range
+        )
+    except (StoreError, ValueError, LookupError) as exc:
+        raise CliError(f"--ppi {run_id!r}: {exc}") from exc
