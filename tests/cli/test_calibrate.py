@@ -90,8 +90,25 @@ def test_require_names_a_statistic_that_must_have_a_ci(tmp_path: Path) -> None:
     db = tmp_path / "cal.db"
     fine = assay(db, "calibrate", str(EXAMPLE), "--require", "spearman")
     assert fine.returncode == 0, fine.stderr
+    runs_before = assay(db, "runs", "list").stdout
     unknown = assay(db, "calibrate", str(EXAMPLE), "--require", "roc_auc")
-    assert unknown.returncode == 2 and "--require 'roc_auc': no such statistic" in unknown.stderr
+    assert unknown.returncode == 2
+    assert "key 'require': no statistic 'roc_auc' for kind 'numeric'" in unknown.stderr
+    assert assay(db, "runs", "list").stdout == runs_before  # refused before anything ran
+
+
+def test_without_gates_the_certificate_says_no_gates_and_run_refuses_it(tmp_path: Path) -> None:
+    db = tmp_path / "cal.db"
+    config = tmp_path / "nogates.yaml"
+    text = EXAMPLE.read_text(encoding="utf-8").split("min:")[0]
+    config.write_text(text.replace("stsb_sample.jsonl", str(EXAMPLE.parent / "stsb_sample.jsonl")))
+    assert assay(db, "calibrate", str(config)).returncode == 0
+    scorer = json.dumps({"type": "content-similarity", "params": {"compare_to": "input"}})
+    data = EXAMPLE.parent / "stsb_sample.jsonl"
+    refused = assay(
+        db, "run", "--data", str(data), "--scorer", scorer, "--require-calibrated", "--no-progress"
+    )
+    assert refused.returncode == 2 and "calibrated: no gates" in refused.stderr
 
 
 def test_run_require_calibrated_stops_an_uncalibrated_run_and_passes_a_calibrated_one(
@@ -120,3 +137,27 @@ def test_help_documents_the_gates(tmp_path: Path) -> None:
     assert shown.returncode == 0
     text = " ".join(shown.stdout.split())
     assert "--min" in text and "lower 95% CI bound (--gate-on ci" in text and "%%" not in text
+
+
+def test_ppi_reports_the_judge_corrected_mean_of_a_stored_run(tmp_path: Path) -> None:
+    from assay.store import open_store
+
+    db = tmp_path / "cal.db"
+    scorer = json.dumps({"type": "content-similarity", "params": {"compare_to": "input"}})
+    data = EXAMPLE.parent / "stsb_sample.jsonl"
+    ran = assay(db, "run", "--data", str(data), "--scorer", scorer, "--no-progress")
+    assert ran.returncode == 0, ran.stderr
+    store = open_store(f"sqlite:///{db}")
+    [run] = store.runs.list()
+    run_id = run.id
+    store.close()
+    out = tmp_path / "ppi.json"
+    done = assay(db, "calibrate", str(EXAMPLE), "--ppi", run_id, "--json", str(out))
+    assert done.returncode == 0, done.stderr
+    [(scorer_id, corrected)] = json.loads(out.read_text())["judge_corrected"].items()
+    assert corrected["n_labelled"] == corrected["n"] == 80
+    assert corrected["ci_low"] <= corrected["value"] <= corrected["ci_high"]
+    assert 0.0 <= corrected["weight"] <= 1.0
+    assert f"judge-corrected {scorer_id}: " in done.stdout
+    bad = assay(db, "calibrate", str(EXAMPLE), "--ppi", "nope")
+    assert bad.returncode == 2 and "--ppi 'nope'" in bad.stderr

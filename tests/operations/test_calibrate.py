@@ -471,3 +471,43 @@ def test_spearman_matches_scipy_on_sts_b_sample(store: Store) -> None:
     assert cal.n == 80
     rho = stats.spearmanr(labels, scores).statistic
     assert cal.statistics["spearman"]["value"] == pytest.approx(rho, abs=1e-9)
+
+
+def test_a_point_gate_uses_a_value_whose_ci_is_undefined_and_a_ci_gate_refuses_it(
+    tmp_path: Path, store: Store
+) -> None:
+    data = write_jsonl(tmp_path / "four.jsonl", binary_rows(4))
+    outcomes = {}
+    point = None
+    for on in ("point", "ci"):
+        report = calibrate(
+            binary_config(data, min={"roc_auc": 0.5}, gate_on=on),
+            scorers=[judge_scorer(float)],
+            store=store,
+            progress=False,
+        )
+        [gate] = report.scorers[0].gates
+        outcomes[on] = gate
+        auc = report.scorers[0].statistics["roc_auc"]
+        assert auc["value"] is not None and auc["ci_low"] is None
+        assert auc["reason"].startswith("no CI: undefined on ")
+        point = auc["value"]
+    assert outcomes["point"].passed == (point >= 0.5) and outcomes["point"].observed == point
+    assert not outcomes["ci"].passed and "roc_auc has no CI: no CI: undefined" in (
+        outcomes["ci"].reason
+    )
+
+
+def test_a_score_outside_the_declared_range_is_an_item_error_naming_the_item(
+    tmp_path: Path, store: Store
+) -> None:
+    rows = binary_rows()
+    rows[3]["output"] = "1.7"  # the judge answers 1.7 on a scorer declared 0..1
+    data = write_jsonl(tmp_path / "b.jsonl", rows)
+    report = calibrate(binary_config(data), scorers=[judge_scorer(float)], store=store)
+    cal = report.scorers[0]
+    assert cal.n == 39
+    assert cal.errors == [
+        {"item_id": "i03", "error": "score 1.7 is outside the scorer's declared range [0, 1]"}
+    ]
+    assert cal.statistics["ece"]["value"] is not None

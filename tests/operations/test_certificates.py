@@ -129,6 +129,7 @@ def test_a_calibrated_code_scorer_passes_the_requirement(tmp_path: Path, store: 
             "label_range": [0, 5],
             "kind": "numeric",
             "resamples": 100,
+            "min": {"spearman": 0.1},
         },
         store=store,
         progress=False,
@@ -143,3 +144,82 @@ def test_a_calibrated_code_scorer_passes_the_requirement(tmp_path: Path, store: 
     assert spec_calibration_status(other, store=store).state == "stale"
     with pytest.raises(CalibrationRequiredError):
         require_calibrated(["content-similarity"], store=store)
+
+
+def test_a_certificate_without_gates_is_no_gates_and_a_run_refuses_it(
+    tmp_path: Path, store: Store
+) -> None:
+    judge, report = _calibrated(tmp_path, store)
+    cert = report.scorers[0].certificate
+    assert cert is not None and cert.gates == [] and not cert.passed
+    status = calibration_status(judge, store=store)
+    assert status.state == "no gates" and not status.calibrated
+    assert status.describe().startswith("calibrated: no gates (")
+    with pytest.raises(CalibrationRequiredError, match="no gates"):
+        require_calibrated([judge], store=store)
+
+
+def test_a_required_statistic_that_is_undefined_stores_a_failed_certificate(
+    tmp_path: Path, store: Store
+) -> None:
+    rows = binary_rows()
+    for row in rows:
+        row["metadata"]["human"] = "yes"  # one class: ROC-AUC is undefined
+    data = write_jsonl(tmp_path / "one.jsonl", rows)
+    judge = judge_scorer(float, model="openai/gpt-4o-mini")
+    report = calibrate(
+        binary_config(data, require=["roc_auc"]), scorers=[judge], store=store, progress=False
+    )
+    cal = report.scorers[0]
+    assert not report.passed and cal.statistics["roc_auc"]["value"] is None
+    assert cal.gates[0].on == "defined" and "roc_auc is required but has no CI" in (
+        cal.gates[0].reason
+    )
+    assert cal.certificate is not None and not cal.certificate.passed
+    assert store.certificates.get(cal.certificate.id).passed is False
+    assert calibration_status(judge, store=store).state == "failed"
+    with pytest.raises(CalibrationRequiredError, match="gates failed"):
+        require_calibrated([judge], store=store)
+
+
+def test_an_unknown_required_statistic_is_refused_before_any_judge_call(
+    tmp_path: Path, store: Store
+) -> None:
+    from assay.operations.calibration_config import CalibrationConfigError
+
+    data = write_jsonl(tmp_path / "b.jsonl", binary_rows())
+    calls: list[str] = []
+
+    def answer(text: str) -> float:
+        calls.append(text)
+        return float(text)
+
+    for key, value in (("require", ["rho_typo"]), ("min", {"kapa": 0.5})):
+        with pytest.raises(CalibrationConfigError, match="no statistic"):
+            calibrate(
+                binary_config(data, **{key: value}),
+                scorers=[judge_scorer(answer)],
+                store=store,
+                progress=False,
+            )
+    assert calls == [] and store.runs.list() == []
+
+
+def test_stale_reasons_name_the_param_and_the_data_that_changed(
+    tmp_path: Path, store: Store
+) -> None:
+    data = write_jsonl(tmp_path / "b.jsonl", binary_rows())
+    base = judge_scorer(float, model="openai/gpt-4o-mini")
+    judge = base.with_options(params={"temperature": 0.0, "scale": 5})
+    report = calibrate(
+        binary_config(data, min={"kappa": 0.5}), scorers=[judge], store=store, progress=False
+    )
+    assert report.passed
+    warmer = judge.with_options(params={"temperature": 0.7, "scale": 5})
+    assert calibration_status(warmer, store=store).reason == "params changed: temperature"
+    by_param = judge.with_options(params={"temperature": 0.0, "scale": 5, "model": "x"})
+    reason = calibration_status(by_param, store=store).reason
+    assert reason is not None and reason.startswith("judge model source changed")
+    elsewhere = calibration_status(judge, store=store, data_key="sha256:other (c.jsonl)")
+    assert elsewhere.state == "stale"
+    assert elsewhere.reason == f"data changed: certified on {report.data_key}"

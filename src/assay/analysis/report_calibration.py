@@ -36,15 +36,22 @@ def _ci(estimate: Mapping[str, Any]) -> str:
     return f"[{low:.4f}, {high:.4f}]"
 
 
-def _gate_by_statistic(scorer: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
-    return {gate["statistic"]: gate for gate in scorer.get("gates", [])}
+def _gate_by_statistic(scorer: Mapping[str, Any]) -> dict[str, list[Mapping[str, Any]]]:
+    gates: dict[str, list[Mapping[str, Any]]] = {}
+    for gate in scorer.get("gates", []):
+        gates.setdefault(gate["statistic"], []).append(gate)
+    return gates
 
 
-def _gate_text(gate: Mapping[str, Any] | None) -> str:
-    if gate is None:
-        return ""
-    mark = "pass" if gate["passed"] else "FAIL"
-    return f"{mark} (≥ {gate['bound']:g} on {gate['on']})"
+def _gate_text(gates: list[Mapping[str, Any]] | None) -> str:
+    texts = []
+    for gate in gates or []:
+        mark = "pass" if gate["passed"] else "FAIL"
+        if gate.get("bound") is None:  # a `require` gate: defined with a CI
+            texts.append(f"{mark} (required)")
+        else:
+            texts.append(f"{mark} (≥ {gate['bound']:g} on {gate['on']})")
+    return "; ".join(texts)
 
 
 def statistic_rows(scorer: Mapping[str, Any]) -> list[tuple[str, str, str, str]]:

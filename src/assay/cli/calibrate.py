@@ -51,7 +51,8 @@ def calibrate(
         typer.Option(
             "--require",
             help="STATISTIC: exit 1 unless this statistic is defined with a CI (e.g. roc_auc "
-            "is undefined when the humans used one class only). Repeatable.",
+            "is undefined when the humans used one class only); an unknown name exits 2 before "
+            "the first judge call. Repeatable; adds to the config's 'require'.",
         ),
     ] = None,
     disagreements: Annotated[
@@ -69,12 +70,24 @@ def calibrate(
         bool | None,
         typer.Option("--progress/--no-progress", help="Show a progress bar (default: terminal)."),
     ] = None,
+    ppi: Annotated[
+        str | None,
+        typer.Option(
+            "--ppi",
+            help="RUN: the judge-corrected (PPI++) mean of each scorer of this stored run, from "
+            "its items that carry the config's label; printed and written as 'judge_corrected' "
+            "in --json.",
+        ),
+    ] = None,
 ) -> None:
     """Calibrate a scorer against human labels: every statistic with a bootstrap 95% CI,
     stored as a run plus a certificate bound to the scorer's fingerprint.
 
     Gates: --min kappa=0.6 fails when the lower CI bound is below 0.6 (--gate-on point: the
     estimate). With a 'split' in the config the gates judge the held-out test split.
+
+    The certificate passes only when it has gates and every one passed; one without gates
+    is "no gates" and `assay run --require-calibrated` refuses it.
 
     Exit codes: 0 every gate passed; 1 a gate failed; 2 bad input (config, data, labels);
     130 interrupted."""
@@ -89,7 +102,10 @@ def calibrate(
         raise CliError(f"--gate-on {gate_on!r}: expected 'ci' or 'point'")
     gates = parse_min(min_ or [])
     try:
-        result = run_calibration(config, min=gates or None, gate_on=gate_on, progress=progress)
+        extra = {"require": list(require)} if require else {}
+        result = run_calibration(
+            config, min=gates or None, gate_on=gate_on, progress=progress, **extra
+        )
     except KeyboardInterrupt:
         err_console.print(
             "interrupted: finished results are kept; `assay runs list` shows the calibration "
@@ -103,6 +119,21 @@ def calibrate(
     except (ValueError, TypeError, KeyError, LookupError) as exc:
         raise CliError(str(exc)) from exc
     data = result.to_json()
+    if ppi is not None:
+        data["judge_corrected"] = _judge_corrected(config, ppi)
+        for scorer_id, corrected in data["judge_corrected"].items():
+            if corrected.get("value") is None:
+                shown = f"no estimate: {corrected.get('reason')}"
+            else:
+                shown = (
+                    f"{corrected['value']:.4f} [{corrected['ci_low']:.4f}, "
+                    f"{corrected['ci_high']:.4f}] (judge alone {corrected['judge_mean']:.4f}, "
+                    f"{corrected['n_labelled']} of {corrected['n']} labelled, "
+                    f"λ {corrected.get('weight', 1.0):.2f})"
+                )
+            console.print(f"judge-corrected {scorer_id}: {shown}", highlight=False)
+            if corrected.get("warning"):
+                err_console.print(f"warning: {corrected['warning']}", highlight=False)
     for table in calibration_tables(data):
         console.print(table)
     differences = comparison_table(data)
@@ -129,6 +160,15 @@ def calibrate(
             f"{scorer.certificate.id[:8] if scorer.certificate else '—'}",
             highlight=False,
         )
+        if scorer.errors:
+            first = scorer.errors[0]
+            err_console.print(
+                f"{scorer.scorer_id}: {len(scorer.errors)} item error(s), left out of the "
+                f"statistics; first: item {first['item_id']}: {first['error']}",
+                markup=False,
+                highlight=False,
+                soft_wrap=True,
+            )
         for gate in scorer.gates:
             if not gate.passed:
                 failed = True
@@ -138,19 +178,21 @@ def calibrate(
                     highlight=False,
                     soft_wrap=True,
                 )
-        for name in require or []:
-            estimate = scorer.statistics.get(name)
-            if estimate is None:
-                known = ", ".join(sorted(scorer.statistics))
-                raise CliError(f"--require {name!r}: no such statistic (there are: {known})")
-            if estimate.get("ci_low") is None:
-                failed = True
-                why = estimate.get("reason") or "undefined"
-                err_console.print(
-                    f"gate failed: {scorer.scorer_id}: {name} is required but has no CI: {why}",
-                    markup=False,
-                    highlight=False,
-                    soft_wrap=True,
-                )
     if failed:
         raise typer.Exit(1)
+
+
+def _judge_corrected(config: Path, run_id: str) -> dict[str, dict[str, object]]:
+    """``judge_corrected_means`` of a stored run with the config's label, label_map and
+    label_range (a bad run id or label is a ``CliError``)."""
+    from assay.operations.calibration_config import load_calibration_config
+    from assay.operations.judge_corrected import judge_corrected_means
+    from assay.store import StoreError
+
+    cfg = load_calibration_config(config)
+    try:
+        return judge_corrected_means(
+            run_id, label=cfg.label, label_map=cfg.label_map, label_range=cfg.label_range
+        )
+    except (StoreError, ValueError, LookupError) as exc:
+        raise CliError(f"--ppi {run_id!r}: {exc}") from exc

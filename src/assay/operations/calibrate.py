@@ -57,7 +57,7 @@ from assay.operations.calibration_measures import (
     self_consistency_json,
     statistics_json,
 )
-from assay.operations.certificates import judge_model_of, scorer_identity
+from assay.operations.certificates import certificate_parts, judge_model_of, scorer_identity
 from assay.runner.options import RunOptions
 from assay.runner.scorer_set import build_scorers
 from assay.scoring.scorer import Scorer
@@ -72,11 +72,12 @@ HIGH, LOW = "scorer high, humans low", "scorer low, humans high"
 
 
 class GateResult(BaseModel):
-    """One ``min`` gate: ``statistic`` must be at least ``bound`` (its CI's lower end with
-    ``on="ci"``, its value with ``on="point"``)."""
+    """One gate: a ``min`` gate (``statistic`` must be at least ``bound``: its CI's lower end
+    with ``on="ci"``, its value with ``on="point"``) or a ``require`` gate (``on="defined"``,
+    no bound: the statistic must have a value and a CI)."""
 
     statistic: str
-    bound: float
+    bound: float | None
     on: str
     observed: float | None
     passed: bool
@@ -192,12 +193,44 @@ def check_gates(
     return results
 
 
+def check_requirements(
+    statistics: Mapping[str, Mapping[str, Any]], required: Sequence[str]
+) -> list[GateResult]:
+    """One gate per ``require``d statistic: it passes only when the statistic has a value
+    and a CI. An undefined statistic is no evidence, so it fails (and the certificate it
+    goes into says ``passed: false``)."""
+    results: list[GateResult] = []
+    for name in required:
+        estimate = statistics.get(name, {})
+        defined = estimate.get("value") is not None and estimate.get("ci_low") is not None
+        why = estimate.get("reason") or "undefined"
+        results.append(
+            GateResult(
+                statistic=name,
+                bound=None,
+                on="defined",
+                observed=estimate.get("value") if defined else None,
+                passed=defined,
+                reason=f"{name} is defined with a CI"
+                if defined
+                else f"{name} is required but has no CI: {why}",
+            )
+        )
+    return results
+
+
 def check_gate_names(config: CalibrationConfig) -> None:
-    """Refuse a gate on a statistic the ``kind`` does not have (or a lower-is-better one)
-    before anything runs, naming the ones there are."""
+    """Refuse a gate (``min`` or ``require``) on a statistic the ``kind`` does not have (or
+    a ``min`` on a lower-is-better one) before anything runs, naming the ones there are."""
     from assay.analysis.calibration import STATISTICS
 
     known = STATISTICS[config.kind]
+    for name in config.require:
+        if name not in known:
+            raise CalibrationConfigError(
+                f"key 'require': no statistic {name!r} for kind {config.kind!r} "
+                f"(there are: {', '.join(sorted(known))})"
+            )
     for name in config.gates:
         if name in LOWER_IS_BETTER:
             raise CalibrationConfigError(
@@ -255,8 +288,21 @@ class _Observed(BaseModel):
     pair_verdicts: list[tuple[str, str]] = Field(default_factory=list)
 
 
+def _out_of_range(repeats: Mapping[int, float], score_range: tuple[float, float]) -> float | None:
+    """The first score outside the scorer's declared range (or ``None``): such a score is
+    an item error, not a value that silently makes ECE or the reliability curve undefined."""
+    low, high = score_range
+    for value in repeats.values():
+        if not (low - 1e-9 <= value <= high + 1e-9):
+            return value
+    return None
+
+
 def _observe(
-    labelled: list[LabelledItem], results: Sequence[ItemResult], config: CalibrationConfig
+    labelled: list[LabelledItem],
+    results: Sequence[ItemResult],
+    config: CalibrationConfig,
+    score_range: tuple[float, float] = (-math.inf, math.inf),
 ) -> _Observed:
     scores, reasons, errors = _scores_by_item(results)
     kept: list[LabelledItem] = []
@@ -283,6 +329,17 @@ def _observe(
         repeats = scores.get(item_id)
         if not repeats:
             failed.append({"item_id": item_id, "error": errors.get(item_id, "no score")})
+            continue
+        outside = _out_of_range(repeats, score_range)
+        if outside is not None:
+            low, high = score_range
+            failed.append(
+                {
+                    "item_id": item_id,
+                    "error": f"score {outside:g} is outside the scorer's declared range "
+                    f"[{low:g}, {high:g}]",
+                }
+            )
             continue
         kept.append(entry)
         values.append(float(np.mean(list(repeats.values()))))
@@ -419,7 +476,8 @@ def _calibrate_one(
     config: CalibrationConfig,
 ) -> ScorerCalibration:
     threshold = _threshold(config)
-    observed = _observe(labelled, results, config)
+    low, high = scorer.score_range
+    observed = _observe(labelled, results, config, (float(low), float(high)))
     if len(observed.entries) < 2:
         raise ValueError(
             f"scorer {scorer.id!r} scored {len(observed.entries)} of {len(labelled)} items "
@@ -449,7 +507,9 @@ def _calibrate_one(
         if config.split is not None
         else overall["statistics"]
     )
-    gates = check_gates(gated, config.gates, config.gate_on)
+    gates = check_gates(gated, config.gates, config.gate_on) + check_requirements(
+        gated, config.require
+    )
     consistency = None
     if config.repeats > 1 and config.kind != "pairwise":
         consistency = self_consistency_json(
@@ -680,7 +740,7 @@ def _certificate(
         statistics, n = calibration.statistics, calibration.n
     return Certificate(
         fingerprint=scorer.fingerprint,
-        fingerprint_parts=scorer.fingerprint_parts(),
+        fingerprint_parts=certificate_parts(scorer),
         scorer_type=scorer_type,
         scorer_label=scorer_label,
         judge_model=calibration.judge_model,
@@ -690,7 +750,9 @@ def _certificate(
         n=n,
         statistics=statistics,
         gates=[g.model_dump() for g in calibration.gates],
-        passed=calibration.passed,
+        # a certificate without gates certifies nothing: it is stored as not passed and
+        # ``calibration_status`` reads it as "no gates"
+        passed=bool(calibration.gates) and calibration.passed,
     )
 
 

@@ -75,6 +75,10 @@ class CalibrationConfig(BaseModel):
     split: SplitConfig | None = None
     gates: dict[str, float] = Field(default_factory=dict, alias="min")
     gate_on: GateOn = "ci"
+    require: list[str] = Field(
+        default_factory=list,
+        description="Statistics that must be defined with a CI; each is a gate of its own.",
+    )
     concurrency: int = Field(default=8, ge=1)
     timeout: float | None = Field(default=None, gt=0)
     resamples: int = Field(default=1000, ge=100, description="Bootstrap resamples per CI.")
@@ -170,6 +174,8 @@ def load_calibration_config(path: str | Path, **overrides: Any) -> CalibrationCo
     given = {key: value for key, value in overrides.items() if value is not None}
     if "min" in given and isinstance(raw.get("min"), dict):
         given["min"] = {**raw["min"], **given["min"]}
+    if "require" in given and isinstance(raw.get("require"), list):
+        given["require"] = [*raw["require"], *given["require"]]
     return make_calibration_config({**raw, **given}, source=str(path))
 
 

@@ -10,18 +10,23 @@ stale one, what changed, so the fix (calibrate again) is obvious.
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from assay.fingerprint import digest, value_identity
 from assay.operations.calibration_measures import describe_estimate, headline
 from assay.runner.scorer_set import build_scorers
 from assay.scoring.scorer import Scorer
 from assay.store import Certificate, Store, using_store
 from assay.types import ScorerSpec
 
-CalibrationState = Literal["yes", "no", "stale", "failed"]
+CalibrationState = Literal["yes", "no", "stale", "failed", "no gates"]
+
+PARAMS_BY_NAME = "params by name"
+"""A certificate's extra ``fingerprint_parts`` entry: each param's own digest, so a stale
+reason can name the param that changed. Not part of the scorer's fingerprint."""
 
 
 class CalibrationRequiredError(ValueError):
@@ -30,8 +35,10 @@ class CalibrationRequiredError(ValueError):
 
 class CalibrationStatus(BaseModel):
     """A scorer's calibration: ``yes`` (a matching certificate whose gates passed),
-    ``failed`` (a matching certificate whose gates failed), ``stale`` (certificates exist
-    only for an earlier configuration; ``reason`` says what changed) or ``no``."""
+    ``failed`` (a matching certificate whose gates failed), ``no gates`` (a matching
+    certificate without any gate: it measured but certified nothing, so a run that requires
+    calibration refuses it), ``stale`` (certificates exist only for an earlier
+    configuration; ``reason`` says what changed) or ``no``."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -53,6 +60,8 @@ class CalibrationStatus(BaseModel):
             shown = describe_estimate(name, cert.statistics[name]) if name else "no statistics"
             word = "yes" if self.state == "yes" else "no, gates failed"
             return f"calibrated: {word} ({shown}, n={cert.n}, {day})"
+        if self.state == "no gates":
+            return f"calibrated: no gates ({self.reason})"
         if self.state == "stale":
             return f"calibrated: stale ({self.reason})"
         return "calibrated: no"
@@ -68,22 +77,54 @@ def judge_model_of(scorer: Scorer) -> str | None:
     return scorer.judge.model_label if scorer.judge is not None else None
 
 
+def params_by_name(scorer: Scorer) -> dict[str, str]:
+    """Each param's own digest (what ``PARAMS_BY_NAME`` stores in a certificate)."""
+    return {name: digest(value_identity(value)) for name, value in scorer.params.items()}
+
+
+def certificate_parts(scorer: Scorer) -> dict[str, Any]:
+    """The ``fingerprint_parts`` a certificate stores: the scorer's, plus each param's
+    digest so a later stale reason can say "params changed: temperature"."""
+    return {**scorer.fingerprint_parts(), PARAMS_BY_NAME: params_by_name(scorer)}
+
+
+def _changed_parts(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
+    names = (set(old) | set(new)) - {PARAMS_BY_NAME}
+    return sorted(name for name in names if old.get(name) != new.get(name))
+
+
 def what_changed(old: Certificate, scorer: Scorer) -> str:
-    """A phrase naming what differs between the certified configuration and ``scorer``."""
+    """A phrase naming what differs between the certified configuration and ``scorer``:
+    the judge model, the prompt (step or judge parts), the params by name ("params changed:
+    temperature"), or, when the fingerprint is the same, the labelled data."""
     new_model = judge_model_of(scorer)
     if old.judge_model != new_model:
         return f"judge model changed: {old.judge_model} → {new_model}"
-    parts = scorer.fingerprint_parts()
-    changed = sorted(
-        name
-        for name in set(old.fingerprint_parts) | set(parts)
-        if old.fingerprint_parts.get(name) != parts.get(name)
-    )
+    changed = _changed_parts(old.fingerprint_parts, scorer.fingerprint_parts())
     if any(name.endswith((" judge", " step")) for name in changed):
         return f"prompt changed ({', '.join(changed)})"
     if "params" in changed:
-        return "params changed"
+        return _params_changed(old, scorer)
+    if not changed and old.fingerprint == scorer.fingerprint:
+        return f"data changed: certified on {old.data_key}"
     return "configuration changed" + (f" ({', '.join(changed)})" if changed else "")
+
+
+def _params_changed(old: Certificate, scorer: Scorer) -> str:
+    before = old.fingerprint_parts.get(PARAMS_BY_NAME)
+    if not isinstance(before, dict):
+        return "params changed"  # a certificate from before params were kept by name
+    now = params_by_name(scorer)
+    names = sorted(n for n in set(before) | set(now) if before.get(n) != now.get(n))
+    if names == ["model"] and old.judge_model is not None:
+        # the same judge model, once as a param and once from ASSAY_JUDGE_MODEL
+        return (
+            f"judge model source changed: {old.judge_model} given "
+            f"{'as the model param' if 'model' in before else 'by ASSAY_JUDGE_MODEL'} when "
+            f"certified, {'as the model param' if 'model' in now else 'by ASSAY_JUDGE_MODEL'} "
+            "now; give it the same way or calibrate again"
+        )
+    return "params changed: " + ", ".join(names)
 
 
 def certificate_for(
@@ -124,11 +165,9 @@ def spec_calibration_status(spec: ScorerSpec, *, store: Store | None = None) -> 
     what run summaries and reports show."""
 
     def changed(old: Certificate) -> str:
-        names = sorted(
-            n
-            for n in set(old.fingerprint_parts) | set(spec.fingerprint_parts)
-            if old.fingerprint_parts.get(n) != spec.fingerprint_parts.get(n)
-        )
+        names = _changed_parts(old.fingerprint_parts, spec.fingerprint_parts)
+        if not names and old.fingerprint == spec.fingerprint:
+            return f"data changed: certified on {old.data_key}"
         if any(n.endswith((" judge", " step")) for n in names):
             return f"prompt or judge model changed ({', '.join(names)})"
         return f"configuration changed ({', '.join(names) or 'fingerprint'})"
@@ -152,9 +191,16 @@ def _status(
         for c in db.certificates.for_fingerprint(fingerprint)
         if data_key is None or c.data_key == data_key
     ]
-    passing = [c for c in matching if c.passed]
+    passing = [c for c in matching if c.passed and c.gates]
     if passing:
         return CalibrationStatus(scorer_id=scorer_id, state="yes", certificate=passing[0])
+    if matching and not matching[0].gates:
+        return CalibrationStatus(
+            scorer_id=scorer_id,
+            state="no gates",
+            certificate=matching[0],
+            reason="calibrated without --min or --require gates, so nothing was certified",
+        )
     if matching:
         return CalibrationStatus(
             scorer_id=scorer_id,

@@ -33,7 +33,8 @@ class Certificate(BaseModel):
 
     ``statistics`` maps a statistic's plain name (``kappa``, ``spearman``) to its estimate
     ``{value, ci_low, ci_high, n}``; ``gates`` lists each gate with its outcome; ``passed``
-    is true when every gate passed (and when there were none).
+    is true when there were gates and every one passed (a certificate without gates is
+    stored as not passed: it certifies nothing).
     """
 
     model_config = ConfigDict(frozen=True)

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from assay.analysis.calibration.estimate import Estimate, estimate_from
+from assay.analysis.calibration.estimate import Estimate, PointOnly, estimate_from
 from assay.analysis.calibration.resample import (
     FloatArray,
     StatGroup,
@@ -127,6 +127,7 @@ def self_consistency(
     )
     statistics: dict[str, Estimate] = {}
     undefined: dict[str, str] = {}
+    points: dict[str, float] = {}
     for name, reason in CONSISTENCY_STATISTICS.items():
         if name == "flip_rate" and threshold is None:
             undefined[name] = "no threshold: a flip is a verdict that changes between repeats"
@@ -134,6 +135,8 @@ def self_consistency(
         outcome = estimate_from(result.point[name], result.replicates[name], n, reason)
         if isinstance(outcome, Estimate):
             statistics[name] = outcome
+        elif isinstance(outcome, PointOnly):
+            undefined[name], points[name] = outcome.reason, outcome.value
         else:
             undefined[name] = outcome
     _, spread, flipped = _per_item(matrix, threshold)
@@ -144,6 +147,7 @@ def self_consistency(
         seed=seed,
         statistics=statistics,
         undefined=undefined,
+        points=points,
         spread=[None if math.isnan(v) else float(v) for v in spread],
         flipped=None if threshold is None else [bool(v == 1.0) for v in flipped],
     )

@@ -25,7 +25,8 @@ MIN_DEFINED_SHARE = 0.9
 
 Resamples where the statistic is undefined (a resample with no positive label, say) are
 dropped; when more than a tenth are dropped the interval describes a different population
-than the data, so the statistic is reported undefined instead."""
+than the data, so the CI is dropped (``PointOnly``): the point value, defined on the data
+itself, is still reported, and a ``--gate-on point`` gate can use it; a CI gate cannot."""
 
 
 class Estimate(BaseModel):
@@ -52,12 +53,23 @@ class Estimate(BaseModel):
         return self.model_dump(mode="json")
 
 
-def undefined_json(n: int, reason: str) -> dict[str, Any]:
-    """The JSON of an undefined statistic: the Estimate keys set to null, plus ``reason``.
+class PointOnly(BaseModel):
+    """A statistic defined on the data whose bootstrap CI is not: ``value`` stands, and
+    ``reason`` says why there is no CI ("no CI: undefined on K of N resamples ...")."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    value: float
+    reason: str
+
+
+def undefined_json(n: int, reason: str, value: float | None = None) -> dict[str, Any]:
+    """The JSON of a statistic without a CI: the Estimate keys set to null (``value`` kept
+    when the statistic is defined on the data but its CI is not), plus ``reason``.
 
     Same keys as a defined statistic so a reader taking ``["ci_low"]`` gets null, not a
     KeyError."""
-    return {"value": None, "ci_low": None, "ci_high": None, "n": n, "reason": reason}
+    return {"value": value, "ci_low": None, "ci_high": None, "n": n, "reason": reason}
 
 
 def percentile_interval(resampled: FloatArray) -> tuple[float, float]:
@@ -70,8 +82,9 @@ def percentile_interval(resampled: FloatArray) -> tuple[float, float]:
 
 def estimate_from(
     value: float, resampled: FloatArray, n: int, undefined_reason: str
-) -> Estimate | str:
-    """An ``Estimate`` from a point value and its bootstrap replicates, or a reason string.
+) -> Estimate | PointOnly | str:
+    """An ``Estimate`` from a point value and its bootstrap replicates; a ``PointOnly`` when
+    the CI is undefined (see ``MIN_DEFINED_SHARE``); or a reason string when the value is.
 
     ``undefined_reason`` says when the statistic is undefined (it is returned when the
     point value is NaN). Replicates that are NaN are dropped; too many of them make the
@@ -85,9 +98,10 @@ def estimate_from(
     finite = resampled[np.isfinite(resampled)]
     if finite.shape[0] < MIN_DEFINED_SHARE * resampled.shape[0]:
         dropped = resampled.shape[0] - finite.shape[0]
-        return (
-            f"no bootstrap CI: undefined on {dropped} of {resampled.shape[0]} resamples "
-            f"({undefined_reason}); more items are needed"
+        return PointOnly(
+            value=value,
+            reason=f"no CI: undefined on {dropped} of {resampled.shape[0]} resamples "
+            f"({undefined_reason}); more items are needed",
         )
     low, high = percentile_interval(finite)
     return Estimate(value=value, ci_low=low, ci_high=high, n=n)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Literal, NamedTuple
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from assay.analysis.calibration.estimate import Estimate, undefined_json
 
@@ -58,6 +58,9 @@ class StatisticsTable(BaseModel):
     n: int
     statistics: dict[str, Estimate]
     undefined: dict[str, str]
+    points: dict[str, float] = Field(default_factory=dict)
+    """Point values of statistics in ``undefined`` that are defined on the data but whose
+    bootstrap CI is not (too many undefined resamples)."""
 
     def names(self) -> list[str]:
         """Every statistic of the table, defined or not, in a stable order."""
@@ -79,15 +82,16 @@ class StatisticsTable(BaseModel):
         return self.undefined.get(name)
 
     def to_json(self) -> dict[str, Any]:
-        """``{name: {"value", "ci_low", "ci_high", "n"}}``; an undefined statistic has the
-        same keys set to null plus ``"reason"``."""
+        """``{name: {"value", "ci_low", "ci_high", "n"}}``; a statistic without a CI has the
+        same keys set to null (``value`` kept when only the CI is undefined) plus
+        ``"reason"``."""
         out: dict[str, Any] = {}
         for name in self.names():
             estimate = self.statistics.get(name)
             out[name] = (
                 estimate.to_json()
                 if estimate is not None
-                else undefined_json(self.n, self.undefined[name])
+                else undefined_json(self.n, self.undefined[name], self.points.get(name))
             )
         return out
 
@@ -134,10 +138,14 @@ class SelfConsistency(StatisticsTable):
 class PPIEstimate(Estimate):
     """A prediction-powered mean: ``value`` with a normal-theory CI; ``n`` is every item
     the judge scored, ``n_labelled`` those with a human label too; ``judge_mean`` is the
-    plain judge mean to show beside it."""
+    plain judge mean to show beside it; ``weight`` is the power-tuning λ (1 = classical
+    PPI, 0 = the labelled items alone); ``warning`` says when the labelled set was too
+    small to estimate the rectifier's variance (it was floored)."""
 
     n_labelled: int
     judge_mean: float
+    weight: float = 1.0
+    warning: str | None = None
 
 
 DisagreementKind = Literal["judge_high_human_low", "judge_low_human_high"]

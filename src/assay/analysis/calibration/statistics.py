@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from assay.analysis.calibration import binary, ordinal, pairwise
-from assay.analysis.calibration.estimate import Estimate, estimate_from
+from assay.analysis.calibration.estimate import Estimate, PointOnly, estimate_from
 from assay.analysis.calibration.resample import (
     BootstrapResult,
     FloatArray,
@@ -191,18 +191,21 @@ def _pairwise_plan(human: FloatArray, first: FloatArray, second: FloatArray | No
 
 def _tables(
     result: BootstrapResult, names: Sequence[str], skipped: Mapping[str, str], n: int
-) -> tuple[dict[str, Estimate], dict[str, str]]:
+) -> tuple[dict[str, Estimate], dict[str, str], dict[str, float]]:
     statistics: dict[str, Estimate] = {}
     undefined: dict[str, str] = dict(skipped)
+    points: dict[str, float] = {}
     for name in names:
         if name in undefined:
             continue
         outcome = estimate_from(result.point[name], result.replicates[name], n, _REASONS[name])
         if isinstance(outcome, Estimate):
             statistics[name] = outcome
+        elif isinstance(outcome, PointOnly):
+            undefined[name], points[name] = outcome.reason, outcome.value
         else:
             undefined[name] = outcome
-    return statistics, undefined
+    return statistics, undefined, points
 
 
 def _reliability_curve(labels: IntArray, scores: FloatArray) -> ReliabilityCurve:
@@ -265,7 +268,7 @@ def calibration_statistics(
     cells, counts = _ordered_cells(kind, *cells_of(np.column_stack(given.columns)))
     plan = _plan(kind, [cells[:, j] for j in range(cells.shape[1])], given.threshold)
     result = run_bootstrap(plan.groups, counts, n_resamples=n_resamples, seed=seed)
-    statistics, undefined = _tables(result, STATISTICS[kind], plan.skipped, given.n)
+    statistics, undefined, points = _tables(result, STATISTICS[kind], plan.skipped, given.n)
     return CalibrationStats(
         kind=kind,
         n=given.n,
@@ -274,6 +277,7 @@ def calibration_statistics(
         seed=seed,
         statistics=statistics,
         undefined=undefined,
+        points=points,
         confusion_matrix=given.confusion_matrix,
         reliability_curve=given.reliability_curve,
     )
@@ -372,6 +376,7 @@ def paired_difference(
     both = run_bootstrap(_prefixed(groups), counts, n_resamples=n_resamples, seed=seed)
     statistics: dict[str, Estimate] = {}
     undefined: dict[str, str] = {}
+    points: dict[str, float] = {}
     for name in STATISTICS[kind]:
         why = plan_a.skipped.get(name) or plan_b.skipped.get(name)
         if why is not None:
@@ -386,6 +391,8 @@ def paired_difference(
         outcome = estimate_from(point_a - point_b, diff, n, _REASONS[name])
         if isinstance(outcome, Estimate):
             statistics[name] = outcome
+        elif isinstance(outcome, PointOnly):
+            undefined[name], points[name] = outcome.reason, outcome.value
         else:
             undefined[name] = outcome
     return PairedDifference(
@@ -396,6 +403,7 @@ def paired_difference(
         seed=seed,
         statistics=statistics,
         undefined=undefined,
+        points=points,
     )
 
 
