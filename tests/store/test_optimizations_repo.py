@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from assay.store import Store
+from assay.store import Store, codec, optimizations_repo
 from assay.store.optimizations_repo import CandidateRecord, OptimizationNotFoundError
+from assay.store.runs_repo import new_lease_owner
 
 
 def _candidate(idx: int, text: str, iteration: int) -> CandidateRecord:
@@ -86,3 +87,22 @@ def test_evaluations_and_reflections_are_kept_in_order(store: Store) -> None:
     assert [e.split for e in repo.evaluations("o2")] == ["val", "train"]
     [reflection] = repo.reflections("o2")
     assert (reflection.prompt, reflection.answer, reflection.error) == ("p", None, "boom")
+
+
+def test_a_killed_optimization_reads_as_interrupted(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Marked running, nobody holds its lease, not written to for a while: killed (issue 20:
+    it showed ``running`` for ever); a fresh one, or one whose process holds the lease, is
+    still running."""
+    repo = store.optimizations
+    repo.create("dead01", name=None, config={}, run_dir="/tmp/x")
+    repo.create("live01", name=None, config={}, run_dir="/tmp/y")
+    repo.update("dead01", progress={"lease_owner": "gone", "lease_expires_at": 1.0})
+    later = codec.now() + 3600.0
+    repo.update("live01", progress={"lease_owner": new_lease_owner(), "lease_expires_at": later})
+    assert repo.get("dead01").status == "running"  # just written: a starting process
+    monkeypatch.setattr(optimizations_repo, "now", lambda: codec.now() + 60.0)
+    assert repo.get("dead01").status == "interrupted"
+    assert repo.get("live01").status == "running"
+    assert {o.id: o.status for o in repo.list()} == {"dead01": "interrupted", "live01": "running"}

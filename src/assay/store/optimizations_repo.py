@@ -22,6 +22,7 @@ from sqlalchemy import Row
 from assay.store.codec import now
 from assay.store.db import Database
 from assay.store.errors import StoreError
+from assay.store.runs_repo import lease_is_live
 from assay.store.tables import (
     optimization_candidates,
     optimization_evaluations,
@@ -296,8 +297,25 @@ class OptimizationRepository:
         ]
 
 
+ABANDONED_AFTER_S = 5.0
+"""A ``running`` optimization whose lease is not live and that was not written to for this
+long reads as ``interrupted`` (its process was killed); a starting or resuming process takes
+the lease within milliseconds of marking it running."""
+
+
 def _optimization(row: Row[Any]) -> OptimizationRecord:
-    return OptimizationRecord.model_validate(dict(row._mapping))
+    """The stored row; a killed optimization (``running``, no live lease, not written to for
+    ``ABANDONED_AFTER_S``) reads as ``interrupted``, as a killed run does, so listings and the
+    web UI offer Resume instead of showing it running for ever."""
+    values = dict(row._mapping)
+    progress = values.get("progress") or {}
+    if (
+        values.get("status") == "running"
+        and not lease_is_live(progress.get("lease_owner"), progress.get("lease_expires_at"))
+        and now() - float(values.get("updated_at") or 0.0) >= ABANDONED_AFTER_S
+    ):
+        values["status"] = "interrupted"
+    return OptimizationRecord.model_validate(values)
 
 
 def _without_owner(row: Row[Any]) -> dict[str, Any]:
