@@ -72,7 +72,9 @@ def ingest_command(
         list[str] | None, typer.Option("--scorers", "-s", help="Scorer type ids (repeatable).")
     ] = None,
     name: Annotated[str | None, typer.Option("--name", help="The live run's name.")] = None,
-    concurrency: Annotated[int, typer.Option("--concurrency", min=1)] = 8,
+    concurrency: Annotated[
+        int, typer.Option("--concurrency", min=1, help="Items scored at once.")
+    ] = 8,
     as_json: Annotated[bool, typer.Option("--json", help="Print the outcome as JSON.")] = False,
 ) -> None:
     """Score recorded traffic with SCORERS and store it as a live run; items already
