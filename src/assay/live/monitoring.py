@@ -516,6 +516,23 @@ def _new_id(id_of: Callable[..., str] | None, args: Any, kwargs: Any) -> str:
     return uuid.uuid4().hex
 
 
+def _observe_call(
+    mon: Monitor,
+    id_of: Callable[..., str] | None,
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+    result: Any,
+    started: float,
+) -> None:
+    """Hand a finished call to ``mon`` (the sync and async wrappers share this)."""
+    mon.observe(
+        functools.partial(_new_id, id_of, args, kwargs),
+        _input_of(args, kwargs),
+        result,
+        latency_ms=(time.perf_counter() - started) * 1000.0,
+    )
+
+
 def monitor(
     fn: Any = None,
     /,
@@ -575,13 +592,7 @@ def monitor(
             async def async_wrapper(*args: Any, **kwargs: Any) -> Any:
                 started = time.perf_counter()
                 result = await target(*args, **kwargs)
-                elapsed = (time.perf_counter() - started) * 1000.0
-                mon.observe(
-                    functools.partial(_new_id, observation_id, args, kwargs),
-                    _input_of(args, kwargs),
-                    result,
-                    latency_ms=elapsed,
-                )
+                _observe_call(mon, observation_id, args, kwargs, result, started)
                 return result
 
             async_wrapper.monitor = mon  # type: ignore[attr-defined]
@@ -591,13 +602,7 @@ def monitor(
         def wrapper(*args: Any, **kwargs: Any) -> Any:
             started = time.perf_counter()
             result = target(*args, **kwargs)
-            elapsed = (time.perf_counter() - started) * 1000.0
-            mon.observe(
-                functools.partial(_new_id, observation_id, args, kwargs),
-                _input_of(args, kwargs),
-                result,
-                latency_ms=elapsed,
-            )
+            _observe_call(mon, observation_id, args, kwargs, result, started)
             return result
 
         wrapper.monitor = mon  # type: ignore[attr-defined]
