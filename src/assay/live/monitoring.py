@@ -204,6 +204,10 @@ class Monitor:
         except Exception:
             log.exception("assay monitor %r: the worker stopped", self.name)
         finally:
+            try:  # as asyncio.run does: pooled HTTP sessions close inside their loop
+                self._loop.run_until_complete(self._loop.shutdown_asyncgens())
+            except Exception:
+                log.debug("assay monitor %r: shutting down async generators failed", self.name)
             self._loop.close()
 
     def _accept(self, obs: Observation) -> None:
