@@ -37,6 +37,11 @@ class DataRef(BaseModel):
     data: str | None = Field(default=None, description="A data file (JSONL, CSV, Parquet).")
     dataset: str | None = Field(default=None, description="A stored dataset's name or id.")
     version: int | None = Field(default=None, ge=0)
+    sha256: str | None = Field(
+        default=None,
+        description="The data file's content hash, recorded when the optimization starts: a "
+        "resume refuses a file that changed since.",
+    )
 
     @model_validator(mode="after")
     def _one_source(self) -> DataRef:
@@ -44,6 +49,8 @@ class DataRef(BaseModel):
             raise ValueError("give exactly one of 'data' (a file) and 'dataset' (a stored dataset)")
         if self.version is not None and self.dataset is None:
             raise ValueError("'version' needs 'dataset'")
+        if self.sha256 is not None and self.data is None:
+            raise ValueError("'sha256' needs 'data'")
         return self
 
     @property
@@ -182,10 +189,10 @@ def load_optimize_config(path: str | Path, **overrides: Any) -> OptimizeConfig:
             ref = raw[split] = {"data": ref}
         data = ref.get("data") if isinstance(ref, dict) else None
         if isinstance(ref, dict) and isinstance(data, str) and not Path(data).is_absolute():
-            ref["data"] = str(path.parent / data)
+            ref["data"] = str(path.resolve().parent / data)
     run_dir = raw.get("run_dir")
     if isinstance(run_dir, str) and not Path(run_dir).is_absolute():
-        raw["run_dir"] = str(path.parent / run_dir)
+        raw["run_dir"] = str(path.resolve().parent / run_dir)
     return make_optimize_config({**raw, **overrides}, source=str(path))
 
 

@@ -9,8 +9,11 @@ resuming rebuilds exactly the same train and validation sets.
 
 from __future__ import annotations
 
+import hashlib
 import random
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
 from assay.datasets.load import load_items
 from assay.optimize.config import DataRef, OptimizeConfig
@@ -36,15 +39,35 @@ class Splits:
 
 
 def pin_versions(config: OptimizeConfig, store: Store) -> OptimizeConfig:
-    """``config`` with every stored dataset pinned to its current version (kept in the
-    store's copy of the config, so a resume reads the same items)."""
-    updates: dict[str, DataRef] = {}
+    """``config`` with every source pinned, as stored with the optimization so that a resume
+    reads the same items wherever it is started from: a stored dataset to its current
+    version, a data file (and ``run_dir``) to an absolute path, and the file to its content
+    hash (``_read`` refuses a file that changed since)."""
+    updates: dict[str, Any] = {}
     for split in ("train", "val", "test"):
         ref: DataRef | None = getattr(config, split)
         if ref is not None and ref.dataset is not None and ref.version is None:
             found = store.datasets.get(ref.dataset)
             updates[split] = ref.model_copy(update={"version": found.version})
+        elif ref is not None and ref.data is not None and ref.sha256 is None:
+            path = Path(ref.data).resolve()
+            try:
+                digest = file_sha256(path)
+            except OSError:  # unreadable: ``_read`` reports it, naming the split
+                digest = None
+            updates[split] = ref.model_copy(update={"data": str(path), "sha256": digest})
+    if config.run_dir and not Path(config.run_dir).is_absolute():
+        updates["run_dir"] = str(Path(config.run_dir).resolve())
     return config.model_copy(update=updates) if updates else config
+
+
+def file_sha256(path: Path) -> str:
+    """The SHA-256 of a file's bytes, read in 1 MiB chunks."""
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        while chunk := handle.read(1 << 20):
+            digest.update(chunk)
+    return digest.hexdigest()
 
 
 def _read(ref: DataRef, store: Store, split: str) -> list[Item]:
@@ -52,6 +75,11 @@ def _read(ref: DataRef, store: Store, split: str) -> list[Item]:
         if ref.dataset is not None:
             return list(store.datasets.items(ref.dataset, ref.version))
         assert ref.data is not None
+        if ref.sha256 is not None and file_sha256(Path(ref.data)) != ref.sha256:
+            raise ValueError(
+                "the file changed since the optimization started (its SHA-256 differs): "
+                "restore it, or start a new optimization"
+            )
         return list(load_items(ref.data))
     except (OSError, ValueError, LookupError) as exc:
         raise ValueError(f"{split}: cannot read {ref.label}: {exc}") from exc
