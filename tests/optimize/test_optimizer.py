@@ -437,3 +437,22 @@ def test_a_failed_store_write_during_reflection_is_not_swallowed(
     [record] = store.optimizations.list()
     assert record.status == "failed"
     assert record.error == "OSError: disk I/O error"
+
+
+def test_gepa_stop_file_ends_the_search_with_a_stop_reason(
+    base_config: dict[str, Any], store: Store, tmp_path: Path
+) -> None:
+    """GEPA's own stop file (``run_dir/gepa.stop``) ended a search with no stop reason
+    (issue 20); the reason now says so."""
+    run_dir = tmp_path / "stopped-run"
+    run_dir.mkdir()
+    (run_dir / "gepa.stop").write_text("", encoding="utf-8")
+    config = {
+        **base_config,
+        "stop_at_perfect": False,
+        "budget": {"max_iterations": 40},
+        "run_dir": str(run_dir),
+    }
+    result = _run(config, store)
+    assert result.iterations < 40
+    assert result.stop_reason is not None and "gepa.stop" in result.stop_reason

@@ -270,6 +270,18 @@ async def resume_optimization_async(
         return await started.run(on_event)
 
 
+STOP_FILE = "gepa.stop"
+"""GEPA stops at its next iteration when this file appears in ``run_dir`` (its
+``FileStopper``, added whenever a run_dir is given)."""
+
+
+def _stop_file_reason(stop_file: Path) -> str | None:
+    """The stop reason when GEPA's stop file, not a budget, ended the search."""
+    if not stop_file.exists():
+        return None
+    return f"stopped by request: {stop_file} was created (removed when the search is resumed)"
+
+
 async def _execute(
     prepared: _Prepared,
     optimization_id: str,
@@ -352,6 +364,9 @@ def _run_blocking(
     watcher = Watcher(session, known)
     stopper = BudgetStopper(session, budget, watcher)
     Path(run_dir).mkdir(parents=True, exist_ok=True)
+    stop_file = Path(run_dir) / STOP_FILE
+    if resumed and stop_file.exists():  # the stop it asked for happened; a resume continues
+        stop_file.unlink()
     callbacks: list[GEPACallback] = [watcher]  # type: ignore[list-item]
     result: GEPAResult[Any, Any] = gepa_optimize(
         seed_candidate=dict(config.candidate),
@@ -427,7 +442,7 @@ def _run_blocking(
         iterations=progress.iterations,
         cost_usd=progress.cost_usd,
         elapsed_s=session.elapsed_s,
-        stop_reason=stopper.reason,
+        stop_reason=stopper.reason or _stop_file_reason(stop_file),
         test=test,
     )
     outcome = outcome.model_copy(update={"summary": summarize(outcome)})
