@@ -456,3 +456,31 @@ def test_gepa_stop_file_ends_the_search_with_a_stop_reason(
     result = _run(config, store)
     assert result.iterations < 40
     assert result.stop_reason is not None and "gepa.stop" in result.stop_reason
+
+
+def test_a_reward_model_is_a_gepa_objective(base_config: dict[str, Any], store: Store) -> None:
+    """The reward-model scorer (issue 23) scores GEPA's rows like any scorer: the rewards
+    come from a real loopback server speaking vLLM's /pooling shape."""
+    from tests.scorers.test_reward_model import Server
+
+    with Server() as server:
+        reward = {
+            "type": "reward-model",
+            "params": {
+                "base_url": f"http://127.0.0.1:{server.port}",
+                "model": "rm-1",
+                "api": "vllm-pooling",
+                "low": 0,
+                "high": 10,
+            },
+        }
+        config = {**base_config, "scorers": [reward], "budget": {"max_metric_calls": 20}}
+        result = _run(config, store)
+    assert result.status == "completed"
+    assert server.requests and all(path == "/pooling" for path, _ in server.requests)
+    assert {body["model"] for _, body in server.requests} == {"rm-1"}
+    assert result.seed_val_score is not None and 0.0 < result.seed_val_score <= 1.0
+    assert result.best_val_score >= result.seed_val_score
+    view = show_optimization(result.optimization_id, store=store)
+    scored = [e for e in view.evaluations if e.mean_score is not None]
+    assert scored and all(0.0 <= e.mean_score <= 1.0 for e in scored)
