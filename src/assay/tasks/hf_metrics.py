@@ -109,7 +109,7 @@ class _EvaluateMetric:
         with _LOCK:
             metric = _LOADED.get(self.name)
             if metric is None:
-                import evaluate  # type: ignore[import-untyped]
+                import evaluate
 
                 metric = _LOADED[self.name] = evaluate.load(self.name)
         result: dict[str, Any] = metric.compute(*args, **kwargs)
