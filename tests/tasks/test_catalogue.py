@@ -11,6 +11,7 @@ so the figure is the same whether it is installed or not).
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -26,7 +27,9 @@ DOCS = ROOT / "docs" / "task-catalogue.md"
 
 CATALOGUE = installed_lmeval_tasks()
 needs_catalogue = pytest.mark.skipif(
-    CATALOGUE is None, reason="the catalogue: pip install --no-deps lm_eval==0.4.13"
+    # CI installs the catalogue (the README's test line): there a missing one fails
+    CATALOGUE is None and not os.environ.get("CI"),
+    reason="the catalogue: pip install --no-deps lm_eval==0.4.13",
 )
 
 
