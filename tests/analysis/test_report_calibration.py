@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import json
+import xml.etree.ElementTree as ET
 from typing import Any
 
 from rich.console import Console
@@ -14,6 +14,8 @@ from assay.analysis.report_calibration import (
 )
 from assay.analysis.report_html import render_html_report
 from assay.types import RunInfo, RunRecord, TargetSpec
+
+SVG = "{http://www.w3.org/2000/svg}"
 
 
 def _report(kind: str = "binary", **scorer: Any) -> dict[str, Any]:
@@ -138,5 +140,7 @@ def test_the_html_section_has_heatmap_reliability_scatter_disagreements_and_cert
         "cal-reliability-0",
     ]
     assert 'id="calibration"' not in render_html_report(record, [])
-    spec = json.loads(section["scorers"][0]["plots"][0].spec_json)
-    assert spec["data"][0]["z"] == [[18, 2], [3, 17]]
+    heatmap = ET.fromstring(section["scorers"][0]["plots"][0].svg)
+    cells = [el for el in heatmap.iter(f"{SVG}rect") if el.get("class") == "cell"]
+    counts = [int(str(el.findtext(f"{SVG}title")).rsplit(": ", 1)[1]) for el in cells]
+    assert counts == [18, 2, 3, 17]  # row by row: human label, then scorer verdict

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
-import json
+import re
+import xml.etree.ElementTree as ET
 from html.parser import HTMLParser
 from importlib.resources import files
 from pathlib import Path
@@ -13,6 +14,7 @@ from assay.types import ItemResult, RunRecord
 from .factories import record, result, rows, score, spec
 
 XSS = "<script>alert('pwned-42')</script>"
+SVG = "{http://www.w3.org/2000/svg}"
 
 
 class _Page(HTMLParser):
@@ -23,6 +25,8 @@ class _Page(HTMLParser):
         self.scripts: list[dict[str, str | None]] = []
         self.script_bodies: list[str] = []
         self.plot_divs: list[str] = []
+        self.bars: list[dict[str, str | None]] = []
+        self.details = 0
         self.ids: set[str] = set()
         self.links: list[dict[str, str | None]] = []
         self.text: list[str] = []
@@ -39,8 +43,12 @@ class _Page(HTMLParser):
             self.scripts.append(a)
             self._in_script = True
             self.script_bodies.append("")
-        elif tag == "div" and "plot" in (a.get("class") or "").split():
+        elif tag == "figure" and "plot" in (a.get("class") or "").split():
             self.plot_divs.append(str(a.get("id")))
+        elif tag == "rect" and a.get("class") == "bar":
+            self.bars.append(a)
+        elif tag == "details":
+            self.details += 1
         elif tag in ("link", "img", "iframe"):
             self.links.append(a)
 
@@ -98,37 +106,28 @@ def test_report_is_self_contained_with_plots_and_escaped_text() -> None:
     page = _parse(html)
     assert XSS not in html
     assert "&lt;script&gt;alert(" in html  # shown, escaped
-    # every script is inline: no src at all, so nothing is fetched over the network
-    assert page.scripts and all("src" not in s for s in page.scripts)
+    # no script and no external resource: the charts are inline SVG
+    assert not page.scripts and "<script" not in html.replace("&lt;script", "")
     assert not [
         link
         for link in page.links
         if any(str(v).startswith(("http://", "https://")) for v in link.values())
     ]
-    assert "<link" not in html
-    # plotly.js is inlined exactly once
-    assert sum("Plotly" in b and len(b) > 1_000_000 for b in page.script_bodies) == 1
-    # one distribution plot per scorer, each with a JSON spec that targets it
+    assert "<link" not in html and "plotly" not in html.lower()
+    # one distribution chart per scorer, each an accessible SVG
     assert page.plot_divs == ["plot-dist-0", "plot-dist-1"]
-    specs = [s for s in page.scripts if s.get("class") == "plot-spec"]
-    assert [s["data-target"] for s in specs] == page.plot_divs
-    bodies = [
-        b
-        for s, b in zip(page.scripts, page.script_bodies, strict=True)
-        if s.get("class") == "plot-spec"
-    ]
-    # the shared theme is embedded once, not per figure
-    theme = next(
-        b
-        for s, b in zip(page.scripts, page.script_bodies, strict=True)
-        if s.get("id") == "plotly-template"
-    )
-    assert "colorway" in json.loads(theme)["layout"]
-    assert not any("colorway" in b for b in bodies)
-    figs = [json.loads(b) for b in bodies]
-    assert figs[0]["data"][0]["type"] == "bar"
-    assert sum(figs[0]["data"][0]["y"]) == 2  # two items with an acc score
+    figures = _figures(html)
+    assert [f.get("role") for f in figures] == ["img", "img"]
+    assert all(f.findtext(f"{SVG}title") for f in figures)
+    # acc: two items scored (1.0 and 0.0) fall in the first and the last of 20 bins
+    bars = [b for b in figures[0].iter(f"{SVG}rect") if b.get("class") == "bar"]
+    assert sum(int(str(b.get("data-count"))) for b in bars) == 2
     assert "comparison" not in page.ids
+
+
+def _figures(html: str) -> list[ET.Element]:
+    """The charts of the page, parsed as XML (each must be well-formed on its own)."""
+    return [ET.fromstring(m) for m in re.findall(r"<svg\b.*?</svg>", html, re.S)]
 
 
 def test_header_summary_and_item_table() -> None:
@@ -148,7 +147,8 @@ def test_header_summary_and_item_table() -> None:
         assert needle in text, needle
     assert "0.500" in text  # acc mean
     assert "RuntimeError: crashed" in text  # the target error in the output column
-    assert f"reason {XSS}" in page.titles  # the reason tooltip, unescaped by the parser
+    assert f"reason {XSS}" in text  # the reason under its score, shown as text
+    assert not any(XSS in t for t in page.titles)  # no text is copied into tooltips
     assert "3 results." in text and "rows-omitted" not in page.ids
 
 
@@ -159,13 +159,9 @@ def test_row_cap_note() -> None:
     text = " ".join(page.text)
     assert "Showing the first 10 of 50 results; 40 omitted" in text
     assert "extra-6" in text and "extra-7" not in text
-    # the plots still cover every result, not just the shown rows
-    figs = [
-        json.loads(b)
-        for s, b in zip(page.scripts, page.script_bodies, strict=True)
-        if s.get("type") == "application/json"
-    ]
-    assert sum(figs[0]["data"][0]["y"]) == 49
+    # the charts still cover every result, not just the shown rows
+    bars = [b for b in _figures(html)[0].iter(f"{SVG}rect") if b.get("class") == "bar"]
+    assert sum(int(str(b.get("data-count"))) for b in bars) == 49
 
 
 def test_summary_is_computed_when_the_run_has_none() -> None:
@@ -186,18 +182,15 @@ def test_comparison_section_and_hostile_scorer_id(tmp_path: Path) -> None:
     page = _parse(html)
     assert "comparison" in page.ids and "plot-delta" in page.plot_divs
     assert hostile not in html
-    # the hostile id did not close a script early: every spec is still valid JSON
-    for s, body in zip(page.scripts, page.script_bodies, strict=True):
-        if s.get("type") == "application/json":
-            json.loads(body)
-    delta = next(
-        json.loads(b)
-        for s, b in zip(page.scripts, page.script_bodies, strict=True)
-        if s.get("data-target") == "plot-delta"
-    )
-    bar = delta["data"][0]
-    assert bar["y"] == [-0.06666666666666665] or abs(bar["y"][0] + 0.2 / 3) < 1e-9
-    assert bar["error_y"]["array"][0] >= 0 and bar["error_y"]["arrayminus"][0] >= 0
+    # the hostile id stayed text: the chart is still well-formed SVG
+    delta = next(f for f in _figures(html) if "paired bootstrap" in str(f.findtext(f"{SVG}title")))
+    (bar,) = [b for b in delta.iter(f"{SVG}rect") if b.get("class") == "bar"]
+    assert abs(float(str(bar.get("data-value"))) + 0.2 / 3) < 1e-9
+    assert hostile in str(bar.findtext(f"{SVG}title"))  # unescaped by the XML parser
+    # a negative delta hangs below the zero line; its error bar spans the CI around it
+    zero = next(ln for ln in delta.iter(f"{SVG}line") if ln.get("class") == "zero")
+    assert float(str(bar.get("y"))) == float(str(zero.get("y1")))
+    assert delta.find(f"{SVG}path[@class='error-bar']") is not None
     text = " ".join(page.text)
     assert "Regressed items" in text and "-0.600" in text
 

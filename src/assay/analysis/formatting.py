@@ -91,7 +91,23 @@ def as_text(value: Any) -> str:
         return repr(value)
 
 
+def split_words(text: str, limit: int) -> tuple[str, str]:
+    """``text`` split into a head of at most ``limit`` characters and the rest, at the
+    last whitespace within the head so no word is cut; a single word longer than the
+    whole window (a URL, a hash) is cut at ``limit``. The rest starts at its first word."""
+    if len(text) <= limit:
+        return text, ""
+    window = text[: limit + 1]
+    at = max(window.rfind(" "), window.rfind("\n"), window.rfind("\t"))
+    if at <= 0:
+        return text[:limit], text[limit:]
+    return text[:at].rstrip(), text[at:].lstrip()
+
+
 def clip(text: str, limit: int) -> str:
-    """Shorten to ``limit`` characters with an ellipsis, so one huge field cannot swamp a
-    table (the full text goes in a tooltip)."""
-    return text if len(text) <= limit else text[: max(0, limit - 1)] + "…"
+    """Shorten to at most ``limit`` characters at a word boundary, with an ellipsis, so
+    one huge field cannot swamp a table."""
+    if len(text) <= limit:
+        return text
+    head, _ = split_words(text, max(0, limit - 1))
+    return head + "…"

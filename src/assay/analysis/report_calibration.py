@@ -3,8 +3,9 @@
 Both read the calibration report as JSON data (``CalibrationReport.to_json()``), the same
 shape ``assay calibrate --json`` writes, so the terminal, the HTML page and a file on disk
 can never show different numbers. The HTML section has a confusion heatmap, the reliability
-curve (binary), a score-vs-label scatter (numeric and ordinal labels), the statistics with
-their CIs and gates, the disagreement table and the certificate.
+curve (binary), a score-vs-label scatter (numeric and ordinal labels), drawn by
+``svg_charts``, the statistics with their CIs and gates, the disagreement table and the
+certificate. ``report_html`` imports this module, never the other way round.
 """
 
 from __future__ import annotations
@@ -13,10 +14,11 @@ from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-import plotly.graph_objects as go
 from rich.table import Table
 
-from assay.analysis.report_html import Plot, _figure_json, _label
+from assay.analysis import svg_charts as charts
+from assay.analysis.formatting import clip
+from assay.analysis.svg_charts import Chart, Point, Series
 
 _TEXT_CHARS = 200
 
@@ -142,97 +144,76 @@ def comparison_table(report: Mapping[str, Any]) -> Table | None:
 
 def _clip(value: Any) -> str:
     text = value if isinstance(value, str) else repr(value) if value is not None else ""
-    return text if len(text) <= _TEXT_CHARS else text[: _TEXT_CHARS - 1] + "…"
+    return clip(text, _TEXT_CHARS)
 
 
-def _confusion_plot(scorer: Mapping[str, Any], index: int) -> Plot | None:
+def _float(value: Any) -> float | None:
+    """A label or score as a number to plot; anything else (a text label) is left out."""
+    if isinstance(value, bool):
+        return float(value)
+    return float(value) if isinstance(value, int | float) else None
+
+
+def _confusion_plot(scorer: Mapping[str, Any], index: int) -> Chart | None:
     matrix = scorer.get("confusion_matrix")
     if not matrix:
         return None
-    labels = [str(v) for v in matrix["labels"]]
-    fig = go.Figure(
-        go.Heatmap(
-            z=matrix["matrix"],
-            x=labels,
-            y=labels,
-            colorscale="Blues",
-            text=matrix["matrix"],
-            texttemplate="%{text}",
-            hovertemplate="human %{y}, scorer %{x}: %{z}<extra></extra>",
-        )
+    svg = charts.heatmap(
+        [str(v) for v in matrix["labels"]],
+        matrix["matrix"],
+        title=f"confusion: {scorer['scorer_id']}",
+        x_title="scorer verdict",
+        y_title="human label",
     )
-    fig.update_layout(
-        height=300,
-        margin={"l": 60, "r": 10, "t": 30, "b": 50},
-        title={"text": f"confusion: {_label(scorer['scorer_id'])}", "font": {"size": 13}},
-        xaxis={"title": {"text": "scorer verdict"}, "type": "category"},
-        yaxis={"title": {"text": "human label"}, "type": "category", "autorange": "reversed"},
-    )
-    return Plot(f"cal-confusion-{index}", scorer["scorer_id"], _figure_json(fig))
+    return Chart(f"cal-confusion-{index}", scorer["scorer_id"], svg)
 
 
-def _reliability_plot(scorer: Mapping[str, Any], index: int) -> Plot | None:
+def _reliability_plot(scorer: Mapping[str, Any], index: int) -> Chart | None:
     curve = scorer.get("reliability")
     if not curve or not curve.get("bins"):
         return None
-    bins = curve["bins"]
-    fig = go.Figure(
-        [
-            go.Scatter(
-                x=[0, 1],
-                y=[0, 1],
-                mode="lines",
-                line={"dash": "dot", "color": "#9d9d9d"},
-                name="perfect",
-            ),
-            go.Scatter(
-                x=[b["mean_score"] for b in bins],
-                y=[b["positive_rate"] for b in bins],
-                mode="lines+markers",
-                text=[f"{b['n']} items" for b in bins],
-                name="scorer",
-            ),
-        ]
-    )
+    points = [
+        Point(
+            _float(b["mean_score"]),
+            _float(b["positive_rate"]),
+            f"{b['n']} items: mean score {_number(b['mean_score'])}, "
+            f"share positive {_number(b['positive_rate'])}",
+        )
+        for b in curve["bins"]
+    ]
     ece = curve.get("ece")
-    title = "reliability" + (f" (ECE {ece:.3f})" if isinstance(ece, float) else "")
-    fig.update_layout(
-        height=300,
-        margin={"l": 60, "r": 10, "t": 30, "b": 50},
-        title={"text": title, "font": {"size": 13}},
-        xaxis={"title": {"text": "mean score in bin"}, "range": [0, 1]},
-        yaxis={"title": {"text": "share labelled positive"}, "range": [0, 1]},
-        showlegend=False,
+    svg = charts.xy_chart(
+        [Series("scorer", points, line=True)],
+        title="reliability" + (f" (ECE {ece:.3f})" if isinstance(ece, float) else ""),
+        x_title="mean score in bin",
+        y_title="share labelled positive",
+        x_range=(0.0, 1.0),
+        y_range=(0.0, 1.0),
+        diagonal=True,
     )
-    return Plot(f"cal-reliability-{index}", scorer["scorer_id"], _figure_json(fig))
+    return Chart(f"cal-reliability-{index}", scorer["scorer_id"], svg)
 
 
 def _scatter_plot(
     scorer: Mapping[str, Any], index: int, points: Sequence[Mapping[str, Any]]
-) -> Plot | None:
+) -> Chart | None:
     if not points:
         return None
-    fig = go.Figure(
-        go.Scatter(
-            x=[p["label"] for p in points],
-            y=[p["score"] for p in points],
-            mode="markers",
-            marker={"size": 6, "opacity": 0.6},
-            text=[str(p["item_id"]) for p in points],
-            hovertemplate="%{text}: human %{x}, score %{y:.3f}<extra></extra>",
+    shown = [
+        Point(
+            _float(p["label"]),
+            _float(p["score"]),
+            f"{p['item_id']}: human {_number(p['label'])}, score {_number(p['score'])}",
         )
+        for p in points
+    ]
+    svg = charts.xy_chart(
+        [Series("items", shown, opacity=0.6)],
+        title=f"score vs human label: {scorer['scorer_id']}",
+        x_title="human label",
+        y_title="scorer score",
     )
-    fig.update_layout(
-        height=300,
-        margin={"l": 60, "r": 10, "t": 30, "b": 50},
-        title={
-            "text": f"score vs human label: {_label(scorer['scorer_id'])}",
-            "font": {"size": 13},
-        },
-        xaxis={"title": {"text": "human label"}},
-        yaxis={"title": {"text": "scorer score"}},
-    )
-    return Plot(f"cal-scatter-{index}", scorer["scorer_id"], _figure_json(fig))
+    return Chart(f"cal-scatter-{index}", scorer["scorer_id"], svg)
 
 
 def calibration_section(

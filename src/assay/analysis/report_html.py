@@ -1,19 +1,21 @@
 """A self-contained HTML report of a run: header, summary, distributions, comparison, items.
 
-One file that opens offline: plotly.js is inlined once and every figure is a JSON spec
-rendered by it, so a report can be mailed or attached to a ticket. The results are read in
-a single streaming pass: all scores go into compact columns (for the plots and, when the
-run has no stored summary, the statistics) while only the first ``max_rows`` results are
-kept as table rows, so the file stays small and memory flat for large runs.
+One file that opens offline and has no script: the charts are inline SVG drawn by
+``analysis.svg_charts`` (the module the web UI draws with), so a report can be mailed or
+attached to a ticket. The results are read in a single streaming pass: all scores go into
+compact columns (for the charts and, when the run has no stored summary, the statistics)
+while only the first ``max_rows`` results are kept as table rows.
 
-All user text is escaped by Jinja2's autoescaping; figure JSON has ``<``, ``>`` and ``&``
-as unicode escapes so a scorer named ``</script>`` cannot end the script block.
+The file stays small at any size of text: a table cell shows the start of its text, cut at
+a word boundary, and the rest opens in a ``<details>`` element. Every text of the item table
+is kept up to one common length, the largest that keeps all of them within
+``TEXT_BUDGET`` characters; the note under the table says when texts were cut, and
+``assay export`` has them in full. All user text is escaped by Jinja2's autoescaping or
+``html.escape`` in the charts.
 """
 
 from __future__ import annotations
 
-import html
-import json
 import math
 import os
 from collections.abc import Iterable, Mapping, Sequence
@@ -25,27 +27,29 @@ from typing import Any
 
 import jinja2
 import numpy as np
-import plotly.graph_objects as go
-import plotly.io as pio
-from plotly.offline import get_plotlyjs
 
 from assay.analysis import formatting as fmt
+from assay.analysis import svg_charts as charts
 from assay.analysis.compare import RunComparison, top_items
+from assay.analysis.report_calibration import calibration_section
+from assay.analysis.svg_charts import Chart
 from assay.summary.accumulator import SummaryAccumulator
 from assay.summary.columns import ScoreColumns
 from assay.summary.stats import effective_threshold, item_stats
 from assay.types import ItemResult, RunRecord, RunSummary, ScoreResult, ScorerSpec
 
-CELL_CHARS = 300
-"""Characters of input/expected/output shown in a table cell."""
-TOOLTIP_CHARS = 2000
-"""Characters kept in a cell's tooltip: enough to read, bounded so the file stays small."""
+CELL_CHARS = 200
+"""Characters of a text shown in its table cell before the rest folds into ``<details>``."""
 REASON_CHARS = 80
+"""Characters of a score's reason shown under the score."""
+TEXT_BUDGET = 650_000
+"""Characters of item text (inputs, expected outputs, outputs, reasons) in one report."""
+NOTE_CHARS = 2000
+"""Characters of a list of item ids in a note (items only in one run)."""
 REGRESSION_ROWS = 100
 HIST_BINS = 20
-TEMPLATE = "plotly_white"
 
-_JSON_ESCAPES = str.maketrans({"<": "\\u003c", ">": "\\u003e", "&": "\\u0026"})
+__all__ = ["Chart", "render_html_report", "write_html_report"]
 
 
 @cache
@@ -61,7 +65,7 @@ def _environment() -> jinja2.Environment:
 
 @dataclass(frozen=True)
 class Cell:
-    """One table cell: the shown text, its tooltip, a CSS class."""
+    """One table cell: the shown text, its tooltip (short fixed texts only), a CSS class."""
 
     text: str
     title: str = ""
@@ -69,12 +73,14 @@ class Cell:
 
 
 @dataclass(frozen=True)
-class Plot:
-    """A figure to render: the div id and its escaped plotly JSON spec."""
+class Text:
+    """A cell of user text: ``head`` is shown, ``more`` opens on demand (``<details>``),
+    ``left_out`` counts the characters past the report's common length cap."""
 
-    div_id: str
-    title: str
-    spec_json: str
+    head: str
+    more: str = ""
+    left_out: int = 0
+    cls: str = ""
 
 
 @dataclass
@@ -84,52 +90,56 @@ class _Collected:
     total: int = 0
 
 
-def _script_safe(json_text: str) -> str:
-    """JSON text made safe to embed in a ``<script>`` element."""
-    return json_text.translate(_JSON_ESCAPES)
+def length_cap(lengths: Sequence[int], budget: int) -> int | None:
+    """The largest cap ``c`` with ``sum(min(n, c)) <= budget``: every text is kept whole
+    up to ``c`` characters, so short texts stay whole and long ones share what is left.
+    ``None`` when everything fits."""
+    if sum(lengths) <= budget:
+        return None
+    ordered = sorted(lengths)
+    used = 0
+    for k, n in enumerate(ordered):
+        remaining = len(ordered) - k
+        if used + n * remaining > budget:
+            return max(0, (budget - used) // remaining)
+        used += n
+    return None  # unreachable: the sum exceeded the budget
 
 
-def _figure_json(fig: go.Figure) -> str:
-    """A figure without its template: the page sets the shared one (``TEMPLATE``) once
-    instead of repeating ~6 KB of theme in every figure."""
-    fig.update_layout(template=None)
-    return _script_safe(str(fig.to_json()))
-
-
-@cache
-def _template_json() -> str:
-    return _script_safe(json.dumps(pio.templates[TEMPLATE].to_plotly_json()))
-
-
-def _label(text: str) -> str:
-    """User text for a plotly label: plotly renders a subset of HTML tags in labels and
-    decodes entities, so escaping shows ``<b>x`` literally instead of bold."""
-    return html.escape(text, quote=False)
-
-
-def _text_cell(value: Any, *, cls: str = "") -> Cell:
-    text = fmt.as_text(value)
-    return Cell(fmt.clip(text, CELL_CHARS), fmt.clip(text, TOOLTIP_CHARS), cls)
+def _text(text: str, cap: int | None, *, head_chars: int = CELL_CHARS, cls: str = "") -> Text:
+    kept, dropped = (text, "") if cap is None else fmt.split_words(text, cap)
+    head, more = fmt.split_words(kept, head_chars)
+    return Text(head, more, len(dropped), cls)
 
 
 def _score_cell(score: ScoreResult | None, threshold: float | None, spec: ScorerSpec) -> Cell:
     if score is None:
         return Cell("")
     if score.status == "error":
-        message = score.error.message if score.error else "error"
-        return Cell("error", fmt.clip(message, TOOLTIP_CHARS), "error")
+        return Cell("error", cls="error")
     if score.status == "not_scorable":
-        why = score.reason or f"not scorable at {score.not_scorable_step or 'a step'}"
-        return Cell("n/s", fmt.clip(why, TOOLTIP_CHARS), "muted")
+        return Cell("n/s", cls="muted")
     value = float(score.score if score.score is not None else math.nan)
     cls = ""
     if threshold is not None:
         ok = value >= threshold if spec.higher_is_better else value <= threshold
         cls = "pass" if ok else "fail"
-    tip = score.reason or ""
-    if score.values:  # the named values go in the tooltip, under the reason
-        tip = f"{tip}\n{fmt.values_text(score.values)}".strip()
-    return Cell(fmt.num(value), fmt.clip(tip, TOOLTIP_CHARS), cls)
+    return Cell(fmt.num(value), cls=cls)
+
+
+def _score_note(score: ScoreResult | None) -> str:
+    """The text under a score: the error, why it was not scorable, or the reason and the
+    named values."""
+    if score is None:
+        return ""
+    if score.status == "error":
+        return score.error.message if score.error else "error"
+    if score.status == "not_scorable":
+        return score.reason or f"not scorable at {score.not_scorable_step or 'a step'}"
+    note = score.reason or ""
+    if score.values:
+        note = f"{note}\n{fmt.values_text(score.values)}".strip()
+    return note
 
 
 def _collect(
@@ -150,65 +160,48 @@ def _specs(record: RunRecord, seen: Sequence[str]) -> list[ScorerSpec]:
     return specs + [ScorerSpec(id=sid, label=sid) for sid in seen if sid not in known]
 
 
-def _distribution(spec: ScorerSpec, cols: ScoreColumns, n: int) -> Plot | None:
+def _distribution(spec: ScorerSpec, cols: ScoreColumns, n: int) -> Chart | None:
     """Histogram of per-item mean scores, binned here (20 bars, not 100k raw values)."""
     means = item_stats(cols).mean
+    means = means[np.isfinite(means)]
     if means.shape[0] == 0:
         return None
     lo, hi = spec.score_range
     in_range = hi > lo and bool(np.all((means >= lo) & (means <= hi)))
     edges = np.linspace(lo, hi, HIST_BINS + 1) if in_range else HIST_BINS
     counts, bins = np.histogram(means, bins=edges)
-    centers = (bins[:-1] + bins[1:]) / 2.0
-    fig = go.Figure(
-        go.Bar(
-            x=centers.tolist(),  # lists, not numpy: plain JSON instead of base64 typed arrays
-            y=counts.tolist(),
-            width=np.diff(bins).tolist(),
-            marker={"color": "#4c78a8"},
-            hovertemplate="%{x:.3f}: %{y} items<extra></extra>",
-        )
+    svg = charts.histogram(
+        bins.tolist(),
+        counts.tolist(),
+        title=f"{spec.id} {fmt.arrow(spec.higher_is_better)}",
+        x_title="per-item mean score",
+        y_title="items",
     )
-    fig.update_layout(
-        height=260,
-        margin={"l": 50, "r": 10, "t": 30, "b": 40},
-        title={
-            "text": f"{_label(spec.id)} {fmt.arrow(spec.higher_is_better)}",
-            "font": {"size": 13},
-        },
-        xaxis={"title": {"text": "per-item mean score"}},
-        yaxis={"title": {"text": "items"}},
-        bargap=0.02,
-    )
-    return Plot(f"dist-{n}", spec.id, _figure_json(fig))
+    return Chart(f"dist-{n}", spec.id, svg)
 
 
-def _delta_plot(cmp: RunComparison) -> Plot | None:
+def _delta_plot(cmp: RunComparison) -> Chart | None:
     """Delta of means per scorer with the paired bootstrap CI as error bars."""
     shown = [s for s in cmp.scorers if s.delta is not None]
     if not shown:
         return None
-    deltas = [s.delta or 0.0 for s in shown]
-    pairs = list(zip(shown, deltas, strict=True))
-    up = [(s.ci_high - d) if s.ci_high is not None else 0.0 for s, d in pairs]
-    down = [(d - s.ci_low) if s.ci_low is not None else 0.0 for s, d in pairs]
-    colors = {"improved": "#54a24b", "regressed": "#e45756"}
-    fig = go.Figure(
-        go.Bar(
-            x=[f"{_label(s.scorer_id)} {fmt.arrow(s.higher_is_better)}" for s in shown],
-            y=deltas,
-            error_y={"type": "data", "symmetric": False, "array": up, "arrayminus": down},
-            marker={"color": [colors.get(s.verdict, "#9d9d9d") for s in shown]},
-            hovertemplate="%{x}: Δ %{y:+.4f}<extra></extra>",
+    colors = {"improved": charts.GREEN, "regressed": charts.RED}
+    bars = [
+        charts.Bar(
+            label=f"{s.scorer_id} {fmt.arrow(s.higher_is_better)}",
+            value=s.delta,
+            low=s.ci_low,
+            high=s.ci_high,
+            color=colors.get(s.verdict, charts.GREY),
+            tip=f"{s.scorer_id}: Δ {fmt.signed(s.delta, 4)} "
+            f"CI {fmt.ci(s.ci_low, s.ci_high, 4, sign=True)} ({s.verdict.replace('_', ' ')})",
         )
+        for s in shown
+    ]
+    svg = charts.bar_chart(
+        bars, title="Δ mean (B − A) with 95% paired bootstrap CI", y_title="Δ mean"
     )
-    fig.update_layout(
-        height=300,
-        margin={"l": 60, "r": 10, "t": 30, "b": 60},
-        title={"text": "Δ mean (B − A) with 95% paired bootstrap CI", "font": {"size": 13}},
-        yaxis={"title": {"text": "Δ mean"}, "zeroline": True, "zerolinewidth": 2},
-    )
-    return Plot("delta", "delta", _figure_json(fig))
+    return Chart("delta", "delta", svg)
 
 
 def _when(ts: float | None) -> str:
@@ -347,7 +340,7 @@ def _comparison_context(cmp: RunComparison) -> dict[str, Any]:
     regressions = [
         [
             Cell(s.scorer_id),
-            Cell(fmt.clip(d.item_id, CELL_CHARS), d.item_id),
+            _id_cell(d.item_id),
             Cell(fmt.num(d.score_a)),
             Cell(fmt.num(d.score_b)),
             Cell(fmt.signed(d.delta), cls="fail"),
@@ -361,45 +354,61 @@ def _comparison_context(cmp: RunComparison) -> dict[str, Any]:
         "plot": _delta_plot(cmp),
         "regressions": regressions,
         "regressions_omitted": total - len(regressions),
-        "only_in_a": fmt.clip(", ".join(cmp.only_in_a), TOOLTIP_CHARS),
-        "only_in_b": fmt.clip(", ".join(cmp.only_in_b), TOOLTIP_CHARS),
+        "only_in_a": fmt.clip(", ".join(cmp.only_in_a), NOTE_CHARS),
+        "only_in_b": fmt.clip(", ".join(cmp.only_in_b), NOTE_CHARS),
     }
+
+
+def _id_cell(item_id: str) -> Cell:
+    clipped = fmt.clip(item_id, CELL_CHARS)
+    return Cell(clipped, item_id if clipped != item_id else "")
 
 
 def _item_rows(
     rows: Sequence[ItemResult], specs: Sequence[ScorerSpec], threshold: float | None
-) -> list[dict[str, Any]]:
-    """Table rows; ``threshold`` is the run-wide level, each scorer's cell is marked pass or
-    fail at its own effective threshold (``effective_threshold``)."""
+) -> tuple[list[dict[str, Any]], int | None]:
+    """Table rows and the common length cap of their texts (``None``: all whole).
+    ``threshold`` is the run-wide level; each scorer's cell is marked pass or fail at its
+    own effective threshold (``effective_threshold``)."""
     thresholds = {spec.id: effective_threshold(spec, threshold) for spec in specs}
-    out = []
+    raw = []
     for r in rows:
         if r.error is not None:
-            output = _text_cell(f"{r.error.kind}: {r.error.message}", cls="error")
+            output, output_cls = f"{r.error.kind}: {r.error.message}", "error"
         elif r.warnings:  # e.g. the target returned None: visible, not a silent 0
             shown = "" if r.output is None else f" · {fmt.as_text(r.output)}"
-            output = _text_cell(f"warning: {'; '.join(r.warnings)}{shown}", cls="error")
+            output, output_cls = f"warning: {'; '.join(r.warnings)}{shown}", "error"
         else:
-            output = _text_cell(r.output)
-        scores = []
-        for spec in specs:
-            score = r.scores.get(spec.id)
-            cell = _score_cell(score, thresholds[spec.id], spec)
-            reason = score.reason if score is not None and score.status == "ready" else None
-            scores.append((cell, fmt.clip(reason or "", REASON_CHARS)))
+            output, output_cls = fmt.as_text(r.output), ""
+        notes = [_score_note(r.scores.get(spec.id)) for spec in specs]
+        raw.append(
+            (r, fmt.as_text(r.input), fmt.as_text(r.expected_output), output, output_cls, notes)
+        )
+    cap = length_cap(
+        [len(t) for _, i, e, o, _, notes in raw for t in (i, e, o, *notes)], TEXT_BUDGET
+    )
+    out = []
+    for r, input_text, expected, output, output_cls, notes in raw:
+        scores = [
+            (
+                _score_cell(r.scores.get(spec.id), thresholds[spec.id], spec),
+                _text(note, cap, head_chars=REASON_CHARS),
+            )
+            for spec, note in zip(specs, notes, strict=True)
+        ]
         out.append(
             {
                 "position": r.position,
-                "item": Cell(fmt.clip(r.item_id, CELL_CHARS), r.item_id),
+                "item": _id_cell(r.item_id),
                 "repeat": r.repeat,
-                "input": _text_cell(r.input),
-                "expected": _text_cell(r.expected_output),
-                "output": output,
+                "input": _text(input_text, cap),
+                "expected": _text(expected, cap),
+                "output": _text(output, cap, cls=output_cls),
                 "scores": scores,
                 "latency": fmt.ms(r.latency_ms),
             }
         )
-    return out
+    return out, cap
 
 
 def render_html_report(
@@ -418,8 +427,6 @@ def render_html_report(
     calibration section; ``calibrated`` (scorer id → ``calibrated: yes (...)``) a header
     line; ``judge_corrected`` (scorer id → a prediction-powered mean) the judge-corrected
     means beside the plain ones."""
-    from assay.analysis.report_calibration import calibration_section
-
     collected = _collect(results, max_rows, record.info.scorers)
     acc = collected.acc
     specs = _specs(record, acc.builder.scorer_ids())
@@ -438,6 +445,7 @@ def render_html_report(
         if (p := _distribution(spec, acc.builder.columns(spec.id), n)) is not None
     ]
     header = _header(record, summary, specs)
+    item_rows, text_cap = _item_rows(collected.rows, specs, record.info.threshold)
     if calibrated:
         shown = "; ".join(f"{sid}: {text}" for sid, text in calibrated.items())
         header.append(Cell(shown, "calibration"))
@@ -468,12 +476,11 @@ def render_html_report(
         else None,
         "score_columns": [s.id for s in specs],
         "show_repeat": record.info.repeats > 1,
-        "item_rows": _item_rows(collected.rows, specs, record.info.threshold),
+        "item_rows": item_rows,
+        "text_cap": text_cap,
         "total_rows": collected.total,
         "omitted_rows": collected.total - len(collected.rows),
         "generated": _when(datetime.now(tz=UTC).timestamp()),
-        "plotly_js": get_plotlyjs(),
-        "plotly_template": _template_json(),
     }
     return _environment().get_template("report.html.j2").render(**context)
 
