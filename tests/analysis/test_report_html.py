@@ -6,6 +6,9 @@ from html.parser import HTMLParser
 from importlib.resources import files
 from pathlib import Path
 
+import pytest
+
+from assay.analysis import report_html
 from assay.analysis.compare import compare_runs
 from assay.analysis.report_html import render_html_report, write_html_report
 from assay.summary.accumulator import SummaryAccumulator
@@ -197,3 +200,62 @@ def test_comparison_section_and_hostile_scorer_id(tmp_path: Path) -> None:
 
 def test_template_ships_inside_the_package() -> None:
     assert (files("assay.analysis") / "templates" / "report.html.j2").is_file()
+
+
+def _long_results(n: int, words: int) -> list[ItemResult]:
+    return [
+        result(
+            f"long-{k}",
+            k,
+            {
+                "acc": score(1.0, reason=" ".join(["because"] * words)),
+                "len": score(5.0, scorer_id="len"),
+            },
+            input={"question": " ".join(f"w{k}x{j}" for j in range(words))},
+            output=" ".join(f"word{j}" for j in range(words)) + f" {XSS}",
+        )
+        for k in range(n)
+    ]
+
+
+def test_long_text_opens_on_demand_whole_and_is_cut_at_a_word() -> None:
+    html = render_html_report(_record(), _long_results(3, 200))
+    page = _parse(html)
+    assert "texts-cut" not in page.ids  # small run: every text is whole
+    assert page.details == 3 * 3  # input and output of each row, and the acc reason
+    output = " ".join(f"word{j}" for j in range(200)) + f" {XSS}"
+    # the cell's head ends at a whole word, the rest follows in <details>, escaped
+    head = re.search(r"<summary>(word0 [^<]*)<span class=\"ell\">", html)
+    assert head is not None and len(head.group(1)) <= report_html.CELL_CHARS
+    assert output.startswith(head.group(1)) and output[len(head.group(1))] == " "
+    assert "word199 &lt;script&gt;alert(" in html
+    text = "".join(page.text)
+    assert text.count("word199") == 3  # once per row: not copied into a tooltip
+    assert not [t for t in page.titles if "word" in t]
+
+
+def test_many_long_texts_share_one_length_cap_within_the_budget(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(report_html, "TEXT_BUDGET", 5_000)
+    results = _long_results(20, 100)
+    page = _parse(render_html_report(_record(20), results))
+    assert "texts-cut" in page.ids
+    note = " ".join(page.text)
+    cap = int(re.search(r"kept up to ([\d,]+) characters", note).group(1).replace(",", ""))  # type: ignore[union-attr]
+    assert 0 < cap < 5_000 // 20
+    assert "more characters" in note  # each cut text says how much is missing
+    shown = "".join(page.text)
+    assert "word99" not in shown  # the ends of the long outputs are not in the file
+
+
+def test_length_cap_is_the_largest_that_fits() -> None:
+    assert report_html.length_cap([10, 20, 30], 60) is None
+    assert report_html.length_cap([10, 20, 30], 59) == 29  # 10 + 20 + 29
+    assert report_html.length_cap([10, 20, 30], 40) == 15  # 10 + 15 + 15
+    assert report_html.length_cap([100, 100], 3) == 1
+    assert report_html.length_cap([], 0) is None
+    for lengths, budget in (([5, 7, 300, 301, 2], 100), ([50] * 9, 449)):
+        cap = report_html.length_cap(lengths, budget)
+        assert cap is not None
+        assert sum(min(n, cap) for n in lengths) <= budget < sum(min(n, cap + 1) for n in lengths)

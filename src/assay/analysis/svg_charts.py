@@ -103,7 +103,7 @@ def nice_ticks(low: float, high: float, count: int = 5) -> list[float]:
     """About ``count`` round tick values (steps of 1, 2 or 5 × 10^k) within ``[low, high]``."""
     if not (finite(low) and finite(high)) or high <= low:
         return [low] if finite(low) else []
-    raw = (high - low) / max(count - 1, 1)
+    raw = (high - low) / max(count, 1)
     power = 10.0 ** math.floor(math.log10(raw))
     step = next(m * power for m in (1.0, 2.0, 5.0, 10.0) if m * power >= raw)
     first = math.ceil(low / step - 1e-9)
@@ -223,7 +223,7 @@ def histogram(
 ) -> str:
     """Bars over numeric bins: bar ``k`` spans ``edges[k]..edges[k+1]`` with height
     ``counts[k]`` (``len(edges) == len(counts) + 1``)."""
-    if len(edges) != len(counts) + 1:
+    if (edges or counts) and len(edges) != len(counts) + 1:
         raise ValueError(f"histogram: {len(edges)} edges for {len(counts)} counts")
     total = sum(counts)
     if not counts or total == 0 or not all(finite(e) for e in edges):

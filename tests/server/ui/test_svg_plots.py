@@ -32,8 +32,11 @@ def test_reliability_draws_one_marker_per_bin_and_a_line_through_them() -> None:
     ]
     root = ET.fromstring(reliability_svg(bins, 0.0, 1.0))
     assert len(root.findall(f"{SVG}circle")) == 2
-    path = root.find(f"{SVG}path")
-    assert path is not None and path.get("d", "").count("L") == 1
+    line = root.find(f"{SVG}polyline")
+    assert line is not None and len(line.get("points", "").split()) == 2
+    # dot area grows with the bin's count: the 9-item bin's marker is the larger one
+    small, large = (float(c.get("r", "")) for c in root.findall(f"{SVG}circle"))
+    assert small < large
 
 
 def test_confusion_heatmap_writes_every_count_in_row_order() -> None:

@@ -30,9 +30,13 @@ from assay.operations.ui_queries import SortOrder, compare_view, run_item_groups
 from assay.optimize.feed import current_state
 from assay.server.api.deps import MAX_OFFSET
 from assay.server.client_view import event_for_client, result_for_client
-from assay.server.ui.optimization_plots import score_trend_svg
 from assay.server.ui.paths import TEMPLATES_DIR
-from assay.server.ui.svg_plots import confusion_svg, reliability_svg, scatter_svg
+from assay.server.ui.svg_plots import (
+    confusion_svg,
+    reliability_svg,
+    scatter_svg,
+    score_trend_svg,
+)
 from assay.store import Store, StoreError
 from assay.types import ItemResult
 
