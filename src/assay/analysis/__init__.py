@@ -4,7 +4,7 @@ Inputs are ``RunRecord``, ``Iterable[ItemResult]`` and ``Iterable[ScoreRow]``: t
 never imports the store or the runner, so the same code summarises a run in memory, one
 streamed from SQLite, or one loaded from a JSON export. Reports live in their own modules
 (``report_terminal``, ``report_json``, ``report_html``) so importing the statistics does not
-pull in Rich, Jinja2 or plotly.
+pull in Rich or Jinja2; ``svg_charts`` draws the charts of the HTML report and the web UI.
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ The file stays small at any size of text: a table cell shows the start of its te
 a word boundary, and the rest opens in a ``<details>`` element. Every text of the item table
 is kept up to one common length, the largest that keeps all of them within
 ``TEXT_BUDGET`` characters; the note under the table says when texts were cut, and
-``assay export`` has them in full. All user text is escaped by Jinja2's autoescaping or
+``assay runs export`` has them in full. All user text is escaped by Jinja2's autoescaping or
 ``html.escape`` in the charts.
 """
 

@@ -194,8 +194,8 @@ def _open(
         f'width="{width}" height="{height}" viewBox="0 0 {width} {height}" '
         f'font-family="system-ui, sans-serif"{extra}>',
         f"<title>{escape(title)}</title><desc>{escape(desc)}</desc>",
-        f'<text x="{LEFT}" y="18" font-size="13" font-weight="600" fill="{INK}">'
-        f"{escape(title)}</text>",
+        f'<text x="10" y="18" font-size="13" font-weight="600" fill="{INK}">'
+        f"{escape(_short(title, width - 20, 7.5))}</text>",
     ]
 
 
@@ -308,10 +308,10 @@ def bar_chart(bars: Sequence[Bar], *, title: str, y_title: str = "", testid: str
     return "".join(parts)
 
 
-def _short(label: str, room: float) -> str:
-    """A bar label that fits its slot (about 6 px per character); the full label is in
-    the bar's tooltip and the chart's description."""
-    fits = max(int(room / 6), 3)
+def _short(label: str, room: float, char_px: float = 6.0) -> str:
+    """A label cut to fit ``room`` pixels (``char_px`` per character, about right for
+    the sans-serif at the sizes used here); the full text stays in a ``<title>``."""
+    fits = max(int(room / char_px), 3)
     return label if len(label) <= fits else label[: fits - 1] + "…"
 
 
@@ -400,9 +400,9 @@ def heatmap(
     if size == 0 or len(matrix) != size or any(len(row) != size for row in matrix):
         return _empty(title, WIDTH, HEIGHT, testid)
     cell = max(28, min(64, 240 // size))
-    left = top = LEFT + 8
+    left, top = LEFT + 8, TOP + 6
     width = left + cell * size + RIGHT
-    height = top + cell * size + 24
+    height = top + cell * size + 36
     largest = max((v for row in matrix for v in row), default=0) or 1
     desc = "; ".join(
         f"{y_title} {labels[i]}, {x_title} {labels[j]}: {matrix[i][j]}"
