@@ -144,3 +144,20 @@ def test_the_html_section_has_heatmap_reliability_scatter_disagreements_and_cert
     cells = [el for el in heatmap.iter(f"{SVG}rect") if el.get("class") == "cell"]
     counts = [int(str(el.findtext(f"{SVG}title")).rsplit(": ", 1)[1]) for el in cells]
     assert counts == [18, 2, 3, 17]  # row by row: human label, then scorer verdict
+
+
+def test_the_scatter_leaves_out_labels_that_are_not_numbers_and_escapes_ids() -> None:
+    points = {
+        "judge": [
+            {"item_id": "</svg><script>x</script>", "label": 1, "score": 0.9},
+            {"item_id": "i2", "label": "yes", "score": 0.4},
+            {"item_id": "i3", "label": 0.5, "score": None},
+        ]
+    }
+    section = calibration_section(_report("numeric"), points)
+    scatter = next(p for p in section["scorers"][0]["plots"] if p.div_id == "cal-scatter-0")
+    root = ET.fromstring(scatter.svg)
+    (dot,) = root.iter(f"{SVG}circle")
+    assert str(dot.findtext(f"{SVG}title")).startswith("</svg><script>x</script>: human 1")
+    assert "2 non-numeric values left out" in str(root.findtext(f"{SVG}desc"))
+    assert "<script>" not in scatter.svg
