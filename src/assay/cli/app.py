@@ -158,6 +158,10 @@ def scorers_show(
         console.print(table)
     if info.preview_notes:
         console.print(f"notes: {info.preview_notes}")
+    for name, text in info.prompts.items():
+        param = "instructions" if name == "instructions" else f"templates.{name}"
+        console.print(f"\n[bold]{name}[/bold] (override with param {param!r}):", highlight=False)
+        console.print(text, markup=False, highlight=False)
 
 
 def _schema_type(prop: dict[str, Any]) -> str:
