@@ -100,7 +100,8 @@ class _Prepared:
     conclude: Conclude
 
 
-def _model(label: str, given: Model | None, base_url: str | None, key: str) -> Model:
+def model_for(label: str, given: Model | None, base_url: str | None, key: str) -> Model:
+    """``given``, else the model ``label`` names (``OptimizeConfigError`` naming ``key``)."""
     if given is not None:
         return given
     try:
@@ -125,8 +126,8 @@ def check_settings(
         weighted_specs([scorer_spec(s) for s in scorers])
     except (KeyError, ValueError, TypeError) as exc:
         raise OptimizeConfigError(f"key 'scorers': {exc}", key="scorers") from exc
-    task = _model(settings.task_model, task_model, settings.task_base_url, "task_model")
-    reflection = _model(
+    task = model_for(settings.task_model, task_model, settings.task_base_url, "task_model")
+    reflection = model_for(
         settings.reflection_model,
         reflection_model,
         settings.reflection_base_url,
@@ -153,7 +154,8 @@ def _prepare(
     return _Prepared(config, reflection, evaluator, splits, dict(config.candidate), _conclude_task)
 
 
-def _label(model: Model) -> str:
+def model_label(model: Model) -> str:
+    """A model object's ``provider/model`` label (what the stored config records)."""
     provider = getattr(model, "provider", None)
     return f"{provider}/{model.model_id}" if provider else model.model_id
 
@@ -182,12 +184,15 @@ async def optimize_async(
         if isinstance(task_model, str):
             raw["task_model"] = task_model
         else:
-            task_obj, raw["task_model"] = task_model, _label(task_model)
+            task_obj, raw["task_model"] = task_model, model_label(task_model)
     if reflection_model is not None:
         if isinstance(reflection_model, str):
             raw["reflection_model"] = reflection_model
         else:
-            reflection_obj, raw["reflection_model"] = reflection_model, _label(reflection_model)
+            reflection_obj, raw["reflection_model"] = (
+                reflection_model,
+                model_label(reflection_model),
+            )
     checked = make_optimize_config(raw)
     with using_store(store) as db:
         started = create_optimization(
@@ -313,10 +318,14 @@ async def resume_optimization_async(
         return _task_result(await started.run(on_event))
 
 
-PREPARERS: dict[str, Callable[[OptimizationRecord, Store, Model | None], _Prepared]] = {}
+PREPARERS: dict[
+    str, Callable[[OptimizationRecord, Store, Model | None, Model | None], _Prepared]
+] = {}
 """How an optimization of another kind is prepared from its stored record, by the
-``kind`` key of its stored config (``judge``: ``optimize.judge``, registered when that
-module is imported). A stored config without ``kind`` is a task-prompt optimization."""
+``optimizes`` key of its stored config (``judge``: ``optimize.judge``, registered when that
+module is imported), given the record, the store, the model under evaluation (the task
+model; a judge optimization's judge model) and the reflection model. A stored config
+without it is a task-prompt optimization."""
 
 
 def _prepare_stored(
@@ -325,13 +334,13 @@ def _prepare_stored(
     task_model: Model | None,
     reflection_model: Model | None,
 ) -> _Prepared:
-    kind = record.config.get("kind")
+    kind = record.config.get("optimizes")
     if kind is not None:
         if kind == "judge" and kind not in PREPARERS:
             import assay.optimize.judge  # noqa: F401  (registers its preparer)
         if kind not in PREPARERS:
             raise OptimizeResumeError(f"optimization {record.id} has unknown kind {kind!r}")
-        return PREPARERS[kind](record, store, reflection_model)
+        return PREPARERS[kind](record, store, task_model, reflection_model)
     config = make_optimize_config(record.config, source=f"optimization {record.id}")
     return _prepare(config, store, task_model, reflection_model)
 

@@ -163,6 +163,10 @@ def fill_template(template: str, j: View[Any]) -> str:
 STEP_NAMES = ("preprocess", "analyze")
 """The judge steps whose instruction text a ``templates`` param may replace."""
 
+COMPUTED_PROMPT = "(computed from the params; a template replaces it)"
+"""What ``default_prompts`` shows for a step whose instruction is a function of the params
+(there is no fixed text to show, or to start an optimization from)."""
+
 
 @dataclass(frozen=True, slots=True)
 class Prompt:
@@ -377,7 +381,7 @@ class JudgeScorer(Generic[P]):
             if isinstance(prompt.instruction, str):
                 prompts[name] = prompt.instruction
             else:
-                prompts[name] = "(computed from the params; a template replaces it)"
+                prompts[name] = COMPUTED_PROMPT
         return prompts
 
     def _prompts(self) -> dict[str, Prompt]:

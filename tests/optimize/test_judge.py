@@ -1,0 +1,202 @@
+"""optimize_judge: a judge's prompt optimized against human labels, checked on held-out
+items, certified only when the gates pass; resumable like any optimization."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from assay.optimize.config import OptimizeConfigError
+from assay.optimize.events import OptimizeEvent
+from assay.optimize.judge import (
+    JudgeOptimizeResult,
+    judge_splits,
+    optimize_judge,
+    resume_judge_optimization,
+    write_best_scorer,
+)
+from assay.optimize.judge_config import make_judge_optimize_config
+from assay.scoring.registry import create_scorer
+from assay.store import Store
+from assay.testing import ScriptedModel
+from tests.optimize.judge_mock import (
+    CRITICISM_RULE,
+    DISMISSIVE_RULE,
+    judge_reply,
+    labelled_rows,
+    reflection_reply,
+    useless_reflection,
+    write_rows,
+)
+
+
+@pytest.fixture
+def judge_config(tmp_path: Path) -> dict[str, Any]:
+    return {
+        "name": "toxicity vs people",
+        "scorer": {"type": "toxicity", "params": {"reason": "template"}},
+        "data": write_rows(tmp_path / "labelled.jsonl", labelled_rows()),
+        "label": "label",
+        "label_map": {"toxic": 1, "ok": 0},
+        "kind": "binary",
+        "threshold": 0.5,
+        "objective": "kappa",
+        "split": {"val": 0.25, "test": 0.25, "seed": 3},
+        "budget": {"max_metric_calls": 400},
+        "minibatch_size": 10,
+        "reflection_model": "scripted/reflect",
+        "resamples": 200,
+        "run_dir": str(tmp_path / "gepa"),
+    }
+
+
+def _run(config: dict[str, Any], store: Store, reflect: Any = reflection_reply, **kw: Any) -> Any:
+    return optimize_judge(
+        config,
+        judge_model=ScriptedModel(responder=judge_reply, name="judge"),
+        reflection_model=ScriptedModel(responder=reflect, name="reflect"),
+        store=store,
+        **kw,
+    )
+
+
+def test_the_statistic_rises_on_val_and_test_and_the_gate_certifies_the_winner(
+    judge_config: dict[str, Any], store: Store
+) -> None:
+    result = _run(judge_config, store, min={"kappa": 0.6})
+    assert isinstance(result, JudgeOptimizeResult)
+    assert result.objective == "kappa"
+    assert result.seed_val_score < 0.5 and result.best_val_score == pytest.approx(1.0)
+    held_out = result.held_out
+    assert held_out is not None and held_out.n == 10
+    seed_kappa = held_out.seed["statistics"]["kappa"]["value"]
+    best_kappa = held_out.best["statistics"]["kappa"]
+    assert seed_kappa < 0.5 < best_kappa["value"] and best_kappa["ci_low"] is not None
+    assert result.difference["kappa"]["value"] == pytest.approx(best_kappa["value"] - seed_kappa)
+    assert result.val is not None and result.val.best["statistics"]["kappa"]["value"] == 1.0
+    assert result.test is not None and result.test.verdict == "improved"
+    text = " ".join(result.best_candidate.values())
+    assert DISMISSIVE_RULE in text and CRITICISM_RULE in text
+    # the certificate is the winner's, bound to its fingerprint, on the held-out split
+    assert result.passed and result.certificate_id is not None
+    certificate = store.certificates.get(result.certificate_id)
+    assert certificate.passed and certificate.fingerprint == result.best_fingerprint
+    assert certificate.n == 10 and "held-out test split" in certificate.data_key
+    assert result.best_fingerprint != result.seed_fingerprint
+    matrix = held_out.best["confusion_matrix"]["matrix"]
+    assert matrix[0][1] == 0 and matrix[1][0] == 0  # no false verdicts after
+    assert held_out.seed["confusion_matrix"]["matrix"] != matrix
+    assert "certificate" in result.summary
+
+
+def test_a_gate_that_is_not_met_issues_no_certificate(
+    judge_config: dict[str, Any], store: Store
+) -> None:
+    judge_config["budget"] = {"max_metric_calls": 80}
+    result = _run(judge_config, store, reflect=useless_reflection, min={"kappa": 0.6})
+    assert not result.passed and result.certificate_id is None
+    assert [g.passed for g in result.gates] == [False]
+    assert store.certificates.list() == []
+    assert "gates not met, no certificate" in result.summary
+
+
+def test_the_splits_are_disjoint_by_item_id_and_ignore_file_order(
+    judge_config: dict[str, Any],
+) -> None:
+    cfg = make_judge_optimize_config(judge_config)
+    ids = [r["id"] for r in labelled_rows()]
+    parts = judge_splits(ids, cfg)
+    assert parts == judge_splits(list(reversed(ids)), cfg)
+    assert set().union(*parts.values()) == set(ids)
+    assert sum(len(p) for p in parts.values()) == len(ids)
+    assert (len(parts["val"]), len(parts["test"])) == (10, 10)
+
+
+def test_the_best_scorer_yaml_builds_the_winning_judge(
+    judge_config: dict[str, Any], store: Store, tmp_path: Path
+) -> None:
+    result = _run(judge_config, store)
+    path = tmp_path / "best.yaml"
+    write_best_scorer(result, path)
+    spec = yaml.safe_load(path.read_text(encoding="utf-8"))
+    assert spec["type"] == "toxicity"
+    judge = create_scorer(spec).with_judge_model(ScriptedModel(responder=judge_reply, name="judge"))
+    assert judge.fingerprint == result.best_fingerprint
+    assert result.certificate_id is None  # no gates, no certificate
+
+
+class Kill(BaseException):
+    """Stands in for SIGKILL/Ctrl-C: not an ``Exception``, so nothing may swallow it."""
+
+
+def test_resume_after_a_kill_gives_the_same_result(
+    judge_config: dict[str, Any], store: Store, tmp_path: Path
+) -> None:
+    config = {**judge_config, "stop_at_perfect": False, "budget": {"max_metric_calls": 90}}
+    reference = _run({**config, "run_dir": str(tmp_path / "ref")}, store, min={"kappa": 0.6})
+
+    seen = 0
+
+    def kill_after_30_items(event: OptimizeEvent) -> None:
+        nonlocal seen
+        if event.kind == "evaluated":
+            seen += event.items
+            if seen > 30:
+                raise Kill
+
+    with pytest.raises(Kill):
+        _run(config, store, on_event=kill_after_30_items, min={"kappa": 0.6})
+    [killed] = [o for o in store.optimizations.list() if o.id != reference.optimization_id]
+    assert killed.status == "interrupted"
+    resumed = resume_judge_optimization(
+        killed.id[:10],
+        judge_model=ScriptedModel(responder=judge_reply, name="judge"),
+        reflection_model=ScriptedModel(responder=reflection_reply, name="reflect"),
+        store=store,
+    )
+    assert resumed.optimization_id == killed.id
+    assert resumed.best_candidate == reference.best_candidate
+    assert (resumed.candidates, resumed.metric_calls) == (
+        reference.candidates,
+        reference.metric_calls,
+    )
+    assert resumed.best_val_score == reference.best_val_score
+    assert resumed.held_out is not None and reference.held_out is not None
+    assert resumed.held_out.best == reference.held_out.best
+    assert resumed.difference == reference.difference
+    assert resumed.best_fingerprint == reference.best_fingerprint
+    assert resumed.certificate_id is not None and resumed.certificate_id != reference.certificate_id
+    assert store.optimizations.get(killed.id).status == "completed"
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"scorer": "exact-match"}, "not a judge scorer"),
+        ({"objective": "mae"}, "cannot be maximised"),
+        ({"min": {"kapa": 0.5}}, "no statistic 'kapa'"),
+        ({"components": ["analyse"]}, "has no text 'analyse'"),
+        ({"label_map": {"toxic": 1}}, "'ok', which key 'label_map' does not map"),
+        ({"split": {"val": 0.5, "test": 0.5}}, "must leave items for 'train'"),
+        ({"treshold": 0.5}, "did you mean 'threshold'"),
+    ],
+)
+def test_bad_config_is_refused_before_anything_is_stored(
+    judge_config: dict[str, Any], store: Store, change: dict[str, Any], message: str
+) -> None:
+    with pytest.raises(OptimizeConfigError, match=message):
+        _run({**judge_config, **change}, store)
+    assert store.optimizations.list() == []
+
+
+def test_duplicate_item_ids_are_refused(
+    judge_config: dict[str, Any], store: Store, tmp_path: Path
+) -> None:
+    rows = labelled_rows()
+    rows.append(dict(rows[0]))
+    judge_config["data"] = write_rows(tmp_path / "dup.jsonl", rows)
+    with pytest.raises(OptimizeConfigError, match="duplicate id 'insult-0'"):
+        _run(judge_config, store)
