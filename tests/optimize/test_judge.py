@@ -176,6 +176,7 @@ def test_resume_after_a_kill_gives_the_same_result(
     ("change", "message"),
     [
         ({"scorer": "exact-match"}, "not a judge scorer"),
+        ({"scorer": {"type": "toxicity", "params": {"reasn": "x"}}}, "param 'reasn'"),
         ({"objective": "mae"}, "cannot be maximised"),
         ({"min": {"kapa": 0.5}}, "no statistic 'kapa'"),
         ({"components": ["analyse"]}, "has no text 'analyse'"),

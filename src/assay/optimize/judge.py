@@ -74,7 +74,12 @@ from assay.optimize.results import HeldOutCheck, HeldOutVerdict, OptimizeResult
 from assay.optimize.session import Evaluation, Session
 from assay.optimize.splits import Example, Splits, file_sha256
 from assay.scorers._lib.judge_scorer import COMPUTED_PROMPT
-from assay.scoring.registry import ScorerConfig, ScorerRegistryError, get_scorer_type
+from assay.scoring.registry import (
+    ScorerConfig,
+    ScorerRegistryError,
+    create_scorer,
+    get_scorer_type,
+)
 from assay.scoring.sync import run_sync
 from assay.store import Certificate, Store, StoreError, using_store
 from assay.store.optimizations_repo import OptimizationRecord
@@ -138,6 +143,10 @@ def _base_scorer(cfg: JudgeOptimizeConfig) -> ScorerConfig:
             "(see `assay scorers show TYPE`)",
             key="scorer",
         )
+    try:
+        create_scorer(base)
+    except (ValueError, TypeError, ScorerRegistryError) as exc:
+        raise OptimizeConfigError(f"key 'scorer': {exc}", key="scorer") from exc
     return base
 
 
