@@ -201,3 +201,25 @@ def test_duplicate_item_ids_are_refused(
     judge_config["data"] = write_rows(tmp_path / "dup.jsonl", rows)
     with pytest.raises(OptimizeConfigError, match="duplicate id 'insult-0'"):
         _run(judge_config, store)
+
+
+def test_a_stored_dataset_is_pinned_to_its_version(
+    judge_config: dict[str, Any], store: Store
+) -> None:
+    rows = [
+        {**{k: v for k, v in r.items() if k != "label"}, "metadata": {"label": r["label"]}}
+        for r in labelled_rows()
+    ]
+    store.datasets.create("toxicity-labels")
+    store.datasets.add_items("toxicity-labels", rows)
+    config = {k: v for k, v in judge_config.items() if k != "data"}
+    result = _run({**config, "dataset": "toxicity-labels"}, store, min={"kappa": 0.6})
+    stored = store.optimizations.get(result.optimization_id).config
+    assert (stored["dataset"], stored["version"], stored["optimizes"]) == (
+        "toxicity-labels",
+        1,
+        "judge",
+    )
+    assert result.passed
+    certificate = store.certificates.get(result.certificate_id or "")
+    assert certificate.data_key.startswith("dataset:toxicity-labels@1")
