@@ -223,3 +223,23 @@ def test_a_stored_dataset_is_pinned_to_its_version(
     assert result.passed
     certificate = store.certificates.get(result.certificate_id or "")
     assert certificate.data_key.startswith("dataset:toxicity-labels@1")
+
+
+def test_texts_equal_to_the_builtin_ones_are_no_override() -> None:
+    from assay.optimize.judge import seed_candidate
+    from assay.optimize.judge_evaluator import judge_config_for
+    from assay.scoring.registry import ScorerConfig
+
+    base = ScorerConfig(type="toxicity", params={"reason": "template"})
+    seed = seed_candidate(base, None)
+    assert set(seed) == {"instructions", "analyze"}
+    assert judge_config_for(base, seed).params == {"reason": "template"}
+    assert (
+        create_scorer(judge_config_for(base, seed)).fingerprint == create_scorer(base).fingerprint
+    )
+    changed = judge_config_for(base, {**seed, "analyze": "Judge each opinion."})
+    assert changed.params == {"reason": "template", "templates": {"analyze": "Judge each opinion."}}
+    # an override the base had is dropped when the candidate returns to the built-in text
+    overridden = ScorerConfig(type="toxicity", params={"instructions": "Be strict."})
+    assert seed_candidate(overridden, None)["instructions"] == "Be strict."
+    assert judge_config_for(overridden, seed).params == {}

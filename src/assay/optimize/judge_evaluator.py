@@ -25,7 +25,7 @@ from assay.models.base import Model
 from assay.optimize.row_scores import RowScore
 from assay.optimize.session import Session
 from assay.optimize.splits import Example
-from assay.scoring.registry import ScorerConfig, create_scorer
+from assay.scoring.registry import ScorerConfig, create_scorer, get_scorer_type
 from assay.scoring.scorer import Scorer
 from assay.targets.scorer import ScorerTarget
 from assay.types import Item, ItemResult
@@ -37,16 +37,26 @@ room accepts; the point does not depend on them)."""
 
 def judge_config_for(base: ScorerConfig, candidate: Mapping[str, str]) -> ScorerConfig:
     """``base`` with the candidate's texts as its overrides: ``instructions`` → the
-    ``instructions`` param, any other component → ``templates[component]``."""
+    ``instructions`` param, any other component → ``templates[component]``. A text equal
+    to the scorer's built-in one is no override (the key is dropped), so a judge whose
+    texts are the defaults has the fingerprint of the plain scorer and a certificate for
+    it is found for ``{"type": ...}`` too."""
+    defaults = get_scorer_type(base.type).prompts
     params = dict(base.params)
     templates = dict(params.get("templates") or {})
     for name, text in candidate.items():
+        given = None if text == defaults.get(name) else text
         if name == "instructions":
-            params["instructions"] = text
+            params["instructions"] = given
         else:
-            templates[name] = text
-    if templates:
-        params["templates"] = templates
+            templates[name] = given
+    params["instructions"] = params.get("instructions")
+    if params["instructions"] is None:
+        del params["instructions"]
+    kept = {name: text for name, text in templates.items() if text is not None}
+    params.pop("templates", None)
+    if kept:
+        params["templates"] = kept
     return base.model_copy(update={"params": params})
 
 
