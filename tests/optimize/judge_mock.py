@@ -102,3 +102,48 @@ def useless_reflection(messages: list[ChatMessage], schema: dict[str, Any] | Non
     """Proposes a rewording that changes nothing the judge reads."""
     current = messages[-1].content.split("```")[1].strip()
     return f"```\n{current} Think it over.\n```"
+
+
+# ---------------------------------------------------------------- a pairwise judge
+POSITION_RULE = "The order of the two responses means nothing; prefer the one that explains."
+
+
+def pair_rows(n: int = 24) -> list[dict[str, Any]]:
+    """Pairs of answers, one explained ("because ...") and one bare, in alternating order;
+    people prefer the explained one (``A``: the first output, ``B``: the second)."""
+    rows = []
+    for i in range(n):
+        explained = f"Use option {i}, because it halves the cost."
+        bare = f"Use option {i}."
+        first, second, label = (explained, bare, "A") if i % 2 else (bare, explained, "B")
+        rows.append(
+            {
+                "id": f"pair-{i}",
+                "input": f"Which option for case {i}?",
+                "output": [first, second],
+                "label": label,
+            }
+        )
+    return rows
+
+
+def pairwise_reply(messages: list[ChatMessage], schema: dict[str, Any] | None) -> str:
+    """Prefers whichever response is shown first (position bias) unless the prompt says
+    the order means nothing; then prefers the one that explains."""
+    system = messages[0].content if messages[0].role == "system" else ""
+    user = messages[-1].content
+    shown = re.findall(r"<<<DATA response (?:A|B)>>>\n(.*?)\n<<<END DATA>>>", user, re.S)
+    prompt = system + user.split("<<<DATA", 1)[0]
+    if POSITION_RULE in prompt and len(shown) == 2:
+        preferred = "first" if "because" in shown[0] else "second"
+    else:
+        preferred = "first"
+    return json.dumps({"preferred": preferred, "reason": f"the {preferred} one reads better"})
+
+
+def pairwise_reflection(messages: list[ChatMessage], schema: dict[str, Any] | None) -> str:
+    prompt = messages[-1].content
+    current = prompt.split("```")[1].strip()
+    if "POSITION BIAS" in prompt and POSITION_RULE not in current:
+        return f"```\n{current} {POSITION_RULE}\n```"
+    return f"```\n{current} Be careful.\n```"

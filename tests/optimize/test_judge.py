@@ -243,3 +243,77 @@ def test_texts_equal_to_the_builtin_ones_are_no_override() -> None:
     overridden = ScorerConfig(type="toxicity", params={"instructions": "Be strict."})
     assert seed_candidate(overridden, None)["instructions"] == "Be strict."
     assert judge_config_for(overridden, seed).params == {}
+
+
+def test_a_pairwise_judge_loses_its_position_bias_and_it_is_re_measured(
+    store: Store, tmp_path: Path
+) -> None:
+    from typing import Literal
+
+    from pydantic import BaseModel
+
+    from assay.scorers._lib.judge_common import ScaledJudgeParams
+    from assay.scorers._lib.judge_scorer import JudgeScorer, Prompt, View
+    from assay.scoring.registry import unregister
+    from tests.optimize.judge_mock import (
+        POSITION_RULE,
+        pair_rows,
+        pairwise_reflection,
+        pairwise_reply,
+    )
+
+    class Preference(BaseModel):
+        preferred: Literal["first", "second", "tie"]
+        reason: str
+
+    class PairJudge(JudgeScorer[ScaledJudgeParams]):
+        """1 when the first response is better, 0 the second, 0.5 a tie (test judge)."""
+
+        type_id, label, params_model = "pair-test-judge", "Pair judge", ScaledJudgeParams
+        instructions = "You compare two responses to the same question."
+        analyze = Prompt(
+            "Which response answers better?",
+            Preference,
+            inputs={
+                "response A": lambda j: j.ctx.call.output[0],
+                "response B": lambda j: j.ctx.call.output[1],
+            },
+        )
+
+        def score(self, j: View[ScaledJudgeParams]) -> float:
+            return {"first": 1.0, "second": 0.0, "tie": 0.5}[j.analysis.preferred]
+
+        def reason(self, j: View[ScaledJudgeParams]) -> str:
+            return str(j.analysis.reason)
+
+    try:
+        result = optimize_judge(
+            {
+                "scorer": "pair-test-judge",
+                "data": write_rows(tmp_path / "pairs.jsonl", pair_rows()),
+                "label": "label",
+                "label_map": {"A": 1, "B": 0, "tie": 0.5},
+                "kind": "pairwise",
+                "split": {"seed": 1},
+                "budget": {"max_metric_calls": 200},
+                "reflection_model": "scripted/reflect",
+                "resamples": 200,
+                "run_dir": str(tmp_path / "gepa"),
+            },
+            judge_model=ScriptedModel(responder=pairwise_reply),
+            reflection_model=ScriptedModel(responder=pairwise_reflection),
+            store=store,
+            min={"agreement": 0.8},
+        )
+    finally:
+        unregister("pair-test-judge")
+    assert PairJudge.type_id == "pair-test-judge"
+    assert result.objective == "agreement"
+    assert POSITION_RULE in " ".join(result.best_candidate.values())
+    held_out = result.held_out
+    assert held_out is not None and held_out.n == 6
+    seed, best = held_out.seed["statistics"], held_out.best["statistics"]
+    assert seed["position_bias_rate"]["value"] == 1.0 and seed["agreement"]["value"] == 0.0
+    assert best["position_bias_rate"]["value"] == 0.0 and best["agreement"]["value"] == 1.0
+    assert result.difference["position_bias_rate"]["value"] == -1.0
+    assert result.passed and result.certificate_id is not None

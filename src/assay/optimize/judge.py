@@ -58,7 +58,12 @@ from assay.optimize.judge_config import (
     load_judge_optimize_config,
     make_judge_optimize_config,
 )
-from assay.optimize.judge_evaluator import JudgeEvaluator, build_judge, judge_config_for
+from assay.optimize.judge_evaluator import (
+    JudgeEvaluator,
+    JudgeRow,
+    build_judge,
+    judge_config_for,
+)
 from assay.optimize.optimizer import (
     PREPARERS,
     Searched,
@@ -341,10 +346,16 @@ def create_judge_optimization(
 
 
 # ---------------------------------------------------------------------- concluding
-def _scores(evaluation: Evaluation) -> dict[str, float | None]:
-    from assay.optimize.judge_evaluator import JudgeRow
+def _rows(evaluation: Evaluation) -> dict[str, JudgeRow]:
+    return {r.item_id: r for r in evaluation.rows if isinstance(r, JudgeRow)}
 
-    return {r.item_id: r.judge_score for r in evaluation.rows if isinstance(r, JudgeRow)}
+
+def _judged(row: JudgeRow | None) -> Any:
+    """What the statistics take of a row: its (original, swapped) verdicts for a pairwise
+    judge, else its score; ``None`` when the judge failed on it."""
+    if row is None or row.judge_score is None:
+        return None
+    return row.pair if row.pair is not None else row.judge_score
 
 
 def _compare(
@@ -366,20 +377,24 @@ def _compare(
     else:
         best_eval = session.run(session.evaluate(examples, best))
         session.emit(best_eval.event)
-    seed_scores, best_scores = _scores(seed_eval), _scores(best_eval)
-    both = [
-        e.item.id
-        for e in examples
-        if seed_scores.get(e.item.id) is not None and best_scores.get(e.item.id) is not None
-    ]
-    labels = [evaluator.labels[i] for i in both]
+    seed_rows, best_rows = _rows(seed_eval), _rows(best_eval)
+    seed_scores = {i: _judged(r) for i, r in seed_rows.items()}
+    best_scores = {i: _judged(r) for i, r in best_rows.items()}
+    both = list(
+        dict.fromkeys(
+            e.item.id
+            for e in examples
+            if seed_scores.get(e.item.id) is not None and best_scores.get(e.item.id) is not None
+        )
+    )
     options: dict[str, Any] = {
         "threshold": evaluator.threshold,
         "n_resamples": cfg.resamples,
         "seed": cfg.seed,
     }
-    a = [float(seed_scores[i] or 0.0) for i in both]
-    b = [float(best_scores[i] or 0.0) for i in both]
+    numbers = [evaluator.labels[i] for i in both]
+    labels, a = evaluator.statistic_inputs(numbers, [seed_scores[i] for i in both])
+    _, b = evaluator.statistic_inputs(numbers, [best_scores[i] for i in both])
     if len(both) < 2:
         empty: dict[str, Any] = {"statistics": {}}
         stats = SplitStatistics(

@@ -20,12 +20,13 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from assay.optimize.config import Budget, OptimizeConfigError, SearchSettings
 
-JudgeKind = Literal["binary", "ordinal", "numeric"]
+JudgeKind = Literal["binary", "ordinal", "numeric", "pairwise"]
 
 DEFAULT_OBJECTIVE: dict[str, str] = {
     "binary": "kappa",
     "ordinal": "quadratic_weighted_kappa",
     "numeric": "spearman",
+    "pairwise": "agreement",
 }
 
 OBJECTIVES: dict[str, tuple[str, ...]] = {
@@ -45,6 +46,7 @@ OBJECTIVES: dict[str, tuple[str, ...]] = {
         "quadratic_weighted_kappa",
         "krippendorff_alpha_interval",
     ),
+    "pairwise": ("agreement",),
 }
 """The statistics a search may maximise, per kind: higher is better and bounded above by 1
 (GEPA's perfect score), so a candidate that reaches 1 cannot be beaten."""
@@ -103,7 +105,8 @@ class JudgeOptimizeConfig(SearchSettings):
     objective: str | None = Field(
         default=None,
         description="The calibration statistic to maximise (default: kappa for binary, "
-        "quadratic_weighted_kappa for ordinal, spearman for numeric).",
+        "quadratic_weighted_kappa for ordinal, spearman for numeric, agreement for "
+        "pairwise, where a verdict that flips with the order counts as a tie).",
     )
     split: JudgeSplit = Field(default_factory=JudgeSplit)
     gates: dict[str, float] = Field(default_factory=dict, alias="min")

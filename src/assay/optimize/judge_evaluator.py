@@ -10,6 +10,11 @@ one class, fewer than two judged items) the row score falls back to the item's o
 agreement (binary: verdict equals label; ordinal/numeric: 1 − |score − label| / range),
 which still ranks candidates and is said so in the feedback.
 
+A pairwise judge (``kind: pairwise``) sees every pair in both orders (``PairTarget``, one
+stored result per pair); a verdict that flips with the order is position bias and counts as
+a tie, as in ``assay calibrate``, so the objective (``agreement``) rewards a prompt that
+removes the bias, and the bias rate is re-measured on the held-out split.
+
 The reflective feedback of an item is its disagreement: the human label, the judge's score
 and verdict, and the judge's reason, so the reflection model sees *why* the judge erred.
 """
@@ -22,13 +27,18 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from assay.models.base import Model
+from assay.operations.calibration_data import pair_outputs
 from assay.optimize.row_scores import RowScore
 from assay.optimize.session import Session
 from assay.optimize.splits import Example
 from assay.scoring.registry import ScorerConfig, create_scorer, get_scorer_type
 from assay.scoring.scorer import Scorer
-from assay.targets.scorer import ScorerTarget
-from assay.types import Item, ItemResult
+from assay.targets.base import Target, TargetOutput
+from assay.targets.scorer import ScorerTarget, ScorerTargetError
+from assay.types import Item, ItemResult, ScoreResult, TargetSpec
+
+LETTER = {1.0: "A", 0.0: "B", 0.5: "tie"}
+NUMBER = {"A": 1.0, "B": 0.0, "tie": 0.5}
 
 MINIBATCH_RESAMPLES = 100
 """Bootstrap resamples when only the point value is needed (the smallest the statistics
@@ -68,6 +78,59 @@ def build_judge(
     return scorer.with_judge_model(judge_model) if judge_model is not None else scorer
 
 
+def pair_verdict(score: float, *, swapped: bool) -> str:
+    """A pairwise score as a verdict on the pair in its original order: above 0.5 prefers
+    the output shown first (after the swap: the original second, ``B``)."""
+    if score == 0.5:
+        return "tie"
+    return "A" if (score > 0.5) != swapped else "B"
+
+
+class PairTarget:
+    """Runs a pairwise judge on each pair in both orders; the output holds both scores and
+    the verdicts mapped back to the original order (one stored result per pair, so splits,
+    minibatches and stored evaluations stay per item)."""
+
+    def __init__(self, scorer: Scorer) -> None:
+        self.scorer = scorer
+        self._inner = ScorerTarget(scorer)
+
+    @property
+    def spec(self) -> TargetSpec:
+        return self._inner.spec
+
+    async def _judge(self, item: Item, shown_first: Any, shown_second: Any) -> ScoreResult:
+        return await self.scorer.run(
+            input=item.input,
+            output=[shown_first, shown_second],
+            ground_truth=item.expected_output,
+            context=item.context,
+            metadata=dict(item.metadata),
+        )
+
+    async def execute(self, item: Item) -> TargetOutput:
+        first, second = pair_outputs(item)
+        forward = await self._judge(item, first, second)
+        backward = await self._judge(item, second, first)
+        for result in (forward, backward):
+            if result.status != "ready" or result.score is None:
+                message = result.error.message if result.error else f"status {result.status}"
+                raise ScorerTargetError(message)
+        verdicts = (
+            pair_verdict(float(forward.score or 0.0), swapped=False),
+            pair_verdict(float(backward.score or 0.0), swapped=True),
+        )
+        final = verdicts[0] if verdicts[0] == verdicts[1] else "tie"
+        return TargetOutput(
+            {
+                "score": NUMBER[final],
+                "verdicts": list(verdicts),
+                "reason": forward.reason,
+                "swapped_reason": backward.reason,
+            }
+        )
+
+
 @dataclass(frozen=True)
 class JudgeRow(RowScore):
     """A row of a judge evaluation: the batch's statistic as its score, the item's own
@@ -75,6 +138,8 @@ class JudgeRow(RowScore):
 
     agreement: float = 0.0
     judge_score: float | None = None
+    pair: tuple[str, str] | None = None
+    """A pairwise judge's verdicts (original order, swapped order mapped back)."""
     label: float = 0.0
     raw_label: Any = None
     judged: Any = None
@@ -117,14 +182,17 @@ class JudgeEvaluator:
     async def run(
         self, session: Session, items: list[Item], candidate: dict[str, str], split: str
     ) -> tuple[str, list[ItemResult], float]:
-        target = ScorerTarget(build_judge(self.base, candidate, self.judge_model))
+        judge = build_judge(self.base, candidate, self.judge_model)
+        target: Target = PairTarget(judge) if self.kind == "pairwise" else ScorerTarget(judge)
         return await session.run_items(items, target, [], candidate, split)
 
     def rows(self, results: Mapping[str, ItemResult], examples: list[Example]) -> list[RowScore]:
         scores = {e.item.id: judge_score(results[e.item.id]) for e in examples}
+        pairs = {e.item.id: pair_of(results[e.item.id]) for e in examples}
         judged = [e.item.id for e in examples if scores[e.item.id] is not None]
         statistic = self.statistic(
-            [self.labels[i] for i in judged], [float(scores[i] or 0.0) for i in judged]
+            [self.labels[i] for i in judged],
+            [pairs[i] or float(scores[i] or 0.0) for i in judged],
         )
         rows: list[RowScore] = []
         for example in examples:
@@ -142,25 +210,36 @@ class JudgeEvaluator:
                     error=_error(result),
                     agreement=agreement,
                     judge_score=score,
+                    pair=pairs[item.id],
                     label=self.labels[item.id],
                     raw_label=self.raw_labels[item.id],
                     judged=_judged(item),
-                    note=self.note(item.id, result, score, agreement, statistic),
+                    note=self.note(item.id, result, score, agreement, statistic, pairs[item.id]),
                 )
             )
         return rows
 
     # ------------------------------------------------------------------ measures
-    def statistic(self, labels: list[float], scores: list[float]) -> float | None:
+    def statistic_inputs(
+        self, labels: list[float], scores: list[Any]
+    ) -> tuple[list[Any], list[Any]]:
+        """Labels and scores as the statistics room takes them: numbers, or for pairwise
+        the human verdict letters and each pair's (original, swapped) verdicts."""
+        if self.kind == "pairwise":
+            return [LETTER[label] for label in labels], [tuple(s) for s in scores]
+        return labels, scores
+
+    def statistic(self, labels: list[float], scores: list[Any]) -> float | None:
         """The objective's point value on these items, or ``None`` where it is undefined."""
         from assay.analysis.calibration import calibration_statistics
 
         if len(labels) < 2:
             return None
+        stat_labels, stat_scores = self.statistic_inputs(labels, scores)
         result = calibration_statistics(
             self.kind,  # type: ignore[arg-type]
-            labels,
-            scores,
+            stat_labels,
+            stat_scores,
             threshold=self.threshold,
             n_resamples=MINIBATCH_RESAMPLES,
             seed=0,
@@ -178,6 +257,8 @@ class JudgeEvaluator:
         same value), falling linearly to 0 over the judge's range; 0 when it failed."""
         if score is None:
             return 0.0
+        if self.kind == "pairwise":
+            return 1.0 if score == label else 0.0
         if self.kind == "binary":
             return 1.0 if self.verdict(score) == (label >= 0.5) else 0.0
         low, high = self.score_range
@@ -191,11 +272,24 @@ class JudgeEvaluator:
         score: float | None,
         agreement: float,
         statistic: float | None,
+        pair: tuple[str, str] | None = None,
     ) -> str:
         raw = self.raw_labels[item_id]
         lines = [f"Human label: {raw!r} (= {self.labels[item_id]:g} on the judge's scale)"]
         if score is None:
             lines.append(f"The judge gave no score: {_error(result) or 'no score'}")
+        elif pair is not None:
+            human = LETTER[self.labels[item_id]]
+            if pair[0] != pair[1]:
+                lines.append(
+                    f"POSITION BIAS: the judge preferred {pair[0]} in the original order but "
+                    f"{pair[1]} with the two responses swapped, so its verdict is a tie."
+                )
+            verdict = pair[0] if pair[0] == pair[1] else "tie"
+            lines.append(
+                f"Judge verdict: {verdict}; the human preferred {human}."
+                + ("" if agreement == 1.0 else " The judge DISAGREES with the human.")
+            )
         elif self.kind == "binary":
             said = "positive" if self.verdict(score) else "negative"
             human = "positive" if self.labels[item_id] >= 0.5 else "negative"
@@ -229,6 +323,15 @@ def judge_score(result: ItemResult) -> float | None:
         return None
     score = output.get("score")
     return float(score) if isinstance(score, int | float) and math.isfinite(score) else None
+
+
+def pair_of(result: ItemResult) -> tuple[str, str] | None:
+    """A pairwise judge's (original, swapped) verdicts of one item, if it gave them."""
+    output = result.output if isinstance(result.output, Mapping) else None
+    found = output.get("verdicts") if output is not None else None
+    if result.error is None and isinstance(found, list) and len(found) == 2:
+        return str(found[0]), str(found[1])
+    return None
 
 
 def _reason(result: ItemResult) -> str | None:

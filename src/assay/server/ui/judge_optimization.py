@@ -16,6 +16,7 @@ _SHOWN = {
     "binary": ("kappa", "mcc", "balanced_accuracy", "accuracy", "f1"),
     "ordinal": ("quadratic_weighted_kappa", "spearman", "kendall_tau_b", "mae"),
     "numeric": ("spearman", "pearson", "krippendorff_alpha_interval", "mae"),
+    "pairwise": ("agreement", "position_bias_rate", "tie_rate"),
 }
 
 
