@@ -317,3 +317,22 @@ def test_a_pairwise_judge_loses_its_position_bias_and_it_is_re_measured(
     assert best["position_bias_rate"]["value"] == 0.0 and best["agreement"]["value"] == 1.0
     assert result.difference["position_bias_rate"]["value"] == -1.0
     assert result.passed and result.certificate_id is not None
+
+
+def test_annotations_from_the_web_review_are_the_labels(
+    judge_config: dict[str, Any], store: Store
+) -> None:
+    from assay.operations.annotations import AnnotationInput, annotate
+    from assay.operations.stored_runs import run_stored
+
+    rows = labelled_rows()
+    items = [{k: v for k, v in r.items() if k != "label"} for r in rows]
+    run_id = run_stored(items, None, ["exact-match"], store=store, progress=False).info.id
+    for row in rows:
+        annotate(run_id, row["id"], AnnotationInput(author="ana", label=row["label"]), store=store)
+    config = {k: v for k, v in judge_config.items() if k not in ("data", "label")}
+    result = _run({**config, "annotations": run_id}, store, min={"kappa": 0.6})
+    assert result.split_sizes == {"train": 20, "val": 10, "test": 10}
+    assert result.passed and result.certificate_id is not None
+    certificate = store.certificates.get(result.certificate_id)
+    assert certificate.data_key.startswith(f"annotations:{run_id}")
