@@ -170,6 +170,14 @@ def test_resume_after_a_kill_gives_the_same_result(
     assert resumed.best_fingerprint == reference.best_fingerprint
     assert resumed.certificate_id is not None and resumed.certificate_id != reference.certificate_id
     assert store.optimizations.get(killed.id).status == "completed"
+    # the judge was a Python object: a resume without it refuses instead of judging otherwise
+    from assay.optimize.judge import prepare_judge
+    from assay.optimize.judge_config import make_judge_optimize_config
+
+    stored = dict(store.optimizations.get(killed.id).config)
+    stored.pop("optimizes")
+    with pytest.raises(OptimizeConfigError, match=r"key 'judge_model': .*pass it again"):
+        prepare_judge(make_judge_optimize_config(stored), store, None, ScriptedModel())
 
 
 @pytest.mark.parametrize(

@@ -263,6 +263,12 @@ def prepare_judge(
     is a judge, the components exist, the labels read, the gates name statistics of the
     kind, the splits have items."""
     base = _base_scorer(cfg)
+    if cfg.judge_model is not None and judge_model is None:
+        raise OptimizeConfigError(
+            f"key 'judge_model': the judge was the model object {cfg.judge_model!r}; pass it "
+            "again (judge_model=...). In YAML, choose the judge with scorer.params.model",
+            key="judge_model",
+        )
     seed = seed_candidate(base, cfg.components)
     cal = _calibration(cfg)
     reflection = model_for(
@@ -589,6 +595,8 @@ async def optimize_judge_async(
         raw = {**config.model_dump(by_alias=True, exclude_unset=True), **fields}
     else:
         raw = {**dict(config or {}), **fields}
+    if judge_model is not None:
+        raw["judge_model"] = model_label(judge_model)
     reflection_obj = None
     if isinstance(reflection_model, str):
         raw["reflection_model"] = reflection_model

@@ -79,6 +79,12 @@ class JudgeOptimizeConfig(SearchSettings):
         description="The judge scorer: a type id or {type, params}; its params may already "
         "override 'instructions' and 'templates' (the seed is then those texts)."
     )
+    judge_model: str | None = Field(
+        default=None,
+        description="Set by the Python call when the judge is a model object (its label), so "
+        "a resume without that object fails instead of judging with another model. In YAML "
+        "choose the judge with the scorer's own 'model' and 'base_url' params.",
+    )
     components: list[str] | None = Field(
         default=None,
         description="Which of the judge's texts to optimize ('instructions' and step names "
