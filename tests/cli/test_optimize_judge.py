@@ -168,3 +168,43 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path: Path, mock: MockOpenAIServer
     assert "no statistic 'kapa'" in done.stderr and len(done.stderr.strip().splitlines()) == 1
     bad = assay(tmp_path, "optimize-judge", str(config), "--min", "kappa")
     assert bad.returncode == 2 and "expected METRIC=NUMBER" in bad.stderr
+
+
+def test_a_killed_judge_optimization_resumes_with_assay_optimize_resume(
+    tmp_path: Path, mock: MockOpenAIServer
+) -> None:
+    import signal
+    import time
+
+    from assay.store import open_store
+
+    mock.latency_s = 0.05
+    config = _config(tmp_path, mock.base_url)
+    env_args = ("optimize-judge", str(config), "--min", "kappa=0.6", "-q")
+    first = subprocess.Popen(
+        [sys.executable, "-m", "assay", *env_args],
+        cwd=tmp_path,
+        env={
+            "PATH": "/usr/bin:/bin",
+            "PYTHONPATH": str(ROOT / "src"),
+            "ASSAY_DATABASE_URL": f"sqlite:///{tmp_path / 'assay.db'}",
+            "HOME": str(tmp_path),
+        },
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    deadline = time.monotonic() + 120
+    with open_store(f"sqlite:///{tmp_path / 'assay.db'}") as store:
+        while time.monotonic() < deadline:
+            found = store.optimizations.list() if (tmp_path / "assay.db").exists() else []
+            if found and len(store.optimizations.evaluations(found[0].id)) >= 2:
+                break
+            time.sleep(0.1)
+        first.send_signal(signal.SIGKILL)
+        first.wait(timeout=30)
+        [record] = store.optimizations.list()
+        assert record.status == "running"  # killed: nobody marked it
+    resumed = assay(tmp_path, "optimize", "resume", record.id, "--json")
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    result = json.loads(resumed.stdout)
+    assert result["optimization_id"] == record.id and result["certificate_id"]

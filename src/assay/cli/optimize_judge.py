@@ -121,7 +121,7 @@ def optimize_judge_command(
     Exit codes: 0 passed (or no gates); 1 a gate was not met (no certificate); 2 bad
     config or data."""
     from assay.optimize.config import OptimizeConfigError
-    from assay.optimize.judge import optimize_judge, write_best_scorer
+    from assay.optimize.judge import optimize_judge
 
     gates = parse_min(min_ or [])
     if write_best is not None:
@@ -134,6 +134,16 @@ def optimize_judge_command(
             )
         except (OptimizeConfigError, LookupError) as exc:
             raise CliError(str(exc).strip("'\"")) from exc
+    report_judge(result, json_out, write_best)
+
+
+def report_judge(
+    result: JudgeOptimizeResult, json_out: str | None, write_best: Path | None
+) -> None:
+    """Write ``--write-best``, print the result (or its JSON), and exit 1 when a gate was
+    not met (also for ``assay optimize resume`` of a judge optimization)."""
+    from assay.optimize.judge import write_best_scorer
+
     if write_best is not None:
         try:
             write_best_scorer(result, write_best)
