@@ -104,6 +104,7 @@ _LAZY = {
     "corpus_aggregation": "assay.summary.aggregations",
     "optimize": "assay.optimize",
     "resume_optimization": "assay.optimize",
+    "optimize_judge": "assay.optimize.judge",
     "monitor": "assay.live",
 }
 """Names whose modules pull in SQLAlchemy or numpy: imported on first use, so a script that
@@ -176,6 +177,7 @@ __all__ = [
     "not_scorable",
     "open_store",
     "optimize",
+    "optimize_judge",
     "register_aggregation",
     "register_scorer",
     "resolve_target",

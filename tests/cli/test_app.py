@@ -44,6 +44,15 @@ def test_scorers_show_lists_params_with_defaults() -> None:
     assert "higher is better" in proc.stdout
 
 
+def test_scorers_show_prints_a_judges_overridable_prompts() -> None:
+    proc = assay("scorers", "show", "toxicity")
+    assert proc.returncode == 0, proc.stderr
+    text = " ".join(proc.stdout.split())
+    assert "override with param 'templates.analyze'" in text
+    assert "Give one verdict per opinion in the response" in text
+    assert "override with param 'instructions'" in text
+
+
 def test_score_prints_a_score() -> None:
     proc = assay(
         "score",

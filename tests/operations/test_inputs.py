@@ -6,7 +6,14 @@ from pathlib import Path
 
 import pytest
 
-from assay.operations.inputs import InputError, check_pairs, json_or_text, parse_params, read_value
+from assay.operations.inputs import (
+    InputError,
+    check_pairs,
+    json_or_text,
+    parse_params,
+    read_value,
+    scorer_value,
+)
 
 
 def test_json_or_text() -> None:
@@ -46,3 +53,22 @@ def test_check_pairs() -> None:
     assert check_pairs(["input=question"], "--map") == ["input=question"]
     with pytest.raises(InputError, match="--map 'input=': expected key=value"):
         check_pairs(["input="], "--map")
+
+
+def test_a_scorer_option_may_be_a_yaml_config_file(tmp_path: Path) -> None:
+    good = tmp_path / "judge.yaml"
+    good.write_text("type: toxicity\nparams:\n  instructions: Be strict.\n", encoding="utf-8")
+    assert scorer_value(str(good)) == {"type": "toxicity", "params": {"instructions": "Be strict."}}
+    assert scorer_value("exact-match") == "exact-match"
+    assert scorer_value('{"type": "tone"}') == {"type": "tone"}
+    with pytest.raises(InputError, match="cannot read"):
+        scorer_value(str(tmp_path / "missing.yaml"))
+    broken = tmp_path / "broken.yml"
+    broken.write_text("type: [unclosed\n", encoding="utf-8")
+    with pytest.raises(InputError, match="not valid YAML"):
+        scorer_value(str(broken))
+    for text in ("- a\n- b\n", "params: {}\n", "type: 3\n", "!!python/object:os.system x\n"):
+        hostile = tmp_path / "hostile.yaml"
+        hostile.write_text(text, encoding="utf-8")
+        with pytest.raises(InputError, match=r"--scorer: .* (scorer config|valid YAML)"):
+            scorer_value(str(hostile))

@@ -22,6 +22,7 @@ from assay.cli.common import CliError, console, err_console, install_word_types
 from assay.cli.datasets import datasets_app
 from assay.cli.live import ingest_command, live_app
 from assay.cli.optimize import optimize_command
+from assay.cli.optimize_judge import optimize_judge_command
 from assay.cli.run_cmd import run as run_command
 from assay.cli.runs import runs_app
 from assay.cli.serve import serve as serve_command
@@ -53,6 +54,7 @@ app.command("ingest")(ingest_command)
 app.command("run")(run_command)
 app.command("optimize")(optimize_command)
 app.command("calibrate")(calibrate_command)
+app.command("optimize-judge")(optimize_judge_command)
 app.command("serve")(serve_command)
 
 
@@ -158,6 +160,10 @@ def scorers_show(
         console.print(table)
     if info.preview_notes:
         console.print(f"notes: {info.preview_notes}")
+    for name, text in info.prompts.items():
+        param = "instructions" if name == "instructions" else f"templates.{name}"
+        console.print(f"\n[bold]{name}[/bold] (override with param {param!r}):", highlight=False)
+        console.print(text, markup=False, highlight=False)
 
 
 def _schema_type(prop: dict[str, Any]) -> str:

@@ -269,4 +269,11 @@ def optimize_command(
             highlight=False,
         )
         raise typer.Exit(1)
+    from assay.optimize.judge import JudgeOptimizeResult
+
+    if isinstance(result, JudgeOptimizeResult):  # a resumed `assay optimize-judge`
+        from assay.cli.optimize_judge import report_judge
+
+        report_judge(result, "-" if as_json else None, write_best)
+        return
     _report(result, as_json, write_best)

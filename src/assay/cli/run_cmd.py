@@ -25,7 +25,11 @@ def run(
     ] = None,
     scorer: Annotated[
         list[str] | None,
-        typer.Option("--scorer", "-s", help="Scorer type id or JSON config (repeatable)."),
+        typer.Option(
+            "--scorer",
+            "-s",
+            help="Scorer type id, JSON config, or a scorer config YAML file (repeatable).",
+        ),
     ] = None,
     concurrency: Annotated[
         int | None, typer.Option("--concurrency", "-c", help="Items in flight at once (default 8).")
@@ -98,7 +102,7 @@ def run(
     2 bad input; 130 interrupted (the run can be resumed)."""
     from assay.analysis.gates import GateError, MaxErrors, check_run, parse_thresholds
     from assay.analysis.report_terminal import summary_table
-    from assay.operations.inputs import InputError, json_or_text
+    from assay.operations.inputs import InputError, json_or_text, scorer_value
     from assay.operations.reports import write_run_reports
     from assay.operations.run_config import RunConfigError, run_config, run_config_from
 
@@ -117,9 +121,7 @@ def run(
             dataset=dataset,
             version=version,
             target=json_or_text(target, option="--target", strict=True),
-            scorers=[json_or_text(s, option="--scorer", strict=True) for s in scorer]
-            if scorer
-            else None,
+            scorers=[scorer_value(s) for s in scorer] if scorer else None,
             concurrency=concurrency,
             repeats=repeats,
             threshold=threshold,

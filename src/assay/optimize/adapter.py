@@ -103,7 +103,10 @@ class AssayAdapter(GEPAAdapter[Example, Trajectory, Any]):
     ) -> Mapping[str, Sequence[Mapping[str, Any]]]:
         trajectories = eval_batch.trajectories or []
         threshold = self.session.config.feedback_threshold
-        chosen = [t for t in trajectories if t["score"] < threshold]
+        # a judge row's score is its batch's statistic; its own agreement says if it erred
+        chosen = [
+            t for t in trajectories if t["agreement" if "agreement" in t else "score"] < threshold
+        ]
         if not chosen:
             chosen = trajectories[:FALLBACK_ROWS]
         records = [

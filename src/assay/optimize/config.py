@@ -92,38 +92,20 @@ class Budget(BaseModel):
         return self
 
 
-class OptimizeSettings(BaseModel):
-    """Every setting of an optimization except where its data and GEPA's state live.
+class SearchSettings(BaseModel):
+    """The settings of GEPA's search itself, whatever is optimized: the reflection model,
+    the budget, selection, minibatches, seed, concurrency.
 
-    Why a base class: the YAML/Python config (``OptimizeConfig``: files or stored datasets,
-    a ``run_dir`` of the user's choosing) and the HTTP request (``optimize.requests``:
-    stored datasets or inline items, a ``run_dir`` the server chooses) share every other
-    field, defined once here so the two cannot drift apart."""
+    Why a base of its own: a task prompt (``OptimizeSettings``) and a judge's prompt
+    (``optimize.judge_config``) are searched by the same optimizer, session and store; only
+    what a candidate is run on and how a row is scored differ."""
 
     model_config = ConfigDict(extra="forbid")
 
     name: str | None = None
-    candidate: dict[str, str] = Field(
-        min_length=1,
-        description="The seed candidate: named text components (system prompt, instructions, "
-        "few-shot block, answer format). They form the system message, in this order, "
-        "separated by a blank line.",
-    )
-    prompt: str = Field(
-        default="{{ input }}",
-        description="The user message: a Jinja2 template over the item (input, its keys, "
-        "expected_output, context, metadata, id).",
-    )
-    task_model: str = Field(min_length=1, description="The model the candidate prompts.")
-    task_base_url: str | None = None
-    task_settings: ModelSettings | None = None
     reflection_model: str = Field(min_length=1, description="The model that rewrites prompts.")
     reflection_base_url: str | None = None
     reflection_settings: ModelSettings | None = None
-    val_fraction: float = Field(
-        default=0.5, gt=0.0, lt=1.0, description="With no 'val': the share of 'train' held out."
-    )
-    scorers: list[str | dict[str, Any]] = Field(min_length=1)
     budget: Budget
     candidate_selection: Literal["pareto", "current_best"] = "pareto"
     frontier: Literal["instance", "objective", "hybrid"] = "instance"
@@ -144,6 +126,35 @@ class OptimizeSettings(BaseModel):
     seed: int = 0
     concurrency: int = Field(default=16, ge=1)
     timeout: float | None = Field(default=None, gt=0, description="Seconds per item.")
+
+
+class OptimizeSettings(SearchSettings):
+    """Every setting of a task-prompt optimization except where its data and GEPA's state
+    live.
+
+    Why a base class: the YAML/Python config (``OptimizeConfig``: files or stored datasets,
+    a ``run_dir`` of the user's choosing) and the HTTP request (``optimize.requests``:
+    stored datasets or inline items, a ``run_dir`` the server chooses) share every other
+    field, defined once here so the two cannot drift apart."""
+
+    candidate: dict[str, str] = Field(
+        min_length=1,
+        description="The seed candidate: named text components (system prompt, instructions, "
+        "few-shot block, answer format). They form the system message, in this order, "
+        "separated by a blank line.",
+    )
+    prompt: str = Field(
+        default="{{ input }}",
+        description="The user message: a Jinja2 template over the item (input, its keys, "
+        "expected_output, context, metadata, id).",
+    )
+    task_model: str = Field(min_length=1, description="The model the candidate prompts.")
+    task_base_url: str | None = None
+    task_settings: ModelSettings | None = None
+    val_fraction: float = Field(
+        default=0.5, gt=0.0, lt=1.0, description="With no 'val': the share of 'train' held out."
+    )
+    scorers: list[str | dict[str, Any]] = Field(min_length=1)
 
     @field_validator("candidate")
     @classmethod

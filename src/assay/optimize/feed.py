@@ -249,8 +249,8 @@ def scoreboard(
     """Candidate ``best_idx``'s rows on train and validation from its stored evaluation
     runs (the latest result of each row); ``None`` when it has no stored run yet."""
     best = next((c for c in candidates if c.idx == best_idx), None)
-    if best is None:
-        return None
+    if best is None or record.config.get("optimizes") is not None:
+        return None  # a judge optimization's runs have no scorers; its page shows agreement
     runs = [
         e
         for e in evaluations

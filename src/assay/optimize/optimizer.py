@@ -19,6 +19,7 @@ import asyncio
 import contextlib
 import contextvars
 import uuid
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,6 +37,7 @@ from assay.optimize.config import (
     OptimizeConfig,
     OptimizeConfigError,
     OptimizeSettings,
+    SearchSettings,
     make_optimize_config,
 )
 from assay.optimize.events import EventHandler, Finished, Started, TestChecked
@@ -44,8 +46,9 @@ from assay.optimize.held_out import check_held_out
 from assay.optimize.results import OptimizeResult, summarize
 from assay.optimize.row_scores import weighted_specs
 from assay.optimize.sampling import IterationSeededSampler, IterationSeededSelector
-from assay.optimize.session import OptimizationStopped, Progress, Session
+from assay.optimize.session import Evaluator, OptimizationStopped, Progress, Session
 from assay.optimize.splits import Splits, load_splits, pin_versions
+from assay.optimize.task_evaluator import TaskEvaluator
 from assay.optimize.watch import BudgetStopper, Watcher
 from assay.runner.scorer_set import build_scorers, scorer_spec
 from assay.scoring.scorer import Scorer
@@ -68,15 +71,37 @@ class OptimizeResumeError(ValueError):
 
 
 @dataclass
+class Searched:
+    """What GEPA's search found, before the held-out check."""
+
+    best_idx: int
+    best: dict[str, str]
+    seed: dict[str, str]
+    candidates: int
+    stop_reason: str | None
+
+
+Conclude = Callable[[Session, Splits, Searched], BaseModel]
+"""After the search, in GEPA's thread: check the winner on the held-out split and store the
+optimization's result (``status="completed"``); returns the result."""
+
+
+@dataclass
 class _Prepared:
-    config: OptimizeConfig
-    task_model: Model
+    """A checked optimization: the search settings, what evaluates a candidate, the data,
+    the seed candidate and what concludes it (task prompts and judge prompts differ only
+    in ``evaluator`` and ``conclude``)."""
+
+    config: SearchSettings
     reflection_model: Model
-    scorers: list[Scorer]
+    evaluator: Evaluator
     splits: Splits
+    seed_candidate: dict[str, str]
+    conclude: Conclude
 
 
-def _model(label: str, given: Model | None, base_url: str | None, key: str) -> Model:
+def model_for(label: str, given: Model | None, base_url: str | None, key: str) -> Model:
+    """``given``, else the model ``label`` names (``OptimizeConfigError`` naming ``key``)."""
     if given is not None:
         return given
     try:
@@ -101,8 +126,8 @@ def check_settings(
         weighted_specs([scorer_spec(s) for s in scorers])
     except (KeyError, ValueError, TypeError) as exc:
         raise OptimizeConfigError(f"key 'scorers': {exc}", key="scorers") from exc
-    task = _model(settings.task_model, task_model, settings.task_base_url, "task_model")
-    reflection = _model(
+    task = model_for(settings.task_model, task_model, settings.task_base_url, "task_model")
+    reflection = model_for(
         settings.reflection_model,
         reflection_model,
         settings.reflection_base_url,
@@ -125,10 +150,12 @@ def _prepare(
         split = str(exc).partition(":")[0]
         key = split if split in ("train", "val", "test") else None
         raise OptimizeConfigError(f"key {exc}", key=key) from exc
-    return _Prepared(config, task, reflection, scorers, splits)
+    evaluator = TaskEvaluator(config, task, scorers)
+    return _Prepared(config, reflection, evaluator, splits, dict(config.candidate), _conclude_task)
 
 
-def _label(model: Model) -> str:
+def model_label(model: Model) -> str:
+    """A model object's ``provider/model`` label (what the stored config records)."""
     provider = getattr(model, "provider", None)
     return f"{provider}/{model.model_id}" if provider else model.model_id
 
@@ -157,18 +184,27 @@ async def optimize_async(
         if isinstance(task_model, str):
             raw["task_model"] = task_model
         else:
-            task_obj, raw["task_model"] = task_model, _label(task_model)
+            task_obj, raw["task_model"] = task_model, model_label(task_model)
     if reflection_model is not None:
         if isinstance(reflection_model, str):
             raw["reflection_model"] = reflection_model
         else:
-            reflection_obj, raw["reflection_model"] = reflection_model, _label(reflection_model)
+            reflection_obj, raw["reflection_model"] = (
+                reflection_model,
+                model_label(reflection_model),
+            )
     checked = make_optimize_config(raw)
     with using_store(store) as db:
         started = create_optimization(
             checked, db, task_model=task_obj, reflection_model=reflection_obj
         )
-        return await started.run(on_event)
+        return _task_result(await started.run(on_event))
+
+
+def _task_result(result: BaseModel) -> OptimizeResult:
+    if not isinstance(result, OptimizeResult):
+        raise OptimizeResumeError("this optimization is not a task-prompt optimization")
+    return result
 
 
 @dataclass
@@ -186,7 +222,7 @@ class StartedOptimization:
     progress: Progress
     resumed: bool
 
-    async def run(self, on_event: EventHandler | None = None) -> OptimizeResult:
+    async def run(self, on_event: EventHandler | None = None) -> BaseModel:
         """Execute it (GEPA, then the held-out check). Cancelling the awaiting task stops
         GEPA's thread at its next step and leaves the optimization ``interrupted``."""
         return await _execute(
@@ -213,8 +249,21 @@ def create_optimization(
     are pinned to their current version in the stored config."""
     config = pin_versions(config, store)
     prepared = _prepare(config, store, task_model, reflection_model)
+    stored = config.model_dump(mode="json", exclude_none=True)
+    return store_optimization(prepared, stored, config.run_dir, store, optimization_id)
+
+
+def store_optimization(
+    prepared: _Prepared,
+    stored_config: dict[str, Any],
+    run_dir_given: str | None,
+    store: Store,
+    optimization_id: str | None = None,
+) -> StartedOptimization:
+    """Store a checked optimization (``stored_config`` is what a resume rebuilds it from);
+    nothing runs yet."""
     optimization_id = optimization_id or uuid.uuid4().hex
-    run_dir = Path(config.run_dir) if config.run_dir else DEFAULT_RUN_ROOT / optimization_id
+    run_dir = Path(run_dir_given) if run_dir_given else DEFAULT_RUN_ROOT / optimization_id
     if (run_dir / "gepa_state.bin").exists():
         raise OptimizeConfigError(
             f"key 'run_dir': {run_dir} already holds the GEPA state of another "
@@ -224,8 +273,8 @@ def create_optimization(
     resolved = str(run_dir.resolve())
     store.optimizations.create(
         optimization_id,
-        name=config.name,
-        config=config.model_dump(mode="json", exclude_none=True),
+        name=prepared.config.name,
+        config=stored_config,
         run_dir=resolved,
     )
     return StartedOptimization(optimization_id, resolved, store, prepared, Progress(), False)
@@ -249,8 +298,7 @@ def prepare_resume(
             f"optimization {record.id} is running in process {owner}; wait for it to "
             "finish or stop that process first"
         )
-    config = make_optimize_config(record.config, source=f"optimization {record.id}")
-    prepared = _prepare(config, store, task_model, reflection_model)
+    prepared = _prepare_stored(record, store, task_model, reflection_model)
     progress = Progress.model_validate(record.progress)
     store.optimizations.update(record.id, status="running")
     return StartedOptimization(record.id, record.run_dir, store, prepared, progress, True)
@@ -267,7 +315,34 @@ async def resume_optimization_async(
     """Continue a killed, failed or interrupted optimization (id or unique prefix)."""
     with using_store(store) as db:
         started = prepare_resume(ref, db, task_model=task_model, reflection_model=reflection_model)
-        return await started.run(on_event)
+        return _task_result(await started.run(on_event))
+
+
+PREPARERS: dict[
+    str, Callable[[OptimizationRecord, Store, Model | None, Model | None], _Prepared]
+] = {}
+"""How an optimization of another kind is prepared from its stored record, by the
+``optimizes`` key of its stored config (``judge``: ``optimize.judge``, registered when that
+module is imported), given the record, the store, the model under evaluation (the task
+model; a judge optimization's judge model) and the reflection model. A stored config
+without it is a task-prompt optimization."""
+
+
+def _prepare_stored(
+    record: OptimizationRecord,
+    store: Store,
+    task_model: Model | None,
+    reflection_model: Model | None,
+) -> _Prepared:
+    kind = record.config.get("optimizes")
+    if kind is not None:
+        if kind == "judge" and kind not in PREPARERS:
+            import assay.optimize.judge  # noqa: F401  (registers its preparer)
+        if kind not in PREPARERS:
+            raise OptimizeResumeError(f"optimization {record.id} has unknown kind {kind!r}")
+        return PREPARERS[kind](record, store, task_model, reflection_model)
+    config = make_optimize_config(record.config, source=f"optimization {record.id}")
+    return _prepare(config, store, task_model, reflection_model)
 
 
 STOP_FILE = "gepa.stop"
@@ -290,15 +365,14 @@ async def _execute(
     progress: Progress,
     resumed: bool,
     on_event: EventHandler | None,
-) -> OptimizeResult:
+) -> BaseModel:
     config = prepared.config
     session = Session(
         optimization_id=optimization_id,
         config=config,
         store=store,
-        task_model=prepared.task_model,
         reflection_model=prepared.reflection_model,
-        scorers=prepared.scorers,
+        evaluator=prepared.evaluator,
         loop=asyncio.get_running_loop(),
         progress=progress,
         on_event=on_event,
@@ -310,7 +384,7 @@ async def _execute(
     pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"gepa-{optimization_id[:8]}")
     context = contextvars.copy_context()
     worker = asyncio.get_running_loop().run_in_executor(
-        pool, context.run, _run_blocking, session, prepared.splits, run_dir, known, resumed
+        pool, context.run, _run_blocking, session, prepared, run_dir, known, resumed
     )
     try:
         try:
@@ -340,13 +414,27 @@ async def _execute(
 
 def _run_blocking(
     session: Session,
-    splits: Splits,
+    prepared: _Prepared,
     run_dir: str,
     known: dict[int, dict[str, str]],
     resumed: bool,
-) -> OptimizeResult:
-    """GEPA's run and the held-out check, in GEPA's (worker) thread."""
+) -> BaseModel:
+    """GEPA's run, then the held-out check and the stored result, in GEPA's (worker)
+    thread."""
+    splits = prepared.splits
+    searched = _search(session, prepared, run_dir, known, resumed)
+    return prepared.conclude(session, splits, searched)
+
+
+def _search(
+    session: Session,
+    prepared: _Prepared,
+    run_dir: str,
+    known: dict[int, dict[str, str]],
+    resumed: bool,
+) -> Searched:
     config = session.config
+    splits = prepared.splits
     budget = config.budget
     session.emit(
         Started(
@@ -369,7 +457,7 @@ def _run_blocking(
         stop_file.unlink()
     callbacks: list[GEPACallback] = [watcher]  # type: ignore[list-item]
     result: GEPAResult[Any, Any] = gepa_optimize(
-        seed_candidate=dict(config.candidate),
+        seed_candidate=dict(prepared.seed_candidate),
         trainset=splits.train,
         valset=splits.val,
         adapter=AssayAdapter(session),
@@ -398,7 +486,6 @@ def _run_blocking(
     chosen = result.best_candidate
     assert isinstance(chosen, dict)
     best = {str(k): str(v) for k, v in chosen.items()}
-    seed = dict(config.candidate)
     progress = session.progress
     progress.best_idx = best_idx
     progress.best_val_score = float(result.val_aggregate_scores[best_idx])
@@ -416,6 +503,27 @@ def _run_blocking(
             cost_usd=progress.cost_usd,
         )
     )
+    return Searched(
+        best_idx=best_idx,
+        best=best,
+        seed=dict(prepared.seed_candidate),
+        candidates=len(result.candidates),
+        stop_reason=stopper.reason or _stop_file_reason(stop_file),
+    )
+
+
+def complete(session: Session, result: BaseModel) -> None:
+    """Store ``result`` as the optimization's outcome and release it."""
+    session.release()
+    session.save_progress()
+    session.store.optimizations.update(
+        session.id, status="completed", result=result.model_dump(mode="json")
+    )
+
+
+def _conclude_task(session: Session, splits: Splits, searched: Searched) -> OptimizeResult:
+    """Seed vs best on the test split (per-item scores, paired bootstrap), then the result."""
+    best, seed, progress = searched.best, searched.seed, session.progress
     test = session.run(check_held_out(session, splits.test, seed, best))
     if test is not None:
         session.emit(
@@ -429,28 +537,25 @@ def _run_blocking(
                 verdict=test.verdict,
             )
         )
+    assert progress.best_val_score is not None and progress.seed_val_score is not None
     outcome = OptimizeResult(
         optimization_id=session.id,
         status="completed",
-        best_idx=best_idx,
+        best_idx=searched.best_idx,
         best_candidate=best,
         seed_candidate=seed,
         best_val_score=progress.best_val_score,
         seed_val_score=progress.seed_val_score,
-        candidates=len(result.candidates),
+        candidates=searched.candidates,
         metric_calls=progress.metric_calls,
         iterations=progress.iterations,
         cost_usd=progress.cost_usd,
         elapsed_s=session.elapsed_s,
-        stop_reason=stopper.reason or _stop_file_reason(stop_file),
+        stop_reason=searched.stop_reason,
         test=test,
     )
     outcome = outcome.model_copy(update={"summary": summarize(outcome)})
-    session.release()
-    session.save_progress()
-    session.store.optimizations.update(
-        session.id, status="completed", result=outcome.model_dump(mode="json")
-    )
+    complete(session, outcome)
     return outcome
 
 

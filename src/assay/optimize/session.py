@@ -20,25 +20,25 @@ import asyncio
 import concurrent.futures
 import threading
 import time
-from collections.abc import Coroutine
+from collections.abc import Coroutine, Mapping
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from pydantic import BaseModel
 
 from assay.models.base import ChatMessage, Model
-from assay.optimize.candidate_target import candidate_hash, candidate_target
-from assay.optimize.config import OptimizeConfig
+from assay.optimize.candidate_target import candidate_hash
+from assay.optimize.config import SearchSettings
 from assay.optimize.events import Evaluated, EventHandler, OptimizeEvent
-from assay.optimize.row_scores import RowScore, score_row, weighted_specs
+from assay.optimize.row_scores import RowScore
 from assay.optimize.splits import Example
 from assay.runner.api import execute_run, plan_run
 from assay.runner.options import RunOptions
-from assay.runner.scorer_set import scorer_spec
 from assay.runner.sink import MemorySink
 from assay.scoring.scorer import Scorer
 from assay.store import Store, StoreSink
 from assay.store.runs_repo import new_lease_owner
+from assay.targets.base import Target
 from assay.types import Item, ItemResult
 
 T = TypeVar("T")
@@ -70,6 +70,22 @@ class Progress(BaseModel):
     """Until when the lease holds without renewal (renewed at every stored step)."""
 
 
+class Evaluator(Protocol):
+    """What a candidate is run on and how its rows are scored: the one part that differs
+    between optimizing a task prompt (``task_evaluator``) and a judge's prompt
+    (``judge_evaluator``). Everything else (GEPA, budgets, the store, resume) is shared."""
+
+    async def run(
+        self, session: Session, items: list[Item], candidate: dict[str, str], split: str
+    ) -> tuple[str, list[ItemResult], float]:
+        """Run ``candidate`` on ``items`` as one stored run: (run id, results, cost)."""
+        ...
+
+    def rows(self, results: Mapping[str, ItemResult], examples: list[Example]) -> list[RowScore]:
+        """The rows of ``examples`` (aligned with it) from each item's result."""
+        ...
+
+
 @dataclass
 class Evaluation:
     """A batch evaluated: rows aligned with the batch, and the stored run it is."""
@@ -88,11 +104,10 @@ class Session:
         self,
         *,
         optimization_id: str,
-        config: OptimizeConfig,
+        config: SearchSettings,
         store: Store,
-        task_model: Model,
         reflection_model: Model,
-        scorers: list[Scorer],
+        evaluator: Evaluator,
         loop: asyncio.AbstractEventLoop,
         progress: Progress,
         on_event: EventHandler | None,
@@ -100,10 +115,8 @@ class Session:
         self.id = optimization_id
         self.config = config
         self.store = store
-        self.task_model = task_model
         self.reflection_model = reflection_model
-        self.scorers = scorers
-        self.specs = weighted_specs([scorer_spec(s) for s in scorers])
+        self.evaluator = evaluator
         self.loop = loop
         self.progress = progress
         self.on_event = on_event
@@ -187,15 +200,15 @@ class Session:
         if reused is not None:
             run_id, results = reused
         else:
-            run_id, results, cost = await self._run(items, candidate, split, digest)
-        by_id = {r.item_id: score_row(r, self.specs) for r in results}
+            run_id, results, cost = await self.evaluator.run(self, items, candidate, split)
+        by_id = {r.item_id: r for r in results}
         missing = [i for i in unique if i not in by_id]
         if missing:
             raise RuntimeError(
                 f"evaluation run {run_id} of split {split!r} has no result for item "
                 f"{missing[0]!r}: the run did not finish"
             )
-        rows = [by_id[e.item.id] for e in examples]
+        rows = self.evaluator.rows(by_id, examples)
         mean = sum(r.score for r in rows) / len(rows)
         self.progress.cost_usd += cost
         if split == "test":
@@ -216,18 +229,23 @@ class Session:
         )
         return Evaluation(rows, run_id, mean, event)
 
-    async def _run(
-        self, items: list[Item], candidate: dict[str, str], split: str, digest: str
+    async def run_items(
+        self,
+        items: list[Item],
+        target: Target,
+        scorers: list[Scorer],
+        candidate: dict[str, str],
+        split: str,
     ) -> tuple[str, list[ItemResult], float]:
-        config = self.config
-        target = candidate_target(
-            candidate, config.prompt, self.task_model, settings=config.task_settings
-        )
+        """Run ``target`` on ``items`` with ``scorers`` as one stored run of this
+        optimization (named and tagged with the split, the candidate and the iteration):
+        (run id, results, cost of target and judges)."""
+        digest = candidate_hash(candidate)
         memory = MemorySink()
         options = RunOptions(
-            concurrency=config.concurrency,
-            timeout_s=config.timeout,
-            name=f"{config.name or 'optimize'} · {split} · {digest[:8]}",
+            concurrency=self.config.concurrency,
+            timeout_s=self.config.timeout,
+            name=f"{self.config.name or 'optimize'} · {split} · {digest[:8]}",
             metadata={
                 "optimization_id": self.id,
                 "split": split,
@@ -240,7 +258,7 @@ class Session:
         plan = plan_run(
             lambda: items,
             target,
-            self.scorers,
+            scorers,
             options,
             total_items=len(items),
             data_source=f"optimization {self.id[:8]} {split}",

@@ -85,6 +85,8 @@ class ScorerType(Generic[P]):
     aliases: tuple[str, ...] = ()
     aggregations: tuple[str, ...] = ("mean",)
     """How runs aggregate this type's scores (names in ``assay.summary.aggregations``)."""
+    prompts: Mapping[str, str] = dataclasses.field(default_factory=dict)
+    """A judge type's built-in texts that params may override (name → text)."""
 
     @property
     def mode(self) -> ScorerMode:
@@ -121,6 +123,7 @@ class ScorerType(Generic[P]):
             reference=self.reference,
             aliases=list(self.aliases),
             aggregations=list(self.aggregations),
+            prompts=dict(self.prompts),
         )
 
 
@@ -142,6 +145,8 @@ class ScorerTypeInfo(BaseModel):
     reference: str | None = None
     aliases: list[str] = Field(default_factory=list)
     aggregations: list[str] = Field(default_factory=lambda: ["mean"])
+    prompts: dict[str, str] = Field(default_factory=dict)
+    """A judge type's overridable texts: ``instructions`` and one per judge step."""
 
 
 class ScorerConfig(BaseModel):
@@ -230,6 +235,7 @@ def register_scorer(
     reference: str | None = None,
     aliases: Iterable[str] = (),
     aggregations: Iterable[str] = ("mean",),
+    prompts: Mapping[str, str] | None = None,
 ) -> Callable[[Callable[[P], Scorer]], Callable[[P], Scorer]]:
     """Decorator registering ``build(params) -> Scorer`` as a scorer type."""
 
@@ -248,6 +254,7 @@ def register_scorer(
                 reference=reference,
                 aliases=tuple(aliases),
                 aggregations=tuple(aggregations),
+                prompts=dict(prompts or {}),
             )
         )
         return build

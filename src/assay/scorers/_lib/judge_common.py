@@ -19,7 +19,13 @@ import math
 import os
 from typing import Any, Literal
 
-from pydantic import Field, field_validator
+from pydantic import (
+    Field,
+    SerializationInfo,
+    SerializerFunctionWrapHandler,
+    field_validator,
+    model_serializer,
+)
 
 from assay.models.base import Model, ModelSettings
 from assay.models.resolve import LazyModel
@@ -51,6 +57,46 @@ class JudgeScorerParams(ScorerParams):
         "'http://localhost:8080/v1' with model 'openai-compatible/NAME' (default: the "
         f"provider's URL; ${JUDGE_BASE_URL_ENV} when the model comes from ${JUDGE_MODEL_ENV}).",
     )
+    instructions: str | None = Field(
+        default=None,
+        description="Replaces the judge's instructions (its system prompt; the injection guard "
+        "is still appended). `assay scorers show TYPE` prints the default.",
+    )
+    templates: dict[str, str] | None = Field(
+        default=None,
+        description="Replaces a judge step's instruction text, by step name ('preprocess', "
+        "'analyze'); '{param}' takes that param's value. The judged data blocks still "
+        "follow it. `assay scorers show TYPE` prints the defaults.",
+    )
+
+    @field_validator("instructions")
+    @classmethod
+    def _instructions_not_blank(cls, value: str | None) -> str | None:
+        if value is not None and not value.strip():
+            raise ValueError("the instructions must not be blank")
+        return value
+
+    @field_validator("templates")
+    @classmethod
+    def _templates_not_blank(cls, value: dict[str, str] | None) -> dict[str, str] | None:
+        for step, text in (value or {}).items():
+            if not text.strip():
+                raise ValueError(f"the template of step {step!r} must not be blank")
+        return value
+
+    @model_serializer(mode="wrap")
+    def _drop_unset_overrides(
+        self, handler: SerializerFunctionWrapHandler, info: SerializationInfo
+    ) -> Any:
+        """Unset prompt overrides are left out of the dump, so a scorer that keeps its
+        built-in prompts keeps the params (and so the fingerprint) it had before the
+        overrides existed; a set override is part of both."""
+        data = handler(self)
+        if isinstance(data, dict):
+            for key in ("instructions", "templates"):
+                if data.get(key) is None:
+                    data.pop(key, None)
+        return data
 
 
 class ScaledJudgeParams(JudgeScorerParams):

@@ -33,9 +33,11 @@ and direction with it as Inspect AI's ``@scorer(metrics=...)`` does.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import inspect
 import json
+import re
 from collections.abc import Callable, Hashable, Mapping, Sequence, Sized
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Generic, TypeVar, cast
@@ -53,7 +55,7 @@ from assay.scorers._lib.judge_common import (
 )
 from assay.scorers._lib.verdicts import each_once, one_per
 from assay.scoring.context import StepContext
-from assay.scoring.registry import register_scorer
+from assay.scoring.registry import ScorerParamsError, register_scorer
 from assay.scoring.scorer import Scorer
 from assay.scoring.steps import FunctionStep, JudgeConfig, JudgeStep, Step
 
@@ -137,6 +139,33 @@ def _text(value: Text | None, j: View[Any]) -> str | None:
 def _identity(value: Any) -> Any:
     """A text part as hashed into a prompt's version: its text, or its code's fingerprint."""
     return code_fingerprint(value) if callable(value) else value
+
+
+_PLACEHOLDER = re.compile(r"\{(\w+)\}")
+
+
+def fill_template(template: str, j: View[Any]) -> str:
+    """A user's step template with each ``{param}`` replaced by that param's value (lists
+    and mappings as JSON; data-marker look-alikes neutralised); any other brace text stays
+    as written, so a template may show JSON without escaping it."""
+    values = j.params.model_dump(mode="json")
+
+    def value(match: re.Match[str]) -> str:
+        name = match.group(1)
+        if name not in values or name in ("instructions", "templates"):
+            return match.group(0)
+        found = values[name]
+        return neutralise(found if isinstance(found, str) else as_json(found))
+
+    return _PLACEHOLDER.sub(value, template)
+
+
+STEP_NAMES = ("preprocess", "analyze")
+"""The judge steps whose instruction text a ``templates`` param may replace."""
+
+COMPUTED_PROMPT = "(computed from the params; a template replaces it)"
+"""What ``default_prompts`` shows for a step whose instruction is a function of the params
+(there is no fixed text to show, or to start an optimization from)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -313,6 +342,7 @@ class JudgeScorer(Generic[P]):
             score_range=cls.score_range,
             reference=cls.reference,
             preview_notes=cls.preview_notes,
+            prompts=spec.default_prompts(),
         )(cast("Callable[[JudgeScorerParams], Scorer]", spec.build))
 
     # ---------------------------------------------------------------- to declare
@@ -342,6 +372,44 @@ class JudgeScorer(Generic[P]):
         return run_context(j.ctx, getattr(j.params, "context", None))
 
     # ---------------------------------------------------------------- the framework
+    def default_prompts(self) -> dict[str, str]:
+        """The built-in texts a user may override: ``instructions`` and each judge step's
+        instruction (``templates``), as ``assay scorers show`` prints them. A step whose
+        instruction is computed from the params shows where its values come from."""
+        prompts = {"instructions": self.instructions}
+        for name, prompt in self._prompts().items():
+            if isinstance(prompt.instruction, str):
+                prompts[name] = prompt.instruction
+            else:
+                prompts[name] = COMPUTED_PROMPT
+        return prompts
+
+    def _prompts(self) -> dict[str, Prompt]:
+        return {
+            name: prompt
+            for name, prompt in (("preprocess", self.preprocess), ("analyze", self.analyze))
+            if prompt is not None
+        }
+
+    def _overridden(self, name: str, prompt: Prompt, params: P) -> Prompt:
+        """``prompt`` with the user's template for step ``name`` as its instruction, if any.
+
+        The template's text becomes part of the prompt's ``version`` (and the params), so a
+        changed template changes the fingerprint and invalidates certificates."""
+        template = (params.templates or {}).get(name)
+        if template is None:
+            return prompt
+        return dataclasses.replace(prompt, instruction=functools.partial(fill_template, template))
+
+    def _check_templates(self, params: P) -> None:
+        unknown = sorted(set(params.templates or {}) - set(self._prompts()))
+        if unknown:
+            steps = ", ".join(self._prompts()) or "none"
+            raise ScorerParamsError(
+                f"scorer {self.type_id!r}: param 'templates': no judge step named "
+                f"{', '.join(map(repr, unknown))} (its judge steps: {steps})"
+            )
+
     @classmethod
     @functools.cache
     def revision(cls) -> str:
@@ -369,6 +437,7 @@ class JudgeScorer(Generic[P]):
 
     def build(self, params: P) -> Scorer:
         """The scorer for ``params`` (registered as the type's factory)."""
+        self._check_templates(params)
         revision = self.revision()
         scale = float(getattr(params, "scale", 1.0))
 
@@ -382,9 +451,9 @@ class JudgeScorer(Generic[P]):
         scorer = Scorer(
             self.type_id,
             description=" ".join(inspect.cleandoc(type(self).__doc__ or "").split()),
-            judge=judge_config(params, self.instructions),
+            judge=judge_config(params, params.instructions or self.instructions),
         )
-        for name, step in self._steps(view):
+        for name, step in self._steps(view, params):
             scorer = scorer.analyze(step) if name == "analyze" else scorer.preprocess(step)
         scorer = scorer.score(score)
         mode = getattr(params, "reason", "template")
@@ -398,8 +467,9 @@ class JudgeScorer(Generic[P]):
             return scorer.reason(lambda ctx: self.reason(view(ctx)))
         return scorer
 
-    def _steps(self, view: Callable[[StepContext], View[P]]) -> list[tuple[str, Step]]:
-        """The preprocess and analyze steps; the first one checks the required inputs."""
+    def _steps(self, view: Callable[[StepContext], View[P]], params: P) -> list[tuple[str, Step]]:
+        """The preprocess and analyze steps (with the user's templates); the first one
+        checks the required inputs."""
         steps: list[tuple[str, Step]] = []
         defines_prepare = type(self).prepare is not JudgeScorer.prepare
         for name, declared in (("preprocess", self.preprocess), ("analyze", self.analyze)):
@@ -407,7 +477,8 @@ class JudgeScorer(Generic[P]):
             if name == "preprocess" and defines_prepare:
                 steps.append((name, FunctionStep(self._prepare_step(view, first))))
             elif declared is not None:
-                steps.append((name, self._judge_step(declared, view, first)))
+                prompt = self._overridden(name, declared, params)
+                steps.append((name, self._judge_step(prompt, view, first)))
         return steps
 
     def _prepare_step(

@@ -30,6 +30,7 @@ from assay.operations.ui_queries import SortOrder, compare_view, run_item_groups
 from assay.optimize.feed import current_state
 from assay.server.api.deps import MAX_OFFSET
 from assay.server.client_view import event_for_client, result_for_client
+from assay.server.ui.judge_optimization import judge_view
 from assay.server.ui.paths import TEMPLATES_DIR
 from assay.server.ui.svg_plots import (
     confusion_svg,
@@ -361,6 +362,7 @@ def optimization_page(request: Request, optimization_id: str) -> HTMLResponse:
         best=best_candidate(detail.candidates),
         trend_plot=score_trend_svg(detail.candidates),
         diagnostics=scorer_diagnostics(detail, store),
+        judge=judge_view(detail.result),
     )
 
 
