@@ -26,6 +26,7 @@ from assay.cli.run_cmd import run as run_command
 from assay.cli.runs import runs_app
 from assay.cli.serve import serve as serve_command
 from assay.cli.tasks import tasks_app
+from assay.extras import MissingExtraError
 from assay.scoring.registry import (
     ScorerRegistryError,
     create_scorer,
@@ -105,7 +106,7 @@ def scorers_list(
         print(json.dumps([info.model_dump(mode="json") for info in infos], indent=2))
         return
     table = Table(title=f"{len(infos)} scorer types", title_justify="left")
-    for column in ("type", "label", "kind", "direction", "range", "params"):
+    for column in ("type", "label", "kind", "direction", "range", "params", "extra"):
         table.add_column(column)
     for info in infos:
         props = info.params_schema.get("properties", {})
@@ -116,8 +117,24 @@ def scorers_list(
             "higher is better" if info.higher_is_better else "lower is better",
             f"{info.score_range[0]:g}–{info.score_range[1]:g}",
             ", ".join(props) or "—",
+            _extra_cell(info.extra),
         )
     console.print(table)
+    if any(info.extra is not None for info in infos):
+        console.print(
+            "extra: the install extra a type needs, e.g. pip install 'assay[nlp]'",
+            markup=False,
+            highlight=False,
+        )
+
+
+def _extra_cell(extra: str | None) -> str:
+    """``—`` (core install), ``nlp``, or ``nlp (not installed)``."""
+    from assay.extras import missing_modules
+
+    if extra is None:
+        return "—"
+    return f"{extra} (not installed)" if missing_modules(extra) else extra
 
 
 @scorers_app.command("show")
@@ -144,6 +161,12 @@ def scorers_show(
         console.print(f"aliases: {', '.join(info.aliases)}")
     if info.reference:
         console.print(f"reference: {info.reference}")
+    if info.extra is not None:
+        console.print(
+            f"needs: pip install 'assay[{info.extra}]' ({_extra_cell(info.extra)})",
+            markup=False,
+            highlight=False,
+        )
     props: dict[str, Any] = info.params_schema.get("properties", {})
     required = set(info.params_schema.get("required", []))
     if not props:
@@ -310,7 +333,7 @@ def main() -> None:
         code = app(standalone_mode=False)
         if isinstance(code, int) and code:  # typer.Exit(n) inside a command, unraised
             sys.exit(code)
-    except (ScorerRegistryError, CliError) as exc:
+    except (ScorerRegistryError, CliError, MissingExtraError) as exc:
         err_console.print(f"error: {exc}", markup=False, highlight=False, soft_wrap=True)
         sys.exit(2)
     except typer.Exit as exc:
