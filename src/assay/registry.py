@@ -64,9 +64,11 @@ import logging
 import sys
 import threading
 from collections.abc import Callable, Iterable, Sequence
-from importlib.metadata import EntryPoint, entry_points
 from types import ModuleType
-from typing import Generic, Literal, TypeGuard, TypeVar
+from typing import TYPE_CHECKING, Generic, Literal, TypeGuard, TypeVar
+
+if TYPE_CHECKING:
+    from importlib.metadata import EntryPoint
 
 log = logging.getLogger(__name__)
 
@@ -283,6 +285,8 @@ class Registry(Generic[T]):
     def _load_plugins(self) -> None:
         if self.group is None:
             return
+        from importlib.metadata import entry_points  # scanned on first lookup only
+
         for ep in entry_points(group=self.group):
             self._load_plugin(ep)
 

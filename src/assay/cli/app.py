@@ -6,7 +6,6 @@ on stderr and a non-zero exit code, never a traceback.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import sys
@@ -14,7 +13,6 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.table import Table
 
 from assay.cli.calibrate import calibrate as calibrate_command
 from assay.cli.ci import ci_app
@@ -27,12 +25,7 @@ from assay.cli.runs import runs_app
 from assay.cli.serve import serve as serve_command
 from assay.cli.tasks import tasks_app
 from assay.extras import MissingExtraError
-from assay.scoring.registry import (
-    ScorerRegistryError,
-    create_scorer,
-    get_scorer_type,
-    list_scorers,
-)
+from assay.registry import RegistryError
 
 install_word_types()
 
@@ -101,6 +94,10 @@ def scorers_list(
     ] = False,
 ) -> None:
     """List every registered scorer type."""
+    from rich.table import Table
+
+    from assay.scoring.registry import list_scorers
+
     infos = list_scorers()
     if as_json:
         print(json.dumps([info.model_dump(mode="json") for info in infos], indent=2))
@@ -145,6 +142,10 @@ def scorers_show(
     ] = False,
 ) -> None:
     """Describe one scorer type: description, params with defaults and types, direction."""
+    from rich.table import Table
+
+    from assay.scoring.registry import get_scorer_type
+
     scorer_type = get_scorer_type(type_id)
     info = scorer_type.info()
     if as_json:
@@ -223,6 +224,7 @@ def score(
 ) -> None:
     """Score one output: a quick preview of a scorer."""
     from assay.operations.inputs import InputError, parse_params, read_value
+    from assay.scoring.registry import create_scorer
 
     try:
         scorer = create_scorer(type_id, **parse_params(param or []))
@@ -270,6 +272,8 @@ def demo(
     path = data or default_demo_path()
     try:
         with console.status("scoring the demo dataset ..."):
+            import asyncio
+
             report = asyncio.run(run_demo(path, judge=judge))
     except ValueError as exc:
         raise CliError(str(exc)) from exc
@@ -292,6 +296,8 @@ def demo(
         }
         print(json.dumps(payload, indent=2))
         return
+    from rich.table import Table
+
     table = Table(
         title=f"assay demo — {len(report.rows)} items from {path.name}", title_justify="left"
     )
@@ -333,7 +339,7 @@ def main() -> None:
         code = app(standalone_mode=False)
         if isinstance(code, int) and code:  # typer.Exit(n) inside a command, unraised
             sys.exit(code)
-    except (ScorerRegistryError, CliError, MissingExtraError) as exc:
+    except (RegistryError, CliError, MissingExtraError) as exc:  # unknown names, bad params
         err_console.print(f"error: {exc}", markup=False, highlight=False, soft_wrap=True)
         sys.exit(2)
     except typer.Exit as exc:
