@@ -220,7 +220,7 @@ class Registry(Generic[T]):
     def suggest(self, name: str, n: int = 3) -> list[str]:
         """Names and aliases close to ``name`` (for "did you mean" messages)."""
         self.load()
-        candidates = [*self._entries, *self._alias_to]
+        candidates = [*self._entries, *self._lazy, *self._alias_to]
         return difflib.get_close_matches(name, candidates, n=n, cutoff=0.5)
 
     def names(self) -> list[str]:
@@ -257,7 +257,8 @@ class Registry(Generic[T]):
         return len(self._entries) + len(self._lazy)
 
     def __repr__(self) -> str:
-        return f"Registry({self.kind!r}, group={self.group!r}, entries={len(self._entries)})"
+        entries = len(self._entries) + len(self._lazy)
+        return f"Registry({self.kind!r}, group={self.group!r}, entries={entries})"
 
     # ------------------------------------------------------------------ loading
     def load(self) -> None:
