@@ -1,12 +1,13 @@
 """What starting assay costs: ``import assay``, ``assay --help``, and scoring one answer.
 
-Each case runs in a fresh interpreter (``-X importtime``), ``--repeat`` times; the table shows
-the median of
+Each case runs in a fresh interpreter, ``--repeat`` times plain and ``--repeat`` times under
+``-X importtime``; the table shows the median of
 
-- ``cpu s``: the child process's user + system CPU time (``getrusage(RUSAGE_CHILDREN)``),
-  interpreter start-up included (``python -c pass`` is the first row, for reference);
+- ``cpu s``: the child process's user + system CPU time (``getrusage(RUSAGE_CHILDREN)``) in
+  the plain runs, interpreter start-up included (``python -c pass`` is the first row);
 - ``import ms``: what ``-X importtime`` reports for the case's top-level imports (cumulative
-  wall time inside ``import``, in ms; on a loaded machine wall > CPU);
+  wall time inside ``import``, in ms; importtime's own logging inflates it a little, and on a
+  loaded machine wall > CPU);
 - ``modules``: modules loaded when the case ends, and whether numpy is one of them.
 
 ``--src DIR`` measures another tree (``PYTHONPATH=DIR``), e.g. a checkout of an older commit,
@@ -53,12 +54,13 @@ REPORT = (
 _IMPORT_LINE = re.compile(r"import time:\s+\d+ \|\s+(\d+) \| (\S.*)$")
 
 
-def run_case(code: str, src: Path) -> tuple[float, float, int, bool]:
+def run_case(code: str, src: Path, *, importtime: bool) -> tuple[float, float, int, bool]:
     """One fresh interpreter: (cpu s, top-level import ms, modules, numpy loaded)."""
     env = {**os.environ, "PYTHONPATH": str(src), "COLUMNS": "100"}
+    flags = ["-X", "importtime"] if importtime else []
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     proc = subprocess.run(
-        [sys.executable, "-X", "importtime", "-c", code + REPORT],
+        [sys.executable, *flags, "-c", code + REPORT],
         capture_output=True,
         text=True,
         env=env,
@@ -87,10 +89,11 @@ def main() -> None:
     print(f"tree: {src}   python {sys.version.split()[0]}   {args.repeat} runs, median")
     print(f"{'case':<18} {'cpu s':>7} {'import ms':>10} {'modules':>8} {'numpy':>6}")
     for name, code in CASES.items():
-        runs = [run_case(code, src) for _ in range(args.repeat)]
-        cpu = statistics.median(r[0] for r in runs)
-        imported = statistics.median(r[1] for r in runs)
-        modules, numpy = runs[-1][2], runs[-1][3]
+        plain = [run_case(code, src, importtime=False) for _ in range(args.repeat)]
+        timed = [run_case(code, src, importtime=True) for _ in range(args.repeat)]
+        cpu = statistics.median(r[0] for r in plain)
+        imported = statistics.median(r[1] for r in timed)
+        modules, numpy = plain[-1][2], plain[-1][3]
         print(f"{name:<18} {cpu:>7.3f} {imported:>10.1f} {modules:>8} {numpy!s:>6}")
 
 
