@@ -18,7 +18,7 @@ import pytest
 SRC = Path(__file__).parents[1] / "src"
 
 LAYERS: list[set[str]] = [
-    {"types", "rounding", "fingerprint", "registry"},  # import nothing of ours
+    {"types", "rounding", "fingerprint", "registry", "extras"},  # import nothing of ours
     {"messages", "summary", "models", "datasets"},
     {"scoring"},
     {"scorers._lib"},

@@ -243,6 +243,111 @@ def test_a_builtin_module_imported_directly_still_counts_as_built_in(site: Path)
     assert registry.origin("direct") == "built-in"
 
 
+# ----------------------------------------------------------------------------- lazy entries
+
+
+def _lazy_builtins(site: Path, tag: str) -> Registry[Widget]:
+    """A registry whose built-in package registers two placeholders; each placeholder's
+    module registers its widget when imported."""
+    module(
+        site,
+        f"widgets_{tag}_pkg",
+        f"""
+        from tests.test_registry import REGISTRY_UNDER_TEST as registry
+        registry.register_lazy("alpha", "widgets_{tag}_alpha", aliases=("a1",))
+        registry.register_lazy("beta", "widgets_{tag}_beta")
+        registry.register_lazy("ghost", "widgets_{tag}_ghost")
+        """,
+    )
+    for name, aliases in (("alpha", '("a1",)'), ("beta", "()")):
+        module(
+            site,
+            f"widgets_{tag}_{name}",
+            f"""
+            from tests.test_registry import Widget, REGISTRY_UNDER_TEST as registry
+            registry.register(Widget("{name}", aliases={aliases}))
+            """,
+        )
+    module(site, f"widgets_{tag}_ghost", "X = 1\n")  # registers nothing
+    registry = make(builtins=(f"widgets_{tag}_pkg",), group=None)
+    _under_test(registry)
+    return registry
+
+
+def test_placeholders_list_and_suggest_without_importing(site: Path) -> None:
+    registry = _lazy_builtins(site, "l1")
+    assert registry.names() == ["alpha", "beta", "ghost"] and len(registry) == 3
+    assert registry.canonical("a1") == "alpha" and registry.is_lazy("a1")
+    assert registry.origin("beta") == "built-in"
+    with pytest.raises(UnknownNameError, match="did you mean 'alpha'"):
+        registry.get("alpah")
+    assert "widgets_l1_alpha" not in sys.modules and "widgets_l1_beta" not in sys.modules
+
+
+def test_get_imports_only_the_placeholders_module(site: Path) -> None:
+    registry = _lazy_builtins(site, "l2")
+    widget = registry.get("a1")  # by alias
+    assert widget.name == "alpha" and registry.get("alpha") is widget
+    assert "widgets_l2_alpha" in sys.modules and "widgets_l2_beta" not in sys.modules
+    assert not registry.is_lazy("alpha") and registry.is_lazy("beta")
+    assert registry.origin("alpha") == "built-in"
+    assert registry.aliases() == {"a1": "alpha"}
+
+
+def test_a_module_that_does_not_register_its_placeholder_is_an_error(site: Path) -> None:
+    registry = _lazy_builtins(site, "l3")
+    with pytest.raises(RegistryError, match="widgets_l3_ghost did not register the widget"):
+        registry.get("ghost")
+    assert "ghost" not in registry.names()  # the broken placeholder is gone
+
+
+def test_items_imports_every_placeholder(site: Path) -> None:
+    registry = _lazy_builtins(site, "l4")
+    registry.names()
+    registry.unregister("ghost")  # a placeholder can be removed like an entry
+    assert [name for name, _ in registry.items()] == ["alpha", "beta"]
+    assert "widgets_l4_alpha" in sys.modules and "widgets_l4_beta" in sys.modules
+
+
+def test_code_taking_a_placeholders_name_meets_the_real_built_in(site: Path) -> None:
+    registry = _lazy_builtins(site, "l5")
+    with pytest.raises(DuplicateNameError, match="'beta' is already registered by built-in"):
+        registry.register(Widget("beta"))
+    assert "widgets_l5_beta" in sys.modules  # imported first, so the clash is the real one
+    mine = registry.register(Widget("a1-taker", aliases=("x",)))
+    replaced = registry.register(Widget("alpha"), replace=True)
+    assert registry.get("alpha") is replaced and registry.get("x") is mine
+    assert registry.origin("alpha") == "code"
+
+
+def test_a_placeholder_module_imported_directly_fills_its_placeholder(site: Path) -> None:
+    registry = _lazy_builtins(site, "l6")
+    registry.names()  # the placeholders exist
+    import widgets_l6_beta  # type: ignore[import-not-found]  # noqa: F401
+
+    assert not registry.is_lazy("beta") and registry.origin("beta") == "built-in"
+
+
+def test_a_plugin_using_a_placeholders_name_is_skipped(
+    site: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    registry = _lazy_builtins(site, "l7")
+    registry.group = GROUP
+    module(
+        site,
+        "widgets_l7_plugin",
+        """
+        from tests.test_registry import Widget
+        BETA = Widget("beta", payload={"plugin": 1})
+        """,
+    )
+    install(site, "widgets-l7", {"beta": "widgets_l7_plugin:BETA"})
+    with caplog.at_level(logging.WARNING, logger="assay.registry"):
+        registry.reload_plugins()
+    assert "taken by 'beta' (built-in)" in caplog.text
+    assert registry.get("beta").payload == {}  # the built-in, imported on lookup
+
+
 # ----------------------------------------------------------------------------- plugins
 
 

@@ -20,6 +20,16 @@ Loading
     built-ins first, so a clash with a built-in is reported at once, whatever the import
     order.
 
+Lazy entries
+    A built-in module may register placeholders instead of importing its entries' modules:
+    ``register_lazy("exact-match", "assay.scorers.exact_match")`` (lm-eval's registry does
+    the same with ``"module:object"`` strings). Names, aliases, "did you mean" and
+    ``origin`` answer from the placeholder; ``get``/``find`` import the one module, whose own
+    registration replaces the placeholder; ``items`` imports them all. So looking up one
+    scorer does not import every scorer module. A name held by a placeholder is a built-in
+    for every rule below: registering it from code imports its module first (the clash is
+    reported as before), a plugin using it is skipped.
+
 Duplicates (one rule)
     Registering a name or alias that is taken raises ``DuplicateNameError`` unless
     ``replace=True``, which replaces the entry (and drops the replaced entry's aliases).
@@ -54,9 +64,11 @@ import logging
 import sys
 import threading
 from collections.abc import Callable, Iterable, Sequence
-from importlib.metadata import EntryPoint, entry_points
 from types import ModuleType
-from typing import Generic, Literal, TypeGuard, TypeVar
+from typing import TYPE_CHECKING, Generic, Literal, TypeGuard, TypeVar
+
+if TYPE_CHECKING:
+    from importlib.metadata import EntryPoint
 
 log = logging.getLogger(__name__)
 
@@ -116,6 +128,8 @@ class Registry(Generic[T]):
         self._unknown_error = unknown_error
         self._duplicate_error = duplicate_error
         self._entries: dict[str, T] = {}
+        self._lazy: dict[str, str] = {}  # a placeholder's name -> the module registering it
+        self._lazy_modules: set[str] = set()  # every module a placeholder ever named
         self._aliases: dict[str, tuple[str, ...]] = {}
         self._alias_to: dict[str, str] = {}
         self._origins: dict[str, str] = {}
@@ -145,6 +159,32 @@ class Registry(Generic[T]):
             self._add(entry, name, aliases, source=source, replace=replace)
             return entry
 
+    def register_lazy(self, name: str, module: str, *, aliases: Iterable[str] = ()) -> None:
+        """A placeholder for the entry that importing ``module`` registers under ``name``
+        (with these ``aliases``); the module is imported on the first ``get`` of the name.
+
+        Meant for the built-in modules' package (called while the registry loads its
+        built-ins); the rules for taken names are those of ``register``.
+        """
+        with self._lock:
+            self._load_builtins()
+            if not name or not module:
+                raise RegistryError(f"a lazy {self.kind} needs a name and a module")
+            source = BUILTIN if self._in_builtins() else CODE
+            for key in (name, *aliases):
+                holder = self._holder(key)
+                if holder is not None:
+                    raise self._duplicate_error(
+                        f"{self.kind} {key!r} is already registered by {self._origins[holder]}"
+                    )
+            self._lazy[name] = module
+            self._lazy_modules.add(module)
+            alias_list = tuple(dict.fromkeys(a for a in aliases if a != name))
+            self._aliases[name] = alias_list
+            for alias in alias_list:
+                self._alias_to[alias] = name
+            self._origins[name] = source
+
     def unregister(self, name: str) -> T | None:
         """Remove the entry named ``name`` (or aliased so) and its aliases; ``None`` if
         there was none."""
@@ -164,13 +204,13 @@ class Registry(Generic[T]):
     # ------------------------------------------------------------------ looking up
     def get(self, name: str) -> T:
         """The entry named or aliased ``name``; unknown names get a "did you mean"."""
-        return self._entries[self._known(name)]
+        return self._resolve(self._known(name))
 
     def find(self, name: str) -> T | None:
         """The entry named or aliased ``name``, or ``None``."""
         self.load()
         canonical = self._canonical(name)
-        return None if canonical is None else self._entries[canonical]
+        return None if canonical is None else self._resolve(canonical)
 
     def canonical(self, name: str) -> str | None:
         """The entry's name for a name or an alias, or ``None``."""
@@ -180,18 +220,25 @@ class Registry(Generic[T]):
     def suggest(self, name: str, n: int = 3) -> list[str]:
         """Names and aliases close to ``name`` (for "did you mean" messages)."""
         self.load()
-        candidates = [*self._entries, *self._alias_to]
+        candidates = [*self._entries, *self._lazy, *self._alias_to]
         return difflib.get_close_matches(name, candidates, n=n, cutoff=0.5)
 
     def names(self) -> list[str]:
-        """Every entry's name, sorted."""
+        """Every entry's name, sorted (placeholders included, nothing imported)."""
         self.load()
-        return sorted(self._entries)
+        return sorted({*self._entries, *self._lazy})
 
     def items(self) -> list[tuple[str, T]]:
-        """``(name, entry)`` pairs sorted by name."""
+        """``(name, entry)`` pairs sorted by name (imports every placeholder's module)."""
         self.load()
+        for name in list(self._lazy):
+            if name in self._lazy:  # one module may register several placeholders
+                self._resolve(name)
         return [(key, self._entries[key]) for key in sorted(self._entries)]
+
+    def is_lazy(self, name: str) -> bool:
+        """Whether ``name`` (or the entry it aliases) is a placeholder not imported yet."""
+        return self.canonical(name) in self._lazy
 
     def aliases(self) -> dict[str, str]:
         """Every alias with the name it stands for."""
@@ -207,10 +254,11 @@ class Registry(Generic[T]):
 
     def __len__(self) -> int:
         self.load()
-        return len(self._entries)
+        return len(self._entries) + len(self._lazy)
 
     def __repr__(self) -> str:
-        return f"Registry({self.kind!r}, group={self.group!r}, entries={len(self._entries)})"
+        entries = len(self._entries) + len(self._lazy)
+        return f"Registry({self.kind!r}, group={self.group!r}, entries={entries})"
 
     # ------------------------------------------------------------------ loading
     def load(self) -> None:
@@ -238,6 +286,8 @@ class Registry(Generic[T]):
     def _load_plugins(self) -> None:
         if self.group is None:
             return
+        from importlib.metadata import entry_points  # scanned on first lookup only
+
         for ep in entry_points(group=self.group):
             self._load_plugin(ep)
 
@@ -273,11 +323,30 @@ class Registry(Generic[T]):
         """Whether a built-in module is being imported (by the registry, or directly)."""
         if self._builtins_state == "loading":
             return True
-        for name in self.builtins:
+        for name in (*self.builtins, *self._lazy_modules):
             spec = getattr(sys.modules.get(name), "__spec__", None)
             if getattr(spec, "_initializing", False):
                 return True
         return False
+
+    def _resolve(self, name: str) -> T:
+        """The entry of the canonical ``name``, importing its placeholder's module first."""
+        entry = self._entries.get(name)
+        if entry is not None:
+            return entry
+        module = self._lazy.get(name)
+        if module is None:
+            raise self._unknown_error(f"unknown {self.kind} {name!r}{self._hint}")
+        # outside the lock: the import takes Python's module lock, and a thread importing
+        # the module directly registers (takes our lock) while holding it
+        importlib.import_module(module)
+        with self._lock:
+            entry = self._entries.get(name)
+            if entry is not None:
+                return entry
+            if self._lazy.pop(name, None) is not None:
+                self._drop_names(name)
+            raise RegistryError(f"{module} did not register the {self.kind} {name!r}")
 
     def _known(self, name: str) -> str:
         """The entry's name for ``name``; unknown names raise with a "did you mean"."""
@@ -289,13 +358,13 @@ class Registry(Generic[T]):
         raise self._unknown_error(f"unknown {self.kind} {name!r}{hint}{self._hint}")
 
     def _canonical(self, name: str) -> str | None:
-        if name in self._entries:
+        if name in self._entries or name in self._lazy:
             return name
         return self._alias_to.get(name)
 
     def _holder(self, key: str) -> str | None:
         """The entry name that ``key`` (as a name or an alias) belongs to."""
-        return key if key in self._entries else self._alias_to.get(key)
+        return key if key in self._entries or key in self._lazy else self._alias_to.get(key)
 
     def _add(
         self,
@@ -318,6 +387,16 @@ class Registry(Generic[T]):
         plugin = source.startswith("plugin ")
         if plugin and self._entries.get(name) is entry:
             return  # the same plugin entry again (reload_plugins)
+        if source == BUILTIN and name in self._lazy:
+            del self._lazy[name]  # the module fills its own placeholder
+            self._drop_names(name)
+        elif not plugin:
+            # code that takes a name held by a placeholder meets the real built-in: import
+            # it first, so the usual rules (duplicate, replace) apply to the real entry
+            for key in (name, *alias_list):
+                holder = self._holder(key)
+                if holder is not None and holder in self._lazy:
+                    self._resolve(holder)
         displaced: dict[str, str] = {}
         for key in (name, *alias_list):
             holder = self._holder(key)
@@ -369,10 +448,15 @@ class Registry(Generic[T]):
             self._alias_to[alias] = name
         self._origins[name] = source
 
-    def _remove(self, name: str) -> T:
-        entry = self._entries.pop(name)
+    def _remove(self, name: str) -> T | None:
+        entry = self._entries.pop(name, None)
+        self._lazy.pop(name, None)
+        self._drop_names(name)
+        return entry
+
+    def _drop_names(self, name: str) -> None:
+        """Forget ``name``'s aliases and origin (its entry or placeholder is gone)."""
         for alias in self._aliases.pop(name, ()):
             if self._alias_to.get(alias) == name:
                 del self._alias_to[alias]
         self._origins.pop(name, None)
-        return entry

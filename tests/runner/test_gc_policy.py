@@ -56,7 +56,7 @@ def _frozen_while_running(**options: Any) -> list[int]:
 
 
 def test_an_in_memory_run_freezes_what_it_keeps_and_unfreezes_at_the_end() -> None:
-    seen = _frozen_while_running(concurrency=4)
+    seen = _frozen_while_running(concurrency=4, gc_freeze=True)
     assert seen[0] == 0  # nothing frozen before the first checkpoint
     assert seen[-1] > 0  # later the kept results (and the rest of the heap) are frozen
     assert gc.get_freeze_count() == 0  # all given back when the run returned
@@ -64,6 +64,25 @@ def test_an_in_memory_run_freezes_what_it_keeps_and_unfreezes_at_the_end() -> No
 
 def test_gc_freeze_false_leaves_the_collector_alone() -> None:
     assert set(_frozen_while_running(gc_freeze=False)) == {0}
+
+
+def test_a_default_run_leaves_the_host_processs_collector_unchanged() -> None:
+    """Opt-in: without ``gc_freeze=True`` a run never freezes, not even past a checkpoint
+    (10 here, 60 results), and whatever the host froze itself stays exactly as it was."""
+    assert set(_frozen_while_running()) == {0}
+    assert gc.get_freeze_count() == 0 and gc.isenabled()
+    mine = [_Cycle()]
+    gc.freeze()
+    frozen = gc.get_freeze_count()
+    try:
+        seen = _frozen_while_running(concurrency=4)
+        # never more frozen (no freeze of ours), never 0 (no unfreeze of the host's objects);
+        # fewer only as the host's frozen objects die (reference counting frees them)
+        assert all(0 < count <= frozen for count in seen), (frozen, set(seen))
+        assert 0 < gc.get_freeze_count() <= frozen
+    finally:
+        gc.unfreeze()
+        del mine
 
 
 def test_a_stored_run_keeps_nothing_and_freezes_nothing(tmp_path: Path) -> None:
@@ -75,6 +94,7 @@ def test_a_stored_run_keeps_nothing_and_freezes_nothing(tmp_path: Path) -> None:
             ["exact-match"],
             store=store,
             on_item_complete=lambda result: seen.append(gc.get_freeze_count()),
+            gc_freeze=True,  # even opted in: a stored run keeps nothing to freeze
         )
     assert run.summary.results == 60 and set(seen) == {0}
 
@@ -85,7 +105,14 @@ def test_a_failed_run_still_unfreezes() -> None:
             raise RuntimeError("hook failed")
 
     with pytest.raises(Exception, match="hook failed"):
-        run_evals(ROWS, echo, ["exact-match"], on_item_complete=stop_late, concurrency=1)
+        run_evals(
+            ROWS,
+            echo,
+            ["exact-match"],
+            on_item_complete=stop_late,
+            concurrency=1,
+            gc_freeze=True,
+        )
     assert gc.get_freeze_count() == 0
 
 
@@ -95,12 +122,13 @@ def test_concurrent_runs_share_the_freeze_and_the_last_one_leaves_nothing_frozen
 
     async def both() -> list[int]:
         runs = await asyncio.gather(
-            run_evals_async(ROWS, _async_echo, ["exact-match"], concurrency=2),
+            run_evals_async(ROWS, _async_echo, ["exact-match"], concurrency=2, gc_freeze=True),
             run_evals_async(
                 other,
                 _async_echo,
                 ["exact-match"],
                 concurrency=2,
+                gc_freeze=True,
                 on_item_complete=lambda result: seen.append(gc.get_freeze_count()),
             ),
         )

@@ -6,7 +6,6 @@ on stderr and a non-zero exit code, never a traceback.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import sys
@@ -14,7 +13,6 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.table import Table
 
 from assay.cli.calibrate import calibrate as calibrate_command
 from assay.cli.ci import ci_app
@@ -27,12 +25,8 @@ from assay.cli.run_cmd import run as run_command
 from assay.cli.runs import runs_app
 from assay.cli.serve import serve as serve_command
 from assay.cli.tasks import tasks_app
-from assay.scoring.registry import (
-    ScorerRegistryError,
-    create_scorer,
-    get_scorer_type,
-    list_scorers,
-)
+from assay.extras import MissingExtraError
+from assay.registry import RegistryError
 
 install_word_types()
 
@@ -102,12 +96,16 @@ def scorers_list(
     ] = False,
 ) -> None:
     """List every registered scorer type."""
+    from rich.table import Table
+
+    from assay.scoring.registry import list_scorers
+
     infos = list_scorers()
     if as_json:
         print(json.dumps([info.model_dump(mode="json") for info in infos], indent=2))
         return
     table = Table(title=f"{len(infos)} scorer types", title_justify="left")
-    for column in ("type", "label", "kind", "direction", "range", "params"):
+    for column in ("type", "label", "kind", "direction", "range", "params", "extra"):
         table.add_column(column)
     for info in infos:
         props = info.params_schema.get("properties", {})
@@ -118,8 +116,24 @@ def scorers_list(
             "higher is better" if info.higher_is_better else "lower is better",
             f"{info.score_range[0]:g}–{info.score_range[1]:g}",
             ", ".join(props) or "—",
+            _extra_cell(info.extra),
         )
     console.print(table)
+    if any(info.extra is not None for info in infos):
+        console.print(
+            "extra: the install extra a type needs, e.g. pip install 'assay[nlp]'",
+            markup=False,
+            highlight=False,
+        )
+
+
+def _extra_cell(extra: str | None) -> str:
+    """``—`` (core install), ``nlp``, or ``nlp (not installed)``."""
+    from assay.extras import missing_modules
+
+    if extra is None:
+        return "—"
+    return f"{extra} (not installed)" if missing_modules(extra) else extra
 
 
 @scorers_app.command("show")
@@ -130,6 +144,10 @@ def scorers_show(
     ] = False,
 ) -> None:
     """Describe one scorer type: description, params with defaults and types, direction."""
+    from rich.table import Table
+
+    from assay.scoring.registry import get_scorer_type
+
     scorer_type = get_scorer_type(type_id)
     info = scorer_type.info()
     if as_json:
@@ -146,6 +164,12 @@ def scorers_show(
         console.print(f"aliases: {', '.join(info.aliases)}")
     if info.reference:
         console.print(f"reference: {info.reference}")
+    if info.extra is not None:
+        console.print(
+            f"needs: pip install 'assay[{info.extra}]' ({_extra_cell(info.extra)})",
+            markup=False,
+            highlight=False,
+        )
     props: dict[str, Any] = info.params_schema.get("properties", {})
     required = set(info.params_schema.get("required", []))
     if not props:
@@ -206,6 +230,7 @@ def score(
 ) -> None:
     """Score one output: a quick preview of a scorer."""
     from assay.operations.inputs import InputError, parse_params, read_value
+    from assay.scoring.registry import create_scorer
 
     try:
         scorer = create_scorer(type_id, **parse_params(param or []))
@@ -253,6 +278,8 @@ def demo(
     path = data or default_demo_path()
     try:
         with console.status("scoring the demo dataset ..."):
+            import asyncio
+
             report = asyncio.run(run_demo(path, judge=judge))
     except ValueError as exc:
         raise CliError(str(exc)) from exc
@@ -275,6 +302,8 @@ def demo(
         }
         print(json.dumps(payload, indent=2))
         return
+    from rich.table import Table
+
     table = Table(
         title=f"assay demo — {len(report.rows)} items from {path.name}", title_justify="left"
     )
@@ -316,7 +345,7 @@ def main() -> None:
         code = app(standalone_mode=False)
         if isinstance(code, int) and code:  # typer.Exit(n) inside a command, unraised
             sys.exit(code)
-    except (ScorerRegistryError, CliError) as exc:
+    except (RegistryError, CliError, MissingExtraError) as exc:  # unknown names, bad params
         err_console.print(f"error: {exc}", markup=False, highlight=False, soft_wrap=True)
         sys.exit(2)
     except typer.Exit as exc:

@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
-import yaml
 from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
@@ -106,6 +105,8 @@ def _write_best(result: OptimizeResult, path: Path) -> None:
     if suffix == ".json":
         text = json.dumps(result.best_candidate, indent=2, ensure_ascii=False) + "\n"
     elif suffix in (".yaml", ".yml"):
+        import yaml
+
         text = yaml.safe_dump(result.best_candidate, allow_unicode=True, sort_keys=False)
     else:
         text = result.best_prompt + "\n"

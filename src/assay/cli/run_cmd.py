@@ -4,13 +4,14 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from assay.cli.common import CliError, console, err_console
-from assay.runner.hooks import RunHooks
-from assay.types import RunInfo, ScorerSpec
+
+if TYPE_CHECKING:
+    from assay.types import RunInfo, ScorerSpec
 
 
 def run(
@@ -143,6 +144,8 @@ def run(
             validate_thresholds(thresholds, {s.id: s.label for s in built})
         except (GateError, ValueError, TypeError, KeyError) as exc:
             raise CliError(str(exc)) from exc
+    from assay.runner.hooks import RunHooks
+
     started: list[RunInfo] = []
     hooks = RunHooks(on_run_start=started.append)
     try:

@@ -11,10 +11,10 @@ from rich.table import Table
 from rich.text import Text
 
 from assay.cli.common import CliError, console, err_console, open_cli_store, when
-from assay.types import RunRecord
 
 if TYPE_CHECKING:
     from assay.store import Store
+    from assay.types import RunRecord
 
 runs_app = typer.Typer(
     help="Stored runs: list, show, export, compare, resume.", no_args_is_help=False

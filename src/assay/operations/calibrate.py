@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
+from assay.extras import require_extra
 from assay.operations.calibration_config import (
     CalibrationConfig,
     CalibrationConfigError,
@@ -622,6 +623,9 @@ async def calibrate_async(
     """
     from assay.operations.stored_runs import run_dataset_async, run_stored_async
 
+    # before the judge runs: its statistics need scipy (a missing extra after paid judge
+    # calls would waste them)
+    require_extra("calibration", "judge calibration")
     if scorers is not None:
         overrides = {**overrides, "scorer": "custom"}
     cfg = as_calibration_config(config, **overrides)

@@ -13,6 +13,7 @@ from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from assay.extras import MissingExtraError
 from assay.models.cache import ModelCache
 from assay.scoring.registry import create_scorer
 from assay.scoring.scorer import Scorer
@@ -132,11 +133,21 @@ def load_jsonl(path: Path) -> list[dict[str, Any]]:
     return rows
 
 
-def demo_scorers(judge: Scorer | None) -> list[Scorer]:
+def demo_scorers(judge: Scorer | None, notes: list[str] | None = None) -> list[Scorer]:
     """The demo's scorers. Scorers meant for some rows only are gated with ``Scorer.when``:
     the judge runs on rows marked ``judge`` (the embedded model is slow), tool-call accuracy
-    on rows that name an ``expected_tool``; elsewhere they are ``not_scorable``."""
-    scorers = [create_scorer(type_id, **params) for type_id, params in DEMO_SCORERS]
+    on rows that name an ``expected_tool``; elsewhere they are ``not_scorable``.
+
+    A scorer whose install extra is missing (completeness without ``assay[nlp]``) is left
+    out with a line in ``notes``, as the judge is without the local model: the demo's set-up
+    line installs the core and the embedded model only."""
+    scorers = []
+    for type_id, params in DEMO_SCORERS:
+        try:
+            scorers.append(create_scorer(type_id, **params))
+        except MissingExtraError as exc:
+            if notes is not None:
+                notes.append(f"{type_id} scorer skipped: {exc}")
     scorers.append(
         create_scorer("tool-call-accuracy-code", expected_tool="get_weather").when(
             lambda run: run.metadata.get("expected_tool") == "get_weather"
@@ -174,7 +185,7 @@ async def run_demo(
         judge_scorer = None
         if judge:
             judge_scorer, notes, cache_stats = demo_judge(store.model_cache())
-        scorers = demo_scorers(judge_scorer)
+        scorers = demo_scorers(judge_scorer, notes)
         run = await run_stored_async(
             items, None, scorers, store=store, name="demo", concurrency=8, progress=False
         )

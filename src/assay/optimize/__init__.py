@@ -11,25 +11,29 @@ import sys
 import types
 from typing import Any
 
-from assay.optimize.config import (
-    Budget,
-    DataRef,
-    OptimizeConfig,
-    OptimizeConfigError,
-    load_optimize_config,
-    make_optimize_config,
-)
-from assay.optimize.events import EventHandler, OptimizeEvent
-from assay.optimize.optimizer import (
-    OptimizationView,
-    OptimizeResumeError,
-    optimize,
-    optimize_async,
-    resume_optimization,
-    resume_optimization_async,
-    show_optimization,
-)
-from assay.optimize.results import HeldOutCheck, OptimizeResult
+from assay.extras import extra_import
+
+# GEPA is the optimize extra: without it, one line naming the extra (CLI exit 2)
+with extra_import("optimize", "prompt optimization"):
+    from assay.optimize.config import (
+        Budget,
+        DataRef,
+        OptimizeConfig,
+        OptimizeConfigError,
+        load_optimize_config,
+        make_optimize_config,
+    )
+    from assay.optimize.events import EventHandler, OptimizeEvent
+    from assay.optimize.optimizer import (
+        OptimizationView,
+        OptimizeResumeError,
+        optimize,
+        optimize_async,
+        resume_optimization,
+        resume_optimization_async,
+        show_optimization,
+    )
+    from assay.optimize.results import HeldOutCheck, OptimizeResult
 
 __all__ = [
     "Budget",

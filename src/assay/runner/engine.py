@@ -283,7 +283,7 @@ async def execute(
     *,
     hooks: RunHooks | None = None,
     progress: bool | None = None,
-    gc_freeze: bool = True,
+    gc_freeze: bool = False,
 ) -> RunOutcome:
     """Run ``plan`` to the end (or to cancellation) and return its status and summary.
 

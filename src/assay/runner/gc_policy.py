@@ -9,15 +9,17 @@ and over. In a 20,000-item run of a zero-latency target the full collections cos
 12 µs per item, a fifth of the runner's time, and they find nothing: the results are alive
 on purpose.
 
-What: ``KeptResults`` is used by the engine when the sink keeps what it is given
-(``keeps_results`` on the sink, true for ``MemorySink``). Every ``CHECKPOINT`` kept results
-it runs a full collection and then ``gc.freeze()``: what is alive moves to the permanent
-generation, which later collections skip, so each kept object is walked about once instead
-of at every full collection. The collection before each freeze means no garbage is frozen;
-it walks only what is not frozen yet (mostly the results since the previous checkpoint),
-and the very first one of a process walks its whole heap once, as the collector itself
-would early in the run. When the run ends (however it ends) ``gc.unfreeze()`` puts every
-frozen object back in the oldest generation, where collections see it as before.
+What: ``KeptResults`` is used by the engine when the run opted in
+(``RunOptions(gc_freeze=True)``) and the sink keeps what it is given (``keeps_results`` on
+the sink, true for ``MemorySink``). Opt-in, because the collector is the host process's: a
+library run inside a notebook or a server must not change it unasked. Every ``CHECKPOINT``
+kept results it runs a full collection and then ``gc.freeze()``: what is alive moves to the
+permanent generation, which later collections skip, so each kept object is walked about once
+instead of at every full collection. The collection before each freeze means no garbage is
+frozen; it walks only what is not frozen yet (mostly the results since the previous
+checkpoint), and the very first one of a process walks its whole heap once, as the collector
+itself would early in the run. When the run ends (however it ends) ``gc.unfreeze()`` puts
+every frozen object back in the oldest generation, where collections see it as before.
 
 What it does not change: reference counting frees everything as usual (a frozen object that
 dies is freed at once); collections of the young generations still run; a cycle that becomes
@@ -32,8 +34,8 @@ that then walks the heap once.
 
 Left alone: a process whose collector is disabled (``gc.disable()``), and a process that
 froze objects itself (``gc.get_freeze_count()`` non-zero before any run of ours froze),
-whose frozen objects a run's ``gc.unfreeze()`` would otherwise release. Opt out per run with
-``RunOptions(gc_freeze=False)`` (or the keyword ``gc_freeze=False``).
+whose frozen objects a run's ``gc.unfreeze()`` would otherwise release. Runs that did not
+opt in (the default) never touch the collector.
 """
 
 from __future__ import annotations

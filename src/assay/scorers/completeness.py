@@ -49,6 +49,7 @@ two texts alone (the model's fixed cost per call is spread over up to 256 texts)
     params=CompletenessParams,
     reference="createCompletenessScorer (completeness-scorer)",
     preview_notes="Element extraction approximates compromise with spaCy; unrounded.",
+    extra="nlp",
 )
 def build(params: CompletenessParams) -> Scorer:
     async def preprocess(ctx: StepContext) -> Any:

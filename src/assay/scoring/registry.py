@@ -31,6 +31,7 @@ from typing import Any, Generic, Literal, TypeGuard, TypeVar
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic.alias_generators import to_camel
 
+from assay.extras import EXTRAS, require_extra
 from assay.registry import DuplicateNameError, Registry, RegistryError, UnknownNameError
 from assay.scoring.scorer import Scorer
 from assay.types import normalize_score
@@ -87,6 +88,13 @@ class ScorerType(Generic[P]):
     """How runs aggregate this type's scores (names in ``assay.summary.aggregations``)."""
     prompts: Mapping[str, str] = dataclasses.field(default_factory=dict)
     """A judge type's built-in texts that params may override (name → text)."""
+    extra: str | None = None
+    """The install extra this type needs (``"nlp"``: ``pip install 'assay[nlp]'``), checked
+    when a scorer is created; ``None``: the core install runs it."""
+
+    def __post_init__(self) -> None:
+        if self.extra is not None and self.extra not in EXTRAS:
+            raise ValueError(f"scorer {self.type_id!r}: unknown extra {self.extra!r}")
 
     @property
     def mode(self) -> ScorerMode:
@@ -124,6 +132,7 @@ class ScorerType(Generic[P]):
             aliases=list(self.aliases),
             aggregations=list(self.aggregations),
             prompts=dict(self.prompts),
+            extra=self.extra,
         )
 
 
@@ -147,6 +156,8 @@ class ScorerTypeInfo(BaseModel):
     aggregations: list[str] = Field(default_factory=lambda: ["mean"])
     prompts: dict[str, str] = Field(default_factory=dict)
     """A judge type's overridable texts: ``instructions`` and one per judge step."""
+    extra: str | None = None
+    """The install extra the type needs (``None``: the core install runs it)."""
 
 
 class ScorerConfig(BaseModel):
@@ -236,6 +247,7 @@ def register_scorer(
     aliases: Iterable[str] = (),
     aggregations: Iterable[str] = ("mean",),
     prompts: Mapping[str, str] | None = None,
+    extra: str | None = None,
 ) -> Callable[[Callable[[P], Scorer]], Callable[[P], Scorer]]:
     """Decorator registering ``build(params) -> Scorer`` as a scorer type."""
 
@@ -255,6 +267,7 @@ def register_scorer(
                 aliases=tuple(aliases),
                 aggregations=tuple(aggregations),
                 prompts=dict(prompts or {}),
+                extra=extra,
             )
         )
         return build
@@ -345,6 +358,8 @@ def create_scorer(spec: str | ScorerConfig | Mapping[str, Any], /, **params: Any
             config = config.model_copy(update={"params": {**config.params, **params}})
     scorer_type = get_scorer_type(config.type)
     validated = validate_params(scorer_type, config.params)
+    if scorer_type.extra is not None:  # before any item is scored: one line, not N errors
+        require_extra(scorer_type.extra, f"the {scorer_type.type_id!r} scorer")
     scorer = scorer_type.build(validated)
     return dataclasses.replace(
         scorer,

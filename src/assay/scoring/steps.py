@@ -8,6 +8,7 @@ another output model is given; the reason step returns plain text.
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
@@ -30,30 +31,47 @@ of the preprocess step); raises ``ValueError(message)`` when they do not fit."""
 ModelResolver = Callable[[str], Model]
 """Turns a model string (``provider/model``) into a ``Model``, without I/O."""
 
-_model_resolver: ModelResolver | None = None
+DEFAULT_MODEL_RESOLVER = "assay.models.resolve:LazyModel"
+"""The resolver used until ``set_model_resolver`` installs another: named, not imported, the
+way a registry names its built-in modules, so the scoring room still sees only the ``Model``
+protocol and ``import assay`` does not have to import scoring to wire it."""
+
+_UNSET: Any = object()
+_model_resolver: ModelResolver | None = _UNSET
+
+
+def _default_resolver() -> ModelResolver:
+    module, _, attribute = DEFAULT_MODEL_RESOLVER.partition(":")
+    resolver: ModelResolver = getattr(importlib.import_module(module), attribute)
+    return resolver
 
 
 def set_model_resolver(resolver: ModelResolver | None) -> ModelResolver | None:
     """Install how ``JudgeConfig`` turns a model string into a ``Model``; returns the
-    previous resolver.
+    previous resolver (``None``: strings are refused).
 
-    The scoring room knows only the ``Model`` protocol, never a provider. ``import assay``
-    installs ``assay.models.resolve.LazyModel``, which resolves the string on the first
-    call, so a config naming an unknown provider fails when a judge step runs (an error
-    result), not when the scorer is built.
+    The scoring room knows only the ``Model`` protocol, never a provider. The default,
+    ``assay.models.resolve.LazyModel`` (``DEFAULT_MODEL_RESOLVER``), resolves the string on
+    the first call, so a config naming an unknown provider fails when a judge step runs (an
+    error result), not when the scorer is built.
     """
     global _model_resolver
-    previous, _model_resolver = _model_resolver, resolver
+    previous = _default_resolver() if _model_resolver is _UNSET else _model_resolver
+    _model_resolver = resolver
     return previous
 
 
 def judge_model(model: str | Model | None) -> Model | None:
     """``model`` as a ``Model``: a string goes through the installed resolver."""
+    global _model_resolver
     if not isinstance(model, str):
         return model
+    if _model_resolver is _UNSET:
+        _model_resolver = _default_resolver()
     if _model_resolver is None:
         raise TypeError(
-            f"judge model {model!r}: no model resolver is installed; import assay, or pass a Model"
+            f"judge model {model!r}: no model resolver is installed "
+            "(set_model_resolver(None) removed it); pass a Model"
         )
     return _model_resolver(model)
 

@@ -29,6 +29,7 @@ from sqlalchemy import URL, Connection, Engine, create_engine, make_url
 from sqlalchemy import exc as sa_exc
 from sqlalchemy.pool import StaticPool
 
+from assay.extras import require_extra
 from assay.store.annotations_repo import AnnotationRepository
 from assay.store.cache import StoreModelCache
 from assay.store.certificates_repo import CertificateRepository
@@ -93,6 +94,8 @@ def create_store_engine(url: URL) -> Engine:
             engine, busy_timeout_ms=int(BUSY_TIMEOUT_S * 1000), wal=not memory
         )
         return engine
+    if url.get_driver_name() == "psycopg":  # the driver comes with the postgres extra
+        require_extra("postgres", "a PostgreSQL store")
     return create_engine(url, pool_pre_ping=True, **options)
 
 

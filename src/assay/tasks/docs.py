@@ -30,7 +30,8 @@ from pathlib import Path
 from typing import Any
 
 from assay.datasets.errors import DatasetError
-from assay.datasets.formats import hf as hf_format
+from assay.datasets.formats import hf_layout
+from assay.extras import require_extra
 from assay.tasks.config import TaskConfig
 from assay.tasks.errors import TaskDocsError
 
@@ -110,7 +111,7 @@ def open_dataset(config: TaskConfig, *, base_dir: Path | None = None) -> TaskDat
         return TaskDataset({split: _file_loader(local)}, source=str(local))
     if data_files is not None:
         return _from_data_files(data_files, local, fmt=None)
-    if hf_format.is_hf_dir(local):
+    if hf_layout.is_hf_dir(local):
         return _saved_hf(local, config)
     return _split_files(local)
 
@@ -253,7 +254,7 @@ def _from_data_files(data_files: Any, base: Path, *, fmt: str | None) -> TaskDat
 
 
 def _saved_hf(path: Path, config: TaskConfig) -> TaskDataset:
-    dict_file = path / hf_format.DICT_FILE
+    dict_file = path / hf_layout.DICT_FILE
     if dict_file.is_file():
         import json
 
@@ -266,6 +267,9 @@ def _saved_hf(path: Path, config: TaskConfig) -> TaskDataset:
 
 def _hf_loader(path: Path, split: str | None) -> Callable[[], list[Doc]]:
     def load() -> list[Doc]:
+        require_extra("parquet", "the Hugging Face dataset format")
+        from assay.datasets.formats import hf as hf_format
+
         try:
             rows = hf_format.open_rows(path, source=str(path), split=split)
             return [dict(row) for _, row in rows.rows]

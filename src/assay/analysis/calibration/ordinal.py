@@ -16,7 +16,6 @@ distinct values, and only then scipy once per resample (correct, but slow for la
 from __future__ import annotations
 
 import numpy as np
-import scipy.stats  # type: ignore[import-untyped]
 
 from assay.analysis.calibration.resample import (
     FloatArray,
@@ -27,6 +26,7 @@ from assay.analysis.calibration.resample import (
     safe_divide,
     sum_by,
 )
+from assay.extras import extra_import
 
 MAX_CATEGORIES = 100
 """Distinct values (labels and scores pooled) above which κ_w and ordinal α are undefined."""
@@ -167,6 +167,8 @@ def kendall_group(labels: FloatArray, scores: FloatArray) -> StatGroup:
         return _kendall_by_levels(labels, scores) if a <= b else _kendall_by_levels(scores, labels)
 
     items = np.arange(labels.shape[0])
+    with extra_import("calibration", "Kendall's tau of judge calibration"):
+        import scipy.stats  # type: ignore[import-untyped]
 
     def by_scipy(weights: FloatArray) -> dict[str, FloatArray]:
         out = np.empty(weights.shape[0])

@@ -23,12 +23,16 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
-import scipy.sparse as sp  # type: ignore[import-untyped]
 
+from assay.extras import extra_import
 from assay.summary.stats import BOOTSTRAP_MAX_CELLS
+
+if TYPE_CHECKING:
+    import scipy.sparse as sp  # type: ignore[import-untyped]
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
@@ -98,6 +102,9 @@ def indicator(
         dense = np.zeros((n, n_codes))
         dense[np.arange(n), codes] = data
         return dense
+    with extra_import("calibration", "judge calibration statistics"):
+        import scipy.sparse as sp
+
     return sp.csc_array((data, (np.arange(n), codes)), shape=(n, n_codes))
 
 

@@ -30,11 +30,11 @@ from assay.datasets.formats._arrow import (
     item_schema,
 )
 from assay.datasets.formats._common import RowSource, atomic_output
+from assay.datasets.formats.hf_layout import DICT_FILE, INFO_FILE, STATE_FILE, is_hf_dir
 from assay.types import ITEM_FIELDS, Item
 
-STATE_FILE = "state.json"
-INFO_FILE = "dataset_info.json"
-DICT_FILE = "dataset_dict.json"
+__all__ = ["DICT_FILE", "INFO_FILE", "STATE_FILE", "is_hf_dir", "open_rows", "write"]
+
 SHARD_NAME = "data-00000-of-00001.arrow"
 CONFIG_MARKER = "assay-text-or-json"
 """``config_name`` written into ``dataset_info.json``. ``datasets`` drops our Arrow schema
@@ -44,13 +44,6 @@ DESCRIPTION = (
     "Items exported by assay. The columns input, output, expected_output, context and metadata"
     " hold plain text, or the JSON text of any other value (and of text that is itself JSON)."
 )
-
-
-def is_hf_dir(path: Path) -> bool:
-    """Whether ``path`` looks like a ``save_to_disk`` output (Dataset or DatasetDict)."""
-    return path.is_dir() and any(
-        (path / name).is_file() for name in (STATE_FILE, INFO_FILE, DICT_FILE)
-    )
 
 
 def resolve_split(path: Path, split: str | None, *, source: str) -> Path:

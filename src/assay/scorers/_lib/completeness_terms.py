@@ -39,6 +39,8 @@ import unicodedata
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from assay.extras import require_extra
+
 __all__ = [
     "completeness",
     "coverage_score",
@@ -61,6 +63,9 @@ def _get_nlp() -> Any:
     if _nlp is None:
         with _nlp_lock:
             if _nlp is None:
+                # spaCy and its model come with the nlp extra (a missing model would be
+                # spaCy's OSError E050, not an ImportError)
+                require_extra("nlp", "the 'completeness' scorer")
                 import spacy
 
                 _nlp = spacy.load(MODEL_NAME, exclude=list(_EXCLUDED_PIPES))
