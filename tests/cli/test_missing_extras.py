@@ -126,3 +126,18 @@ def test_calibrate_without_calibration(tmp_path: Path) -> None:
     one_line(proc, "judge calibration needs the 'calibration' extra: pip install "
              "'assay[calibration]'")  # fmt: skip
     assert not (tmp_path / "assay.db").exists()  # refused before any run was stored
+
+
+@pytest.mark.parametrize(
+    ("blocked", "expected"),
+    [
+        ("scipy", "judge optimization needs the 'calibration' extra: pip install "
+                  "'assay[calibration]'"),
+        ("gepa", "prompt optimization needs the 'optimize' extra: pip install 'assay[optimize]'"),
+    ],
+)  # fmt: skip
+def test_optimize_judge_without_its_extras(tmp_path: Path, blocked: str, expected: str) -> None:
+    config = EXAMPLES / "optimize_judge" / "optimize_judge.yaml"
+    proc = assay_without(blocked, "optimize-judge", str(config), cwd=tmp_path)
+    one_line(proc, expected)
+    assert not (tmp_path / "assay.db").exists()  # refused before anything was stored

@@ -120,6 +120,9 @@ def optimize_judge_command(
 
     Exit codes: 0 passed (or no gates); 1 a gate was not met (no certificate); 2 bad
     config or data."""
+    from assay.extras import require_extra
+
+    require_extra("calibration", "judge optimization")  # before a database is opened
     from assay.optimize.config import OptimizeConfigError
     from assay.optimize.judge import optimize_judge
 

@@ -28,6 +28,7 @@ import numpy as np
 import yaml
 from pydantic import BaseModel, Field
 
+from assay.extras import require_extra
 from assay.models.base import Model
 from assay.operations.calibrate import (
     DEFAULT_THRESHOLD,
@@ -587,6 +588,8 @@ async def optimize_judge_async(
     module docstring. ``config`` is a config object, a dict or a YAML path; ``fields`` are
     config keys (``min={"kappa": 0.6}``). ``judge_model`` (a ``Model`` object, e.g. a
     scripted one) replaces the judge's model; objects must be passed again to resume."""
+    # the held-out check is a calibration: without its extra, one line before any judge call
+    require_extra("calibration", "judge optimization")
     raw: dict[str, Any]
     if isinstance(config, str | Path):
         cfg = load_judge_optimize_config(config, **fields)
