@@ -165,3 +165,22 @@ def test_kendall_by_levels_equals_scipy_on_resampled_items(
         drawn = _explicit(weights[r])
         expected = scipy.stats.kendalltau(x[drawn], y[drawn]).statistic
         assert got[r] == pytest.approx(expected, abs=TOL)
+
+
+def test_spearman_with_many_label_values_equals_scipy_on_expanded_items(
+    stsb: Labelled,
+) -> None:
+    """Labels with more distinct values than one dense product takes (ranked in label
+    order and handed back to the cells), ties among the scores kept: each replicate is
+    scipy's ρ on the items drawn."""
+    order = np.argsort(stsb.scores, kind="stable")  # cells arrive in score order
+    x = (stsb.labels + 1e-6 * np.arange(stsb.labels.shape[0]))[order]
+    y = stsb.scores[order]
+    assert np.unique(x).shape[0] > ordinal.DENSE_LABEL_VALUES
+    assert np.unique(y).shape[0] < y.shape[0]
+    weights = np.vstack([np.ones(x.shape[0]), next(resample_weights(np.ones(x.shape[0]), 8, 2))])
+    got = ordinal.spearman_group(x, y)(weights)["spearman"]
+    for r in range(weights.shape[0]):
+        drawn = _explicit(weights[r])
+        expected = scipy.stats.spearmanr(x[drawn], y[drawn]).statistic
+        assert abs(got[r] - expected) <= 1e-12, (r, got[r], expected)

@@ -24,6 +24,7 @@ from assay.analysis.calibration.inversions import WeightedInversions
 from assay.analysis.calibration.resample import (
     FloatArray,
     Groups,
+    IntArray,
     StatGroup,
     dense_groups,
     indicator,
@@ -37,9 +38,11 @@ MAX_CATEGORIES = 100
 MAX_TABLE_CELLS = 1 << 14
 """Contingency cells up to which Kendall τ-b is computed for all resamples at once."""
 
-MAX_LEVELS = 32
+MAX_LEVELS = 12
 """Distinct values on the smaller side up to which Kendall τ-b runs level pair by level
-pair (vectorised over resamples) when the contingency table is too large."""
+pair (vectorised over resamples) when the contingency table is too large; above it the
+inversion count is cheaper (measured at 100,000 items: level pairs 2.0 s at 8 levels,
+2.6 s at 16, 7.3 s at 26 tied scores, inversions 3.4-4.8 s)."""
 
 ORDINAL_STATISTICS: dict[str, str] = {
     "pearson": "labels or scores are constant",
@@ -91,8 +94,47 @@ def moments_group(labels: FloatArray, scores: FloatArray) -> StatGroup:
 
 def _midranks(counts: FloatArray) -> FloatArray:
     """Mid-rank of each distinct value (columns, ascending) given its count per resample."""
-    before = np.cumsum(counts, axis=1) - counts
-    return before + (counts + 1.0) / 2.0
+    ranks = np.cumsum(counts, axis=1)
+    ranks -= 0.5 * counts
+    ranks += 0.5  # drawn before + (drawn here + 1) / 2
+    return ranks
+
+
+DENSE_LABEL_VALUES = 64
+"""Distinct label values up to which per-label sums are one dense matrix product."""
+
+
+class _LabelSums:
+    """Per-label-value sums of per-cell quantities, whatever order the cells are in.
+
+    Cells are sorted by score, so the label values are scattered among them. With few
+    values, ``quantity @ indicator`` (one BLAS product); otherwise the quantity is laid
+    out in label order once (a gather) and summed over contiguous runs."""
+
+    def __init__(self, labels: FloatArray) -> None:
+        self.by_label = Groups(labels)
+        self.n_groups = self.by_label.n_groups
+        self.dense: FloatArray | None = None
+        self.order: IntArray | None = None
+        if self.by_label.contiguous:
+            return
+        if self.n_groups <= DENSE_LABEL_VALUES:
+            dense = np.zeros((labels.shape[0], self.n_groups))
+            dense[np.arange(labels.shape[0]), self.by_label.inverse] = 1.0
+            self.dense = dense
+            return
+        self.order = np.argsort(labels, kind="stable").astype(np.int64)
+        self.sorted = Groups(labels[self.order])
+        self.back = np.empty_like(self.order)
+        self.back[self.order] = np.arange(self.order.shape[0])
+
+    def sums(self, values: FloatArray) -> FloatArray:
+        """(resamples x cells) -> (resamples x label values), ascending."""
+        if self.dense is not None:
+            return np.asarray(values @ self.dense, dtype=np.float64)
+        if self.order is not None:
+            return self.sorted.sums(np.take(values, self.order, axis=1))
+        return self.by_label.sums(values)
 
 
 def spearman_group(labels: FloatArray, scores: FloatArray) -> StatGroup:
@@ -100,26 +142,35 @@ def spearman_group(labels: FloatArray, scores: FloatArray) -> StatGroup:
 
     A value's mid-rank in a resample depends only on how many times each distinct value
     was drawn, so ranks are computed per distinct value. The cross term Σ w·rx·ry is summed
-    per label value first (labels usually have few values), so only the score ranks are
-    handed back to the cells."""
-    by_label = Groups(labels)
+    per label value first (Σ_v rx_v · Σ_{cells of v} w·ry), so only the score ranks are
+    handed back to the cells (which are in score order: a run per score value)."""
+    per_label = _LabelSums(labels)
     by_score = Groups(scores)
-    label_cells = indicator(by_label.inverse, by_label.n_groups)
 
     def group(weights: FloatArray) -> dict[str, FloatArray]:
-        cx = by_label.sums(weights)
         cy = by_score.sums(weights)
-        count = cx.sum(axis=1)
+        count = cy.sum(axis=1)
         mean = ((count + 1.0) / 2.0)[:, None]  # the mean mid-rank is always (N + 1) / 2
-        rx = _midranks(cx) - mean
         ry = np.cumsum(cy, axis=1)
         ry -= 0.5 * cy
         ry += 0.5 - mean  # mid-rank = drawn before + (drawn here + 1) / 2, centred
         weighted_ry = cy * ry
         syy = np.einsum("ij,ij->i", weighted_ry, ry)
+        per_cell = weighted_ry if by_score.distinct else by_score.expand(ry) * weights
+        if per_label.order is not None:
+            # many label values: ranks in label order, handed back to the cells (one
+            # gather each way instead of gathering both weights and score ranks)
+            cx = per_label.sorted.sums(np.take(weights, per_label.order, axis=1))
+            rx = _midranks(cx)
+            rx -= mean
+            rx_cells = np.take(per_label.sorted.expand(rx), per_label.back, axis=1)
+            sxy = np.einsum("ij,ij->i", per_cell, rx_cells)
+        else:
+            cx = per_label.sums(weights)
+            rx = _midranks(cx)
+            rx -= mean
+            sxy = np.einsum("ij,ij->i", per_label.sums(per_cell), rx)
         sxx = np.einsum("ij,ij->i", cx * rx, rx)
-        per_cell = by_score.expand(ry) * weights if not by_score.distinct else weighted_ry
-        sxy = np.einsum("ij,ij->i", sum_by(per_cell, label_cells), rx)
         return {"spearman": np.clip(safe_divide(sxy, np.sqrt(sxx * syy)), -1.0, 1.0)}
 
     return group
@@ -175,7 +226,7 @@ def kendall_group(labels: FloatArray, scores: FloatArray) -> StatGroup:
 def _tied_pairs(values: FloatArray) -> Callable[[FloatArray], FloatArray]:
     """Weights -> pairs tied on ``values`` per resample, Σ_v c_v (c_v - 1) / 2 with c_v
     the weight on value v (with every value distinct, c is the weights themselves)."""
-    by_value = Groups(values)
+    by_value = _LabelSums(values)
     distinct = by_value.n_groups == values.shape[0]
 
     def tied(weights: FloatArray) -> FloatArray:
