@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from html import escape as html_escape
 from pathlib import Path
 
 import numpy as np
@@ -60,3 +61,10 @@ def test_the_run_report_shows_the_corrected_mean_beside_the_plain_one(tmp_path: 
     html = path.read_text()
     assert 'id="judge-corrected"' in html
     assert f"{expected['value']:.3f}" in html and "0.500" in html  # corrected, plain mean
+    # the judge is right on every labelled item: the rectifier's variance was floored, and
+    # the report says so beside the weight λ the judge kept
+    assert expected["warning"]
+    row = html.split('class="judge-corrected"')[1].split("</table>")[0]
+    assert '<th class="num">λ</th>' in row
+    assert f'<td class="num">{expected["weight"]:.2f}</td>' in row
+    assert html_escape(expected["warning"]) in row

@@ -463,7 +463,9 @@ def render_html_report(
                 else f"[{fmt.num(ppi['ci_low'])}, {fmt.num(ppi['ci_high'])}]",
                 "n_labelled": ppi.get("n_labelled"),
                 "n": ppi.get("n"),
-                "reason": ppi.get("reason") or "",
+                # λ: how much of the judge the estimate kept (1 classical PPI, 0 labels alone)
+                "weight": fmt.DASH if ppi.get("weight") is None else f"{ppi['weight']:.2f}",
+                "reason": "; ".join(str(t) for t in (ppi.get("reason"), ppi.get("warning")) if t),
             }
             for sid, ppi in (judge_corrected or {}).items()
         ],

@@ -98,15 +98,37 @@ def test_bootstrap_replicates_equal_the_reference_on_resampled_items(
         assert replicates[r] == pytest.approx(expected, abs=TOL)
 
 
-def test_kendall_table_and_scipy_paths_agree(
+def test_kendall_table_levels_and_inversion_paths_agree(
     stsb_rounded: Labelled, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     x, y = stsb_rounded.labels, stsb_rounded.scores
     weights = next(resample_weights(np.ones(x.shape[0]), 8, seed=1))
     by_table = ordinal.kendall_group(x, y)(weights)["kendall_tau_b"]
     monkeypatch.setattr(ordinal, "MAX_TABLE_CELLS", 0)
-    by_scipy = ordinal.kendall_group(x, y)(weights)["kendall_tau_b"]
-    np.testing.assert_allclose(by_table, by_scipy, rtol=0, atol=TOL)
+    by_levels = ordinal.kendall_group(x, y)(weights)["kendall_tau_b"]
+    monkeypatch.setattr(ordinal, "MAX_LEVELS", 0)
+    by_inversions = ordinal.kendall_group(x, y)(weights)["kendall_tau_b"]
+    np.testing.assert_allclose(by_levels, by_table, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(by_inversions, by_table, rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("fixture", ["stsb", "feedbackqa", "stsb_rounded"])
+def test_kendall_by_inversions_equals_scipy_on_expanded_items(
+    fixture: str, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The path for values with many distinct levels on both sides (no table, no level
+    pairs): the point value and every replicate equal scipy's τ-b on the items the
+    resample drew (each repeated as often as drawn) to 1e-12, ties included."""
+    monkeypatch.setattr(ordinal, "MAX_TABLE_CELLS", 0)
+    monkeypatch.setattr(ordinal, "MAX_LEVELS", 0)
+    data: Labelled = request.getfixturevalue(fixture)
+    x, y = data.labels, data.scores
+    weights = np.vstack([np.ones(x.shape[0]), next(resample_weights(np.ones(x.shape[0]), 12, 7))])
+    got = ordinal.kendall_group(x, y)(weights)["kendall_tau_b"]
+    for r in range(weights.shape[0]):
+        drawn = _explicit(weights[r])
+        expected = scipy.stats.kendalltau(x[drawn], y[drawn]).statistic
+        assert abs(got[r] - expected) <= 1e-12, (r, got[r], expected)
 
 
 def test_constant_scores_are_undefined_with_a_reason() -> None:
@@ -143,3 +165,22 @@ def test_kendall_by_levels_equals_scipy_on_resampled_items(
         drawn = _explicit(weights[r])
         expected = scipy.stats.kendalltau(x[drawn], y[drawn]).statistic
         assert got[r] == pytest.approx(expected, abs=TOL)
+
+
+def test_spearman_with_many_label_values_equals_scipy_on_expanded_items(
+    stsb: Labelled,
+) -> None:
+    """Labels with more distinct values than one dense product takes (ranked in label
+    order and handed back to the cells), ties among the scores kept: each replicate is
+    scipy's ρ on the items drawn."""
+    order = np.argsort(stsb.scores, kind="stable")  # cells arrive in score order
+    x = (stsb.labels + 1e-6 * np.arange(stsb.labels.shape[0]))[order]
+    y = stsb.scores[order]
+    assert np.unique(x).shape[0] > ordinal.DENSE_LABEL_VALUES
+    assert np.unique(y).shape[0] < y.shape[0]
+    weights = np.vstack([np.ones(x.shape[0]), next(resample_weights(np.ones(x.shape[0]), 8, 2))])
+    got = ordinal.spearman_group(x, y)(weights)["spearman"]
+    for r in range(weights.shape[0]):
+        drawn = _explicit(weights[r])
+        expected = scipy.stats.spearmanr(x[drawn], y[drawn]).statistic
+        assert abs(got[r] - expected) <= 1e-12, (r, got[r], expected)
