@@ -216,8 +216,9 @@ class Monitor:
             self._loop.close()
 
     def _drain(self) -> None:
-        """Start scoring what the callers appended since the last poll."""
-        while self._inbox:
+        """Start scoring what the callers appended, at most ``concurrency`` at a time: the
+        backlog stays plain observations in the inbox, not a thousand waiting tasks."""
+        while self._inbox and len(self._tasks) < self.concurrency and not self._cancelling:
             self._accept(self._inbox.popleft())
 
     def _accept(self, obs: Observation) -> None:
@@ -230,6 +231,7 @@ class Monitor:
         if obs is not None and task.cancelled():  # cancelled before it started: no row yet
             self._release()
             self._keep(obs, {}, ("dropped", "shutdown"), [_SHUTDOWN])
+        self._drain()  # a scoring slot is free: the next observation need not wait a poll
 
     async def _main(self) -> None:
         self._stop = asyncio.Event()
@@ -243,10 +245,15 @@ class Monitor:
                 self._flush()
                 next_flush = time.monotonic() + self.flush_interval_s
         # shutdown: what is queued gets what is left of the flush time, then is cancelled
-        self._drain()
         deadline = self._close_deadline
-        if self._tasks:
-            await asyncio.wait(list(self._tasks), timeout=max(0.0, deadline - time.monotonic()))
+        self._drain()
+        while self._tasks and time.monotonic() < deadline:  # finished tasks drain the inbox
+            await asyncio.wait(
+                list(self._tasks),
+                timeout=max(0.0, deadline - time.monotonic()),
+                return_when=asyncio.FIRST_COMPLETED,
+            )
+        self._cancelling = True
         while self._tasks:  # also any accepted while the queue was being drained
             left = list(self._tasks)
             for task in left:
@@ -483,6 +490,7 @@ class Monitor:
             self._stop.set()
 
     _close_deadline = 0.0
+    _cancelling = False
 
 
 async def _call(fn: Callable[[], None]) -> None:
