@@ -414,3 +414,48 @@ def test_web_app_killed_mid_stream_then_restarted(tmp_path: Path) -> None:
     # the second process saw 40 calls: the ids the first one stored are duplicates
     assert counts["duplicate"] == killed_rows
     assert counts["scored"] == 40 and counts["sampled"] >= 80 - 40
+
+
+def test_callers_racing_with_close_lose_no_observation(tmp_path: Path) -> None:
+    """Callers append to the inbox without waking the worker; those appending while
+    ``close`` drains it still get a fate (scored, or dropped: shutdown), none is lost."""
+    db = f"sqlite:///{tmp_path / 'race.db'}"
+    mon_fn = monitor(
+        lambda text: text,
+        scorers=["exact-match"],
+        rate=1.0,
+        store=db,
+        name="race",
+        queue_size=100_000,
+        flush_timeout_s=1.0,
+    )
+    mon: Monitor = mon_fn.monitor
+    go = threading.Event()
+
+    def hammer(k: int) -> None:
+        go.wait()
+        for i in range(3000):
+            mon_fn(f"{k}-{i}")
+
+    threads = [threading.Thread(target=hammer, args=(k,)) for k in range(4)]
+    for thread in threads:
+        thread.start()
+    go.set()
+    time.sleep(0.05)
+    mon.close()
+    for thread in threads:
+        thread.join()
+    snap = mon.snapshot()
+    counts = snap["counts"]
+    assert snap["in_flight"] == 0  # every slot taken was given back
+    assert counts["observed"] == 12_000 == counts["sampled"]
+    fated = counts["scored"] + sum(counts["dropped"].values()) + sum(counts["failed"].values())
+    assert counts["sampled"] == fated  # in memory: every call has a fate
+    state, rows = stored(db, "race")
+    saved = totals(state["counts"])
+    saved_fated = saved["scored"] + sum(saved["dropped"].values()) + sum(saved["failed"].values())
+    assert saved["sampled"] == saved_fated  # stored counters add up too
+    assert len(rows) == len({r.item_id for r in rows})  # one row per observation
+    scored_rows = [r for r in rows if not r.warnings]
+    assert len(scored_rows) == saved["scored"] == counts["scored"] > 0
+    assert all("exited" in r.warnings[0] for r in rows if r.warnings)

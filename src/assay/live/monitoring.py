@@ -2,9 +2,15 @@
 
 What the caller's thread does per call, and nothing more: call the wrapped function, run
 the filter, decide the sample, take a queue slot without waiting (none free: the
-observation is dropped and counted) and hand the observation to the worker loop with
-``call_soon_threadsafe``. The wrapped call returns and raises exactly what it did; any
-error of the monitor itself is counted and logged, never raised to the caller.
+observation is dropped and counted) and append the observation to an inbox (a
+``collections.deque``: no lock, no system call). The worker picks the inbox up every
+``poll_interval_s`` instead of being woken per call: measured through a real uvicorn app,
+a wake-up per request (``call_soon_threadsafe`` writes the loop's self-pipe) made the
+worker thread compete for the GIL at the very moment each response was being written,
+adding ~0.4 ms to the request median at rate 1.0 although the worker's own CPU work was
+tiny (see ``benchmarks/RESULTS.md``, issue 23). The wrapped call returns and raises
+exactly what it did; any error of the monitor itself is counted and logged, never raised
+to the caller.
 
 Everything else runs in ONE background thread with its own event loop: the scorers
 (judge calls included), the budget, and the store writes (batched: a row per sampled
@@ -92,6 +98,7 @@ class Monitor:
         flush_timeout_s: float = 5.0,
         batch_size: int = 100,
         flush_interval_s: float = 0.5,
+        poll_interval_s: float = 0.05,
     ) -> None:
         if not 0.0 <= rate <= 1.0:
             raise ValueError(f"rate: must be between 0 and 1, got {rate!r}")
@@ -113,6 +120,8 @@ class Monitor:
         self.flush_timeout_s = flush_timeout_s
         self.batch_size = batch_size
         self.flush_interval_s = flush_interval_s
+        self.poll_interval_s = poll_interval_s
+        self._inbox: collections.deque[Observation] = collections.deque()
         self.concurrency = concurrency
         self.recent: collections.deque[dict[str, Any]] = collections.deque(maxlen=20)
         self._store_arg = store
@@ -184,12 +193,8 @@ class Monitor:
             return
         with self._lock:
             self._in_flight += 1
-        obs = Observation(obs_id, input, output, expected, time.time(), latency_ms)
-        try:
-            self._loop.call_soon_threadsafe(self._accept, obs)
-        except RuntimeError:  # the loop is closed: the process is exiting
-            self._release()
-            self.counts.add("dropped", "shutdown")
+        # deque.append is atomic; the worker drains it (also once more after its last flush)
+        self._inbox.append(Observation(obs_id, input, output, expected, time.time(), latency_ms))
 
     def _release(self) -> None:
         with self._lock:
@@ -210,6 +215,12 @@ class Monitor:
                 log.debug("assay monitor %r: shutting down async generators failed", self.name)
             self._loop.close()
 
+    def _drain(self) -> None:
+        """Start scoring what the callers appended, at most ``concurrency`` at a time: the
+        backlog stays plain observations in the inbox, not a thousand waiting tasks."""
+        while self._inbox and len(self._tasks) < self.concurrency and not self._cancelling:
+            self._accept(self._inbox.popleft())
+
     def _accept(self, obs: Observation) -> None:
         task = self._loop.create_task(self._score(obs))
         self._tasks[task] = obs
@@ -220,23 +231,39 @@ class Monitor:
         if obs is not None and task.cancelled():  # cancelled before it started: no row yet
             self._release()
             self._keep(obs, {}, ("dropped", "shutdown"), [_SHUTDOWN])
+        self._drain()  # a scoring slot is free: the next observation need not wait a poll
 
     async def _main(self) -> None:
         self._stop = asyncio.Event()
         self._running.set()
+        next_flush = time.monotonic() + self.flush_interval_s
         while not self._stop.is_set() and not self._closed:
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._stop.wait(), self.flush_interval_s)
-            self._flush()
+                await asyncio.wait_for(self._stop.wait(), self.poll_interval_s)
+            self._drain()
+            if time.monotonic() >= next_flush:
+                self._flush()
+                next_flush = time.monotonic() + self.flush_interval_s
         # shutdown: what is queued gets what is left of the flush time, then is cancelled
         deadline = self._close_deadline
-        if self._tasks:
-            await asyncio.wait(list(self._tasks), timeout=max(0.0, deadline - time.monotonic()))
+        self._drain()
+        while self._tasks and time.monotonic() < deadline:  # finished tasks drain the inbox
+            await asyncio.wait(
+                list(self._tasks),
+                timeout=max(0.0, deadline - time.monotonic()),
+                return_when=asyncio.FIRST_COMPLETED,
+            )
+        self._cancelling = True
         while self._tasks:  # also any accepted while the queue was being drained
             left = list(self._tasks)
             for task in left:
                 task.cancel()
             await asyncio.gather(*left, return_exceptions=True)
+        self._closed = True  # a caller racing with close now drops instead of appending
+        while self._inbox:  # appended after the drain above: stored as not scored
+            obs = self._inbox.popleft()
+            self._release()
+            self._keep(obs, {}, ("dropped", "shutdown"), [_SHUTDOWN])
         self._flush(final=True)
 
     async def _score(self, obs: Observation) -> None:
@@ -434,6 +461,7 @@ class Monitor:
                 idle = self._in_flight == 0
             if idle:
                 done = asyncio.run_coroutine_threadsafe(_call(self._flush), self._loop)
+                # (in_flight counts inbox entries too: idle means the inbox is empty)
                 try:
                     done.result(max(0.0, deadline - time.monotonic()))
                 except Exception:
@@ -462,6 +490,7 @@ class Monitor:
             self._stop.set()
 
     _close_deadline = 0.0
+    _cancelling = False
 
 
 async def _call(fn: Callable[[], None]) -> None:
