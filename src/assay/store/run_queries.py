@@ -154,6 +154,71 @@ class RunQueries:
             ).all()
             return self._with_scores(conn, rows)
 
+    def ranked_items(
+        self,
+        run_id: str,
+        wanted: ResultFilter,
+        *,
+        scorer: str | None,
+        descending: bool,
+        offset: int,
+        limit: int,
+    ) -> tuple[int, list[tuple[str, list[int]]]]:
+        """(items matching, page) of the run's items with a result passing ``wanted``, ranked
+        by the mean ``scorer`` score (status ready) of those results: ascending or
+        ``descending``, items without one last, ties by position. Each page entry is
+        (item id, repeats that matched).
+
+        One grouped SQL query, so ranking a 100,000-item run costs one pass in the
+        database instead of streaming every result into Python per request. Grouping by
+        (position, item id) follows ``ix_item_results_order``: no sort for the grouping."""
+        t = item_results.c
+        ranked = scores.alias("ranked")
+        joined = item_results
+        mean: sa.ColumnElement[Any] = sa.null()
+        if scorer is not None:
+            joined = item_results.outerjoin(  # type: ignore[assignment]
+                ranked,
+                sa.and_(
+                    ranked.c.result_id == t.id,
+                    ranked.c.scorer_id == scorer,
+                    ranked.c.status == "ready",
+                ),
+            )
+            mean = sa.func.avg(ranked.c.score)
+        groups = (
+            sa.select(
+                t.item_id.label("item_id"),
+                t.position.label("position"),
+                mean.label("mean"),
+            )
+            .select_from(joined)
+            .where(*_conditions(run_id, wanted))
+            .group_by(t.position, t.item_id)
+            .subquery("groups")
+        )
+        g = groups.c
+        order = g.mean.desc() if descending else g.mean.asc()
+        with self._db.read() as conn:
+            self._require(conn, run_id)
+            total = int(conn.execute(sa.select(sa.func.count()).select_from(groups)).scalar_one())
+            page = conn.execute(
+                sa.select(g.item_id)
+                .order_by(g.mean.is_(None), order, g.position, g.item_id)
+                .offset(offset)
+                .limit(limit)
+            ).all()
+            ids = [row.item_id for row in page]
+            repeats: dict[str, list[int]] = {item_id: [] for item_id in ids}
+            if ids:
+                for row in conn.execute(
+                    sa.select(t.item_id, t.repeat)
+                    .where(*_conditions(run_id, wanted), t.item_id.in_(ids))
+                    .order_by(t.repeat)
+                ):
+                    repeats[row.item_id].append(row.repeat)
+        return total, [(item_id, repeats[item_id]) for item_id in ids]
+
     @staticmethod
     def _with_scores(conn: sa.Connection, rows: Sequence[Row[Any]]) -> list[ItemResult]:
         if not rows:
