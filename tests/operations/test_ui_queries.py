@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from assay.operations.run_items import RunItemFilter
-from assay.operations.ui_queries import run_item_groups
+from assay.operations.ui_queries import SortOrder, run_item_groups
 from assay.store import Store, open_store
 from assay.types import ItemResult
 from tests.operations.test_run_compare import _seeded_run
@@ -98,13 +98,15 @@ def test_sorted_pages_equal_a_python_ranking(
     seen: list[tuple[str, list[int]]] = []
     offset: int | None = 0
     while offset is not None:
-        view = run_item_groups("run", wanted, sort=sort, offset=offset, limit=37, store=store)  # type: ignore[arg-type]
+        view = run_item_groups("run", wanted, sort=sort, offset=offset, limit=37, store=store)
         assert view.total == len(expected)
         assert view.unit == "items"
         assert view.sort_scorer == scorer
         seen += [(g.item_id, [r.repeat for r in g.results]) for g in view.groups]
         offset = view.next_offset
     assert seen == expected
+    past = run_item_groups("run", wanted, sort=sort, offset=10_000, store=store)
+    assert (past.total, past.groups, past.next_offset) == (len(expected), [], None)
 
 
 def test_sort_by_an_unknown_scorer_names_it(store: Store) -> None:

@@ -201,13 +201,19 @@ class RunQueries:
         order = g.mean.desc() if descending else g.mean.asc()
         with self._db.read() as conn:
             self._require(conn, run_id)
-            total = int(conn.execute(sa.select(sa.func.count()).select_from(groups)).scalar_one())
+            # the total rides on the page (a window over every group): one grouping pass,
+            # not two; only a page past the end needs the count on its own
             page = conn.execute(
-                sa.select(g.item_id)
+                sa.select(g.item_id, sa.func.count().over().label("total"))
                 .order_by(g.mean.is_(None), order, g.position, g.item_id)
                 .offset(offset)
                 .limit(limit)
             ).all()
+            total = (
+                int(page[0].total)
+                if page
+                else int(conn.execute(sa.select(sa.func.count()).select_from(groups)).scalar_one())
+            )
             ids = [row.item_id for row in page]
             repeats: dict[str, list[int]] = {item_id: [] for item_id in ids}
             if ids:
