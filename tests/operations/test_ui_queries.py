@@ -91,7 +91,7 @@ FILTERS = [
 @pytest.mark.parametrize("wanted", FILTERS, ids=lambda f: repr(f.model_dump(exclude_defaults=True)))
 @pytest.mark.parametrize("sort", ["score_asc", "score_desc"])
 def test_sorted_pages_equal_a_python_ranking(
-    store: Store, wanted: RunItemFilter, sort: str
+    store: Store, wanted: RunItemFilter, sort: SortOrder
 ) -> None:
     scorer = wanted.scorer or "acc"
     expected = _reference(store, wanted, scorer, descending=sort == "score_desc")
