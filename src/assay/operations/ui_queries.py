@@ -145,10 +145,7 @@ def run_item_groups(
             offset=offset,
             limit=limit,
         )
-        groups = []
-        for item_id, repeats in ranked:
-            results = [r for r in db.run_queries.item(run, item_id) if r.repeat in repeats]
-            groups.append(_make_group(results))
+        groups = [_make_group(results) for _, results in ranked]
     end = offset + len(groups)
     return ItemsView(
         groups=groups,

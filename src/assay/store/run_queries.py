@@ -163,11 +163,12 @@ class RunQueries:
         descending: bool,
         offset: int,
         limit: int,
-    ) -> tuple[int, list[tuple[str, list[int]]]]:
+    ) -> tuple[int, list[tuple[str, list[ItemResult]]]]:
         """(items matching, page) of the run's items with a result passing ``wanted``, ranked
         by the mean ``scorer`` score (status ready) of those results: ascending or
         ``descending``, items without one last, ties by position. Each page entry is
-        (item id, repeats that matched).
+        (item id, its matching results in repeat order, with scores and judge calls), all
+        read in one batch rather than one round of queries per item.
 
         One grouped SQL query, so ranking a 100,000-item run costs one pass in the
         database instead of streaming every result into Python per request. Grouping by
@@ -215,15 +216,16 @@ class RunQueries:
                 else int(conn.execute(sa.select(sa.func.count()).select_from(groups)).scalar_one())
             )
             ids = [row.item_id for row in page]
-            repeats: dict[str, list[int]] = {item_id: [] for item_id in ids}
+            found: dict[str, list[ItemResult]] = {item_id: [] for item_id in ids}
             if ids:
-                for row in conn.execute(
-                    sa.select(t.item_id, t.repeat)
+                rows = conn.execute(
+                    sa.select(item_results)
                     .where(*_conditions(run_id, wanted), t.item_id.in_(ids))
-                    .order_by(t.repeat)
-                ):
-                    repeats[row.item_id].append(row.repeat)
-        return total, [(item_id, repeats[item_id]) for item_id in ids]
+                    .order_by(t.item_id, t.repeat)
+                ).all()
+                for result in self._with_scores(conn, rows):
+                    found[result.item_id].append(result)
+        return total, [(item_id, found[item_id]) for item_id in ids]
 
     @staticmethod
     def _with_scores(conn: sa.Connection, rows: Sequence[Row[Any]]) -> list[ItemResult]:
