@@ -176,6 +176,21 @@ def main() -> None:
                     args.repeats,
                 )
                 measure("HTML run page /runs/{id}", "/runs/cand", 300, args.repeats)
+                # issue 25: the web UI's run page sorted by score, filtered, searched
+                for label, query in [
+                    ("HTML sorted by score, descending", "sort=score_desc"),
+                    ("HTML sorted by score, ascending", "sort=score_asc&scorer=similarity"),
+                    ("HTML sorted, deep page (offset 50,000)", "sort=score_desc&offset=50000"),
+                    ("HTML filter score 0.2-0.4", "scorer=similarity&min_score=0.2&max_score=0.4"),
+                    (
+                        "HTML filter 0.2-0.4, sorted by score",
+                        "min_score=0.2&max_score=0.4&sort=score_asc",
+                    ),
+                    ("HTML text search q=gamma", "q=gamma"),
+                    ("HTML text search q=gamma, sorted by score", "q=gamma&sort=score_desc"),
+                    ("HTML errors only (none)", "errors_only=1"),
+                ]:
+                    measure(label, f"/runs/cand?{query}", 300, args.repeats)
                 compare = "/api/runs/cand/compare?baseline=base&limit=50"
                 measure(
                     "compare first page, rows only (cold)", compare + "&statistics=false", 1000, 1
@@ -210,6 +225,18 @@ def main() -> None:
                 for label, ms, status, goal, verdict in rows:
                     print(
                         f"{label:55s} {ms:8.1f} ms  HTTP {status}  goal < {goal:.0f} ms  {verdict}"
+                    )
+
+                for fmt in ("csv", "jsonl"):
+                    started = time.perf_counter()
+                    lines = 0
+                    with client.stream("GET", f"/api/runs/cand/export?format={fmt}") as answer:
+                        for _line in answer.iter_lines():
+                            lines += 1
+                    took = time.perf_counter() - started
+                    print(
+                        f"export {fmt}: {lines:,} lines in {took:.1f} s = "
+                        f"{lines / took:,.0f} rows/s (goal >= 20,000)"
                     )
 
                 samples = []

@@ -249,3 +249,13 @@ def test_cancel_then_resume(client: TestClient, store: Store) -> None:
 def test_unknown_run_is_404(client: TestClient) -> None:
     for path in ("", "/items", "/events", "/export", "/items/x/annotations"):
         assert client.get(f"/api/runs/nope{path}").status_code == 404, path
+
+
+def test_export_batches_keep_every_line_in_order() -> None:
+    from assay.server.api.runs import EXPORT_BATCH, _batched
+
+    lines = [f"row {i}\n" for i in range(2 * EXPORT_BATCH + 1)]
+    chunks = list(_batched(iter(lines)))
+    assert "".join(chunks) == "".join(lines)
+    assert [chunk.count("\n") for chunk in chunks] == [EXPORT_BATCH, EXPORT_BATCH, 1]
+    assert list(_batched(iter([]))) == []
