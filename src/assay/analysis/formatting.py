@@ -95,3 +95,8 @@ def clip(text: str, limit: int) -> str:
     """Shorten to ``limit`` characters with an ellipsis, so one huge field cannot swamp a
     table (the full text goes in a tooltip)."""
     return text if len(text) <= limit else text[: max(0, limit - 1)] + "…"
+
+
+def count(n: int, noun: str) -> str:
+    """``1 scorer``, ``2 scorers``: a count with its noun in the right number."""
+    return f"{n:,} {noun}" if n == 1 else f"{n:,} {noun}s"

@@ -18,7 +18,7 @@ from rich.table import Table
 
 from assay.cli.calibrate import calibrate as calibrate_command
 from assay.cli.ci import ci_app
-from assay.cli.common import CliError, console, err_console, install_word_types
+from assay.cli.common import CliError, console, err_console, error_text, install_word_types
 from assay.cli.datasets import datasets_app
 from assay.cli.live import ingest_command, live_app
 from assay.cli.optimize import optimize_command
@@ -220,7 +220,9 @@ def score(
         if result.reason:
             console.print(f"reason: {result.reason}")
         if result.error:
-            console.print(f"error: {result.error.message} (step {result.error.failed_step})")
+            step = f" (step {result.error.failed_step})" if result.error.failed_step else ""
+            message = error_text(result.error.message, result.error.kind)
+            console.print(f"error: {message}{step}", markup=False, highlight=False)
     if result.status == "error":
         raise typer.Exit(1)
 
@@ -311,7 +313,8 @@ def main() -> None:
         if isinstance(code, int) and code:  # typer.Exit(n) inside a command, unraised
             sys.exit(code)
     except (ScorerRegistryError, CliError) as exc:
-        err_console.print(f"error: {exc}", markup=False, highlight=False, soft_wrap=True)
+        line = error_text(str(exc), type(exc).__name__)
+        err_console.print(f"error: {line}", markup=False, highlight=False, soft_wrap=True)
         sys.exit(2)
     except typer.Exit as exc:
         sys.exit(exc.exit_code)
