@@ -20,12 +20,14 @@ from assay.cli.calibrate import calibrate as calibrate_command
 from assay.cli.ci import ci_app
 from assay.cli.common import CliError, console, err_console, error_text, install_word_types
 from assay.cli.datasets import datasets_app
+from assay.cli.init_cmd import init as init_command
 from assay.cli.live import ingest_command, live_app
 from assay.cli.optimize import optimize_command
 from assay.cli.run_cmd import run as run_command
 from assay.cli.runs import runs_app
 from assay.cli.serve import serve as serve_command
 from assay.cli.tasks import tasks_app
+from assay.cli.view_cmd import view as view_command
 from assay.scoring.registry import (
     ScorerRegistryError,
     create_scorer,
@@ -54,6 +56,8 @@ app.command("run")(run_command)
 app.command("optimize")(optimize_command)
 app.command("calibrate")(calibrate_command)
 app.command("serve")(serve_command)
+app.command("view")(view_command)
+app.command("init")(init_command)
 
 
 def _print_version(value: bool) -> None:
