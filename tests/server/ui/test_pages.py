@@ -290,3 +290,23 @@ def test_a_pending_run_page_is_live(client: TestClient, store: Store) -> None:
     assert '<progress id="progress-bar" max="8" value="0">' in html
     assert 'data-testid="summary-table"' not in html  # no summary before it finishes
     assert "0 matching results" in html
+
+
+def test_a_dataset_version_it_never_had_is_a_404_and_an_old_one_shows_its_items(
+    client: TestClient, store: Store
+) -> None:
+    store.datasets.create("qa")
+    store.datasets.add_items("qa", [{"id": "a", "input": "first", "expected_output": "1"}])
+    store.datasets.add_items("qa", [{"id": "b", "input": "second", "expected_output": "2"}])
+    assert client.get("/datasets/qa", params={"version": "99"}).status_code == 404
+    old = client.get("/datasets/qa", params={"version": "1"})
+    assert old.status_code == 200 and "first" in old.text and "second" not in old.text
+    assert "Version 1" in old.text
+    assert "second" in client.get("/datasets/qa").text
+    assert client.get("/datasets/qa", params={"version": "x"}).status_code == 422
+
+
+def test_favicon_is_served(client: TestClient) -> None:
+    icon = client.get("/favicon.ico")
+    assert icon.status_code == 200 and icon.headers["content-type"].startswith("image/svg")
+    assert b"<svg" in icon.content

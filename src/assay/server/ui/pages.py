@@ -31,7 +31,7 @@ from assay.optimize.feed import current_state
 from assay.server.api.deps import MAX_OFFSET
 from assay.server.client_view import event_for_client, result_for_client
 from assay.server.ui.optimization_plots import score_trend_svg
-from assay.server.ui.paths import TEMPLATES_DIR
+from assay.server.ui.paths import STATIC_DIR, TEMPLATES_DIR
 from assay.server.ui.svg_plots import confusion_svg, reliability_svg, scatter_svg
 from assay.store import Store, StoreError
 from assay.types import ItemResult
@@ -140,19 +140,35 @@ def live_monitor_page(request: Request, name: str) -> HTMLResponse:
     return _page(request, "live.html", monitors=None, status=status)
 
 
+@router.get("/favicon.ico", include_in_schema=False)
+def favicon() -> Response:
+    """The icon browsers ask for on their own (an SVG: no binary file to ship)."""
+    icon = (STATIC_DIR / "favicon.svg").read_bytes()
+    return Response(icon, media_type="image/svg+xml", headers={"Cache-Control": "max-age=86400"})
+
+
 @router.get("/datasets", response_class=HTMLResponse)
 def datasets_page(request: Request) -> HTMLResponse:
     return _page(request, "datasets.html", datasets=store_of(request).datasets.list())
 
 
 @router.get("/datasets/{name}", response_class=HTMLResponse)
-def dataset_page(request: Request, name: str, offset: str | None = None) -> HTMLResponse:
+def dataset_page(
+    request: Request, name: str, offset: str | None = None, version: str | None = None
+) -> HTMLResponse:
+    """A dataset's items at ``version`` (default: the latest; a version it never had is a
+    404, not the latest shown under the wrong number)."""
     store = store_of(request)
     try:
         start = _int(offset, "offset", 0)
+        pinned = None if version is None or not version.strip() else _int(version, "version", 0)
         info = store.datasets.get(name)
-        items = list(store.datasets.items(info.id, offset=start, limit=PAGE_SIZE))
+        items = list(store.datasets.items(info.id, pinned, offset=start, limit=PAGE_SIZE))
         versions = store.datasets.versions(info.id)
+        if pinned is not None:
+            shown = next((v for v in versions if v.version == pinned), None)
+            count = shown.item_count if shown is not None else len(items)
+            info = info.model_copy(update={"version": pinned, "item_count": count})
     except StoreError as error:
         return _problem(request, 404, str(error))
     except ValueError as error:
