@@ -352,3 +352,44 @@ def _optimize_scenario(base: str, page: Page, mock_url: str) -> None:
     stored = httpx.get(f"{base}/api/optimizations/{optimization_id}").json()
     assert stored["status"] == "completed"
     assert TERSE_RULE in stored["result"]["best_candidate"]["system"]
+
+
+def test_tag_rename_and_delete_a_run_and_a_dataset(server: str, page: Page) -> None:
+    """Issue 25: a run is tagged and renamed from its page; deleting it (and a dataset)
+    asks first, and a dismissed confirmation deletes nothing."""
+    rows = [{"id": "q/1?#", "input": "x", "output": "x", "expected_output": "x"}]
+    started = httpx.post(f"{server}/api/runs", json={"data": rows, "scorers": ["exact-match"]})
+    assert started.status_code == 201, started.text
+    run_id = started.json()["run_id"]
+    _wait_finished(server, run_id)
+    page.goto(f"{server}/runs/{run_id}")
+    page.fill("[data-manage-tag]", "baseline")
+    page.click("[data-manage-action=tag]")
+    expect(page.get_by_test_id("run-tags")).to_contain_text("baseline")
+    page.fill("[data-manage-name]", "nightly")
+    page.click("[data-manage-action=rename]")
+    expect(page.locator("h1")).to_contain_text("nightly")
+    record = httpx.get(f"{server}/api/runs/{run_id}").json()
+    assert record["info"]["name"] == "nightly" and record["info"]["tags"] == ["baseline"]
+    _shot(page, "manage-run")
+    page.once("dialog", lambda dialog: dialog.dismiss())
+    page.get_by_test_id("delete-run").click()
+    page.wait_for_timeout(300)
+    assert httpx.get(f"{server}/api/runs/{run_id}").status_code == 200
+    messages: list[str] = []
+
+    def accept(dialog: Any) -> None:
+        messages.append(dialog.message)
+        dialog.accept()
+
+    page.once("dialog", accept)
+    page.get_by_test_id("delete-run").click()
+    page.wait_for_url(f"{server}/runs")
+    assert "nightly" in messages[0]
+    assert httpx.get(f"{server}/api/runs/{run_id}").status_code == 404
+    _store_dataset(server, "scratch", rows)
+    page.goto(f"{server}/datasets/scratch")
+    page.once("dialog", lambda dialog: dialog.accept())
+    page.get_by_test_id("delete-dataset").click()
+    page.wait_for_url(f"{server}/datasets")
+    assert httpx.get(f"{server}/api/datasets").json() == []

@@ -57,6 +57,13 @@ def create_dataset(body: DatasetCreate, store: StoreDep) -> DatasetInfo:
     return store.datasets.create(body.name, description=body.description, metadata=body.metadata)
 
 
+@router.delete("/datasets/{name}", status_code=204, responses=responses(404))
+def delete_dataset(name: str, store: StoreDep) -> None:
+    """Delete a dataset with every version and item. Runs on it stay (with its name and
+    version, no longer linked)."""
+    store.datasets.delete(name)
+
+
 def _upload_format(filename: str, fmt: str | None) -> str:
     if fmt is not None:
         return fmt

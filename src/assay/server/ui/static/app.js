@@ -806,7 +806,42 @@ function setupOptimizationLive() {
   });
 }
 
+// ---------------------------------------------------------------- manage (rename, tag, delete)
+// A run's or dataset's own controls: every change is one API call; a delete asks first and
+// names what goes, then leaves for the list page.
+function setupManage() {
+  for (const box of document.querySelectorAll("[data-manage]")) {
+    const url = box.dataset.manage;
+    const errorNode = box.querySelector("[data-manage-error]");
+    const done = async (answer) => {
+      if (answer.ok) return true;
+      const first = errorsOf(answer.data)[0];
+      show(errorNode, first ? first.message : `failed (${answer.status})`);
+      return false;
+    };
+    box.addEventListener("click", async (event) => {
+      const button = event.target.closest("[data-manage-action]");
+      if (!button) return;
+      show(errorNode, "");
+      const action = button.dataset.manageAction;
+      if (action === "delete") {
+        const what = `${box.dataset.kind} ${box.dataset.label}`;
+        if (!window.confirm(`Delete ${what}? This cannot be undone.`)) return;
+        if (await done(await api("DELETE", url))) window.location.assign(box.dataset.after);
+      } else if (action === "rename") {
+        const name = box.querySelector("[data-manage-name]").value;
+        if (await done(await api("PATCH", url, { name }))) window.location.reload();
+      } else if (action === "tag") {
+        const tag = box.querySelector("[data-manage-tag]").value.trim();
+        if (!tag) return show(errorNode, "type a tag first");
+        if (await done(await api("PATCH", url, { add_tags: [tag] }))) window.location.reload();
+      }
+    });
+  }
+}
+
 document.addEventListener("DOMContentLoaded", () => {
+  setupManage();
   setupCopyButtons();
   setupUpload();
   setupLauncher();
