@@ -224,10 +224,10 @@ def _mount_api_docs(app: FastAPI) -> None:
     """``/docs`` (Swagger UI) and ``/redoc`` from assets shipped in a package
     (``fastapi-offline``), not a CDN: the API docs work on a machine without internet,
     FastAPI's documented way of self-hosting them."""
+    import fastapi_offline
     from fastapi.openapi.docs import get_redoc_html, get_swagger_ui_html
     from fastapi.responses import HTMLResponse
     from fastapi.staticfiles import StaticFiles
-    import fastapi_offline
 
     assets = Path(fastapi_offline.__file__).parent / "static"
     app.mount(DOCS_ASSETS, StaticFiles(directory=assets), name="static-docs")
