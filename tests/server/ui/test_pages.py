@@ -310,3 +310,13 @@ def test_favicon_is_served(client: TestClient) -> None:
     icon = client.get("/favicon.ico")
     assert icon.status_code == 200 and icon.headers["content-type"].startswith("image/svg")
     assert b"<svg" in icon.content
+
+
+def test_scorers_page_lists_every_registered_type(client: TestClient) -> None:
+    from assay.scoring.registry import list_scorers
+
+    html = client.get("/scorers").text
+    infos = list_scorers()
+    assert len(re.findall(r'<tr id="scorer-', html)) == len(infos) > 10
+    assert 'id="scorer-exact-match"' in html and "higher is better" in html
+    assert 'href="/scorers"' in html

@@ -147,6 +147,15 @@ def favicon() -> Response:
     return Response(icon, media_type="image/svg+xml", headers={"Cache-Control": "max-age=86400"})
 
 
+@router.get("/scorers", response_class=HTMLResponse)
+def scorers_page(request: Request) -> HTMLResponse:
+    """The scorer catalogue: every registered type (built-ins and plugins), what it
+    measures, its direction, range and params."""
+    from assay.scoring.registry import list_scorers
+
+    return _page(request, "scorers.html", scorers=list_scorers())
+
+
 @router.get("/datasets", response_class=HTMLResponse)
 def datasets_page(request: Request) -> HTMLResponse:
     return _page(request, "datasets.html", datasets=store_of(request).datasets.list())

@@ -840,8 +840,21 @@ function setupManage() {
   }
 }
 
+// ---------------------------------------------------------------- scorer catalogue filter
+function setupScorerFilter() {
+  const input = document.getElementById("scorer-filter");
+  if (!input) return;
+  input.addEventListener("input", () => {
+    const words = input.value.toLowerCase().split(/\s+/).filter(Boolean);
+    for (const row of document.querySelectorAll("[data-search]")) {
+      row.hidden = !words.every((word) => row.dataset.search.includes(word));
+    }
+  });
+}
+
 document.addEventListener("DOMContentLoaded", () => {
   setupManage();
+  setupScorerFilter();
   setupCopyButtons();
   setupUpload();
   setupLauncher();
