@@ -201,7 +201,9 @@ def create_app(
     app.add_exception_handler(OptimizeConfigError, _optimize_config_error)
     app.add_exception_handler(OptimizeResumeError, _status(409))
 
-    for module in (scorers, datasets, runs, annotations_api, optimizations):
+    # annotations before runs: .../items/{item_id:path}/annotations must not be read as an
+    # item id ending in "/annotations" by the runs router's .../items/{item_id:path}
+    for module in (scorers, datasets, annotations_api, runs, optimizations):
         app.include_router(module.router, prefix="/api")
     _mount_ui(app)
 

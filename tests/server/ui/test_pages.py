@@ -320,3 +320,59 @@ def test_scorers_page_lists_every_registered_type(client: TestClient) -> None:
     assert len(re.findall(r'<tr id="scorer-', html)) == len(infos) > 10
     assert 'id="scorer-exact-match"' in html and "higher is better" in html
     assert 'href="/scorers"' in html
+
+
+def test_item_ids_with_url_characters_work_in_pages_links_and_the_review_queue(
+    client: TestClient, store: Store
+) -> None:
+    from urllib.parse import quote
+
+    ids = ["a/b", "c?d#e", "f g", "h"]  # (TestClient decodes "%" twice: e2e has one)
+    rows = [{"id": i, "input": i, "output": "x", "expected_output": "x"} for i in ids]
+    run_id = run_stored(rows, None, ["exact-match"], store=store).id
+    run_page = client.get(f"/runs/{run_id}").text
+    for item in ids:
+        link = f"/runs/{run_id}/items/{quote(item, safe='')}"
+        assert link in run_page, item
+        page = client.get(link)
+        assert page.status_code == 200 and f"<code>{item}</code>" in page.text, item
+    second = client.get(f"/runs/{run_id}/items/{quote('c?d#e', safe='')}").text
+    assert "item 2 of 4" in second and "0 of 4 reviewed" in second
+    assert f'href="/runs/{run_id}/items/a%2Fb" data-testid="queue-previous"' in second
+    assert f'href="/runs/{run_id}/items/f%20g" data-testid="queue-next"' in second
+    annotate(run_id, "a/b", AnnotationInput(author="r", label="pass"), store=store)
+    first_unreviewed = client.get(f"/runs/{run_id}/items/h", params={"queue": "unreviewed"}).text
+    assert "item 3 of 3 unreviewed" in first_unreviewed and "1 of 4 reviewed" in first_unreviewed
+    assert client.get(f"/runs/{run_id}/items/h", params={"queue": "x"}).status_code == 422
+
+
+def test_a_trajectory_item_shows_its_transcript(client: TestClient, store: Store) -> None:
+    output = [
+        {
+            "role": "assistant",
+            "content": "",
+            "tool_calls": [
+                {"id": "c1", "function": {"name": "lookup", "arguments": '{"q": "<b>"}'}}
+            ],
+        },
+        {"role": "tool", "tool_call_id": "c1", "content": "result <i>"},
+    ]
+    rows = [
+        {
+            "id": "t",
+            "input": [{"role": "user", "content": "find"}],
+            "output": output,
+            "expected_output": "x",
+        }
+    ]
+    run_id = run_stored(rows, None, ["exact-match"], store=store).id
+    html = client.get(f"/runs/{run_id}/items/t").text
+    assert 'data-testid="transcript"' in html and html.count('class="turn ') == 3
+    assert "lookup" in html and "&lt;b&gt;" in html and "result &lt;i&gt;" in html
+    plain = run_stored(
+        [{"id": "p", "input": "q", "output": "a", "expected_output": "a"}],
+        None,
+        ["exact-match"],
+        store=store,
+    ).id
+    assert 'data-testid="transcript"' not in client.get(f"/runs/{plain}/items/p").text

@@ -57,7 +57,7 @@ def create_dataset(body: DatasetCreate, store: StoreDep) -> DatasetInfo:
     return store.datasets.create(body.name, description=body.description, metadata=body.metadata)
 
 
-@router.delete("/datasets/{name}", status_code=204, responses=responses(404))
+@router.delete("/datasets/{name:path}", status_code=204, responses=responses(404))
 def delete_dataset(name: str, store: StoreDep) -> None:
     """Delete a dataset with every version and item. Runs on it stay (with its name and
     version, no longer linked)."""
@@ -81,7 +81,9 @@ def _upload_format(filename: str, fmt: str | None) -> str:
     return UPLOAD_SUFFIXES[suffix]
 
 
-@router.post("/datasets/{name}/import", response_model=ImportResult, responses=responses(404, 409))
+@router.post(
+    "/datasets/{name:path}/import", response_model=ImportResult, responses=responses(404, 409)
+)
 async def import_dataset_file(
     name: str,
     store: StoreDep,
@@ -127,7 +129,7 @@ async def import_dataset_file(
     return ImportResult(dataset=info, read=count)
 
 
-@router.get("/datasets/{name}/items", response_model=ItemsPage, responses=responses(404))
+@router.get("/datasets/{name:path}/items", response_model=ItemsPage, responses=responses(404))
 def dataset_items(
     name: str,
     store: StoreDep,
@@ -143,14 +145,14 @@ def dataset_items(
 
 
 @router.get(
-    "/datasets/{name}/versions", response_model=list[DatasetVersion], responses=responses(404)
+    "/datasets/{name:path}/versions", response_model=list[DatasetVersion], responses=responses(404)
 )
 def dataset_versions(name: str, store: StoreDep) -> list[DatasetVersion]:
     return store.datasets.versions(name)
 
 
 @router.get(
-    "/datasets/{name}/items/{item_id}/history",
+    "/datasets/{name:path}/items/{item_id:path}/history",
     response_model=list[ItemVersion],
     responses=responses(404),
 )

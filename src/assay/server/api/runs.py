@@ -125,7 +125,7 @@ def list_run_items(
 
 
 @router.get(
-    "/runs/{run_id}/items/{item_id}", response_model=list[ItemResult], responses=responses(404)
+    "/runs/{run_id}/items/{item_id:path}", response_model=list[ItemResult], responses=responses(404)
 )
 def get_run_item(run_id: str, item_id: str, store: StoreDep) -> list[ItemResult]:
     """Every repeat of one item, with scores, reasons, judge prompts and raw answers

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import time
 from typing import Any
-from urllib.parse import urlencode
+from urllib.parse import quote, urlencode
 
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, Response
@@ -25,7 +25,9 @@ from assay.operations.optimizations_view import (
     optimization_detail,
     scorer_diagnostics,
 )
+from assay.operations.review_queue import review_queue
 from assay.operations.run_items import RunItemFilter, run_item
+from assay.operations.transcripts import transcript_of
 from assay.operations.ui_queries import SortOrder, compare_view, run_item_groups
 from assay.optimize.feed import current_state
 from assay.server.api.deps import MAX_OFFSET
@@ -66,6 +68,9 @@ def _score(value: Any) -> str:
 
 
 templates.env.filters["text"] = _as_text
+# one path segment (or query value): "/", "?", "#", "%" all escaped, so item ids and
+# dataset names with them still address their page (Jinja's urlencode keeps "/")
+templates.env.filters["segment"] = lambda value: quote(str(value), safe="")
 templates.env.filters["when"] = _when
 templates.env.filters["score"] = _score
 
@@ -161,7 +166,7 @@ def datasets_page(request: Request) -> HTMLResponse:
     return _page(request, "datasets.html", datasets=store_of(request).datasets.list())
 
 
-@router.get("/datasets/{name}", response_class=HTMLResponse)
+@router.get("/datasets/{name:path}", response_class=HTMLResponse)
 def dataset_page(
     request: Request, name: str, offset: str | None = None, version: str | None = None
 ) -> HTMLResponse:
@@ -260,13 +265,22 @@ def _judge_calls(results: list[ItemResult]) -> bool:
     return any(score.judge_calls for r in results for score in r.scores.values())
 
 
-@router.get("/runs/{run_id}/items/{item_id}", response_class=HTMLResponse)
-def item_page(request: Request, run_id: str, item_id: str) -> HTMLResponse:
+@router.get("/runs/{run_id}/items/{item_id:path}", response_class=HTMLResponse)
+def item_page(
+    request: Request, run_id: str, item_id: str, queue: str | None = None
+) -> HTMLResponse:
+    """One item of a run, its review form and its place in the review queue (``queue=
+    unreviewed``: previous/next skip items that already have a review)."""
     store = store_of(request)
+    if queue not in (None, "", "all", "unreviewed"):
+        return _problem(request, 422, f"queue must be 'all' or 'unreviewed' (got {queue[:40]!r})")
     try:
         record = store.runs.get(run_id)
         results = [result_for_client(r) for r in run_item(record.info.id, item_id, store=store)]
         annotations = annotation_history(record.info.id, item_id, store=store)
+        place = review_queue(
+            record.info.id, item_id, unreviewed_only=queue == "unreviewed", store=store
+        )
     except (StoreError, LookupError) as error:
         return _problem(request, 404, str(error))
     return _page(
@@ -279,6 +293,8 @@ def item_page(request: Request, run_id: str, item_id: str) -> HTMLResponse:
         has_judges=_judge_calls(results),
         scorers=record.info.scorers,
         annotations=annotations,
+        queue=place,
+        transcript=transcript_of(results[0].input, results[0].output),
     )
 
 

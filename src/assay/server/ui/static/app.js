@@ -464,6 +464,43 @@ function setupAnnotations() {
     form.elements.comment.value = "";
     form.elements.score.value = "";
     await load();
+    if (form.dataset.thenNext && queue && queue.dataset.next) window.location.assign(queue.dataset.next);
+    else if (form.dataset.thenNext) window.location.reload();
+    delete form.dataset.thenNext;
+  });
+
+  // the review queue: next/previous, "unreviewed only", keyboard shortcuts
+  const queue = document.querySelector("[data-testid=review-queue]");
+  const saveNext = document.getElementById("annotation-submit-next");
+  if (saveNext) saveNext.addEventListener("click", () => { form.dataset.thenNext = "1"; form.requestSubmit(); });
+  const unreviewed = document.getElementById("queue-unreviewed");
+  if (unreviewed) unreviewed.addEventListener("change", () => {
+    window.location.assign(unreviewed.dataset.all + (unreviewed.checked ? "?queue=unreviewed" : ""));
+  });
+  document.addEventListener("keydown", (event) => {
+    const typing = event.target.closest && event.target.closest("input, textarea, select");
+    if (event.key === "Enter" && (event.ctrlKey || event.metaKey)) {
+      event.preventDefault();
+      form.dataset.thenNext = "1";
+      form.requestSubmit();
+      return;
+    }
+    if (typing) {
+      if (event.key === "Escape") event.target.blur();
+      return;
+    }
+    if (event.ctrlKey || event.metaKey || event.altKey) return;
+    const go = (key) => { if (queue && queue.dataset[key]) window.location.assign(queue.dataset[key]); };
+    const actions = {
+      p: () => { document.getElementById("annotation-pass").checked = true; },
+      f: () => { document.getElementById("annotation-fail").checked = true; },
+      s: () => form.elements.score.focus(),
+      c: () => form.elements.comment.focus(),
+      j: () => go("next"), ArrowRight: () => go("next"),
+      k: () => go("previous"), ArrowLeft: () => go("previous"),
+    };
+    const action = actions[event.key];
+    if (action) { event.preventDefault(); action(); }
   });
 }
 
