@@ -37,3 +37,30 @@ def test_delete_a_run_and_a_dataset(client: TestClient, store: Store) -> None:
     assert client.delete("/api/datasets/qa").status_code == 204
     assert store.datasets.list() == []
     assert client.delete("/api/datasets/qa").status_code == 404
+
+
+def test_an_import_that_creates_a_dataset_keeps_the_description_and_a_failed_one_leaves_nothing(
+    client: TestClient, store: Store
+) -> None:
+    good = b'{"id": "x/1", "input": "a", "expected_output": "b"}\n'
+    made = client.post(
+        "/api/datasets/new%2Fset/import",
+        files={"file": ("d.jsonl", good)},
+        data={"description": "first"},
+    )
+    assert made.status_code == 200, made.text
+    assert store.datasets.get("new/set").description == "first"
+    again = client.post(
+        "/api/datasets/new%2Fset/import",
+        files={"file": ("d.jsonl", b'{"id": "x/2", "input": "c", "expected_output": "d"}\n')},
+        data={"description": "second"},
+    )
+    assert again.status_code == 200 and store.datasets.get("new/set").description == "first"
+    assert client.get("/api/datasets/new%2Fset/items").status_code == 200
+    bad = client.post(
+        "/api/datasets/broken/import",
+        files={"file": ("d.jsonl", good + b"{not json\n")},
+        data={"description": "x"},
+    )
+    assert bad.status_code == 422 and "line 2" in bad.text
+    assert [d.name for d in store.datasets.list()] == ["new/set"]

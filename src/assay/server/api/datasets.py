@@ -93,6 +93,9 @@ async def import_dataset_file(
     create: Annotated[bool, Form()] = True,
     upsert: Annotated[bool, Form()] = False,
     skip_existing: Annotated[bool, Form()] = False,
+    description: Annotated[
+        str | None, Form(max_length=10_000, description="Of a dataset the import creates.")
+    ] = None,
 ) -> ImportResult:
     """The same all-or-nothing import as ``assay datasets import``: every row validates
     and is stored as one new version, or nothing is stored. The upload is copied to a
@@ -119,6 +122,7 @@ async def import_dataset_file(
                     note=f"import {original}",
                     upsert=upsert,
                     skip_existing=skip_existing,
+                    description=description or None,
                 )
             )
         except DatasetError as exc:

@@ -105,18 +105,29 @@ function setupUpload() {
     const name = form.elements.name.value.trim();
     const file = form.elements.file.files[0];
     if (!name || !file) { show(error, "Give the dataset a name and choose a file."); return; }
-    const created = await api("POST", "/api/datasets", {
-      name, description: form.elements.description.value.trim() || null,
-    });
-    if (!created.ok && created.status !== 409) {
-      show(error, errorsOf(created.data).map((e) => e.message).join("; ")); return;
+    // an existing name adds a version: ask first (its description stays). The import
+    // creates a new dataset itself and removes it again if the file fails: nothing is left
+    // behind by a failed upload.
+    const base = `/api/datasets/${encodeURIComponent(name)}`;
+    const existing = await api("GET", `${base}/versions`);
+    if (existing.ok) {
+      const versions = listOf(existing.data, "versions");
+      const last = versions[versions.length - 1];
+      const what = last ? ` (version ${last.version}, ${last.item_count} items)` : "";
+      if (!window.confirm(`Dataset "${name}" exists${what}. Add this file's rows to it as a new version? Its description is kept.`)) {
+        show(error, "Nothing uploaded: choose another name for a new dataset."); return;
+      }
+    } else if (existing.status !== 404) {
+      show(error, errorsOf(existing.data).map((e) => e.message).join("; ")); return;
     }
     const upload = new FormData();
     upload.append("file", file, file.name);
     for (const line of form.elements.map.value.split("\n")) {
       if (line.trim()) upload.append("map", line.trim());
     }
-    const imported = await api("POST", `/api/datasets/${encodeURIComponent(name)}/import`, upload);
+    const description = form.elements.description.value.trim();
+    if (description && !existing.ok) upload.append("description", description);
+    const imported = await api("POST", `${base}/import`, upload);
     if (!imported.ok) {
       show(error, errorsOf(imported.data).map((e) => e.message).join("; ")); return;
     }
