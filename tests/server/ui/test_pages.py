@@ -4,6 +4,7 @@ and user text must never become markup."""
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 from fastapi.testclient import TestClient
 
@@ -376,3 +377,36 @@ def test_a_trajectory_item_shows_its_transcript(client: TestClient, store: Store
         store=store,
     ).id
     assert 'data-testid="transcript"' not in client.get(f"/runs/{plain}/items/p").text
+
+
+def test_compare_defaults_to_the_latest_run_on_the_same_data_with_filters_grid_and_labels(
+    client: TestClient, store: Store, tmp_path: Path
+) -> None:
+    import json as _json
+
+    def data(name: str, outputs: list[str]) -> Path:
+        path = tmp_path / name
+        rows = [
+            {"id": f"i{k}", "input": "q", "output": o, "expected_output": "a"}
+            for k, o in enumerate(outputs)
+        ]
+        path.write_text("".join(_json.dumps(r) + "\n" for r in rows))
+        return path
+
+    same = data("same.jsonl", ["a", "b"])
+    other = run_stored(data("other.jsonl", ["a", "a"]), None, ["exact-match"], store=store).id
+    older = run_stored(same, None, ["exact-match"], store=store, name="older").id
+    latest = run_stored(same, None, ["exact-match"], store=store, name="latest").id
+    # the same file, changed outputs: i0 regresses, i1 improves
+    newest = run_stored(data("same.jsonl", ["b", "a"]), None, ["exact-match"], store=store).id
+    html = client.get(f"/runs/{newest}/compare").text
+    assert (
+        'data-testid="default-baseline"' in html
+        and latest[:12] in html.split("default-baseline")[1][:300]
+    )
+    assert older and other
+    assert 'data-testid="compare-filter-state"' in html and 'value="regressed"' in html
+    assert html.count('data-testid="diff-label"') == 2 and f"→ <code>{newest[:8]}</code>" in html
+    grid = html.split('data-testid="compare-grid"')[1]
+    assert grid.count("<tr data-item-id=") == 2
+    assert 'class="regressed"' in html and 'class="improved"' in html

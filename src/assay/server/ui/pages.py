@@ -36,7 +36,7 @@ from assay.server.ui.optimization_plots import score_trend_svg
 from assay.server.ui.paths import STATIC_DIR, TEMPLATES_DIR
 from assay.server.ui.svg_plots import confusion_svg, reliability_svg, scatter_svg
 from assay.store import Store, StoreError
-from assay.types import ItemResult
+from assay.types import ItemResult, RunRecord
 
 PAGE_SIZE = 50
 
@@ -312,8 +312,12 @@ def compare_runs_page(
     except StoreError as error:
         return _problem(request, 404, str(error))
     candidates = [r for r in store.runs.list(limit=200) if r.info.id != record.info.id]
+    chosen_by_default = False
     if not baseline:
-        return _page(request, "compare.html", run=record, candidates=candidates, view=None)
+        default = _default_baseline(record, candidates)
+        if default is None:
+            return _page(request, "compare.html", run=record, candidates=candidates, view=None)
+        baseline, chosen_by_default = default.info.id, True
     others = [record.info.id] + [r.strip() for r in (runs or "").split(",") if r.strip()]
     try:
         start = _int(offset, "offset", 0)
@@ -334,7 +338,25 @@ def compare_runs_page(
         offset=start,
         page_size=PAGE_SIZE,
         runs_param=runs or "",
+        chosen_by_default=chosen_by_default,
     )
+
+
+def _default_baseline(record: RunRecord, candidates: list[RunRecord]) -> RunRecord | None:
+    """The latest other run on the same data (the same stored dataset, else the same data
+    file), preferring runs created before this one: what "did this change make it worse"
+    compares against. ``None`` when no run shares the data: the page asks."""
+    info = record.info
+
+    def same_data(other: RunRecord) -> bool:
+        if info.dataset_name is not None:
+            return other.info.dataset_name == info.dataset_name
+        return info.data_source is not None and other.info.data_source == info.data_source
+
+    same = [c for c in candidates if same_data(c)]  # newest first
+    earlier = [c for c in same if c.info.created_at <= info.created_at]
+    pool = earlier or same
+    return pool[0] if pool else None
 
 
 @router.get("/calibrations", response_class=HTMLResponse)

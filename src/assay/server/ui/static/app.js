@@ -900,8 +900,35 @@ function setupScorerFilter() {
   });
 }
 
+// ---------------------------------------------------------------- compare: picker and filters
+function setupCompareTools() {
+  const find = document.getElementById("compare-find");
+  const select = document.getElementById("compare-baseline");
+  if (find && select) find.addEventListener("input", () => {
+    const words = find.value.toLowerCase().split(/\s+/).filter(Boolean);
+    let first = null;
+    for (const option of select.options) {
+      option.hidden = !words.every((word) => (option.dataset.search || "").includes(word));
+      if (!option.hidden && !first) first = option;
+    }
+    if (first && select.selectedOptions[0] && select.selectedOptions[0].hidden) select.value = first.value;
+  });
+  const scorer = document.getElementById("compare-filter-scorer");
+  const state = document.getElementById("compare-filter-state");
+  if (!scorer || !state) return;
+  const apply = () => {
+    for (const row of document.querySelectorAll("[data-testid=compare-rows] tbody tr")) {
+      row.hidden = (scorer.value && row.dataset.scorer !== scorer.value)
+        || (state.value && !row.classList.contains(state.value));
+    }
+  };
+  scorer.addEventListener("change", apply);
+  state.addEventListener("change", apply);
+}
+
 document.addEventListener("DOMContentLoaded", () => {
   setupManage();
+  setupCompareTools();
   setupScorerFilter();
   setupCopyButtons();
   setupUpload();
