@@ -459,3 +459,45 @@ def test_review_queue_with_keyboard_and_a_transcript(server: str, page: Page) ->
     _shot(page, "review-queue-transcript")
     labels = httpx.get(f"{server}/api/runs/{run_id}/items/{'b%3F2%23'}/annotations").json()
     assert [a["label"] for a in labels] == ["fail"]
+
+
+def test_compare_picker_filters_and_default_baseline(server: str, page: Page) -> None:
+    """Issue 25: the compare page picks the latest run on the same dataset, its run picker
+    searches, and its rows filter by change."""
+    _store_dataset(
+        server,
+        "cmp",
+        [{"id": f"i{k}", "input": "q", "output": "a", "expected_output": "a"} for k in range(3)],
+    )
+    first = httpx.post(
+        f"{server}/api/runs", json={"dataset": "cmp", "scorers": ["exact-match"], "name": "first"}
+    ).json()["run_id"]
+    _wait_finished(server, first)
+    second = httpx.post(
+        f"{server}/api/runs",
+        json={
+            "dataset": "cmp",
+            "scorers": ["exact-match"],
+            "name": "second",
+            "target": {
+                "type": "model",
+                "model": "openai/none",
+                "prompt": "{{ input }}",
+                "base_url": "http://127.0.0.1:9/v1",
+            },
+        },
+    ).json()
+    run_id = second["run_id"]
+    _wait_finished(server, run_id)
+    page.goto(f"{server}/runs/{run_id}/compare")
+    expect(page.get_by_test_id("default-baseline")).to_contain_text(first[:12])
+    page.get_by_test_id("compare-find").fill("zzz-no-such-run")
+    assert page.locator("#compare-baseline option:not([hidden])").count() == 0
+    page.get_by_test_id("compare-find").fill("first")
+    assert page.locator("#compare-baseline option:not([hidden])").count() == 1
+    rows = page.locator("[data-testid=compare-rows] tbody tr")
+    total = rows.count()
+    page.get_by_test_id("compare-filter-state").select_option("improved")
+    assert page.locator("[data-testid=compare-rows] tbody tr:not([hidden])").count() == 0 < total
+    page.get_by_test_id("compare-filter-state").select_option("")
+    assert page.locator("[data-testid=compare-rows] tbody tr:not([hidden])").count() == total
