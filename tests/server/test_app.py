@@ -94,3 +94,20 @@ def test_huge_and_negative_numbers_in_queries_are_422_never_500(tmp_path: Path) 
         for value in (HUGE, "-1"):
             answer = client.get(f"/api/datasets/ds/items?version={value}")
             assert answer.status_code in (404, 422), answer.text[:200]
+
+
+def test_api_docs_pages_load_their_assets_from_the_server_not_a_cdn(tmp_path: Path) -> None:
+    from fastapi.testclient import TestClient
+
+    app = create_app(store_url=f"sqlite:///{tmp_path / 'docs.db'}")
+    with TestClient(app, base_url="http://127.0.0.1") as client:
+        for page, assets in (
+            ("/docs", ("/static-docs/swagger-ui-bundle.js", "/static-docs/swagger-ui.css")),
+            ("/redoc", ("/static-docs/redoc.standalone.js",)),
+        ):
+            html = client.get(page).text
+            assert "cdn." not in html and "googleapis" not in html, page
+            for asset in assets:
+                assert asset in html
+                answer = client.get(asset)
+                assert answer.status_code == 200 and len(answer.content) > 100_000, asset

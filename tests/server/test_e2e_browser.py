@@ -352,3 +352,152 @@ def _optimize_scenario(base: str, page: Page, mock_url: str) -> None:
     stored = httpx.get(f"{base}/api/optimizations/{optimization_id}").json()
     assert stored["status"] == "completed"
     assert TERSE_RULE in stored["result"]["best_candidate"]["system"]
+
+
+def test_tag_rename_and_delete_a_run_and_a_dataset(server: str, page: Page) -> None:
+    """Issue 25: a run is tagged and renamed from its page; deleting it (and a dataset)
+    asks first, and a dismissed confirmation deletes nothing."""
+    rows = [{"id": "q/1?#", "input": "x", "output": "x", "expected_output": "x"}]
+    started = httpx.post(f"{server}/api/runs", json={"data": rows, "scorers": ["exact-match"]})
+    assert started.status_code == 201, started.text
+    run_id = started.json()["run_id"]
+    _wait_finished(server, run_id)
+    page.goto(f"{server}/runs/{run_id}")
+    page.fill("[data-manage-tag]", "baseline")
+    page.click("[data-manage-action=tag]")
+    expect(page.get_by_test_id("run-tags")).to_contain_text("baseline")
+    page.fill("[data-manage-name]", "nightly")
+    page.click("[data-manage-action=rename]")
+    expect(page.locator("h1")).to_contain_text("nightly")
+    record = httpx.get(f"{server}/api/runs/{run_id}").json()
+    assert record["info"]["name"] == "nightly" and record["info"]["tags"] == ["baseline"]
+    _shot(page, "manage-run")
+    page.once("dialog", lambda dialog: dialog.dismiss())
+    page.get_by_test_id("delete-run").click()
+    page.wait_for_timeout(300)
+    assert httpx.get(f"{server}/api/runs/{run_id}").status_code == 200
+    messages: list[str] = []
+
+    def accept(dialog: Any) -> None:
+        messages.append(dialog.message)
+        dialog.accept()
+
+    page.once("dialog", accept)
+    page.get_by_test_id("delete-run").click()
+    page.wait_for_url(f"{server}/runs")
+    assert "nightly" in messages[0]
+    assert httpx.get(f"{server}/api/runs/{run_id}").status_code == 404
+    _store_dataset(server, "scratch", rows)
+    page.goto(f"{server}/datasets/scratch")
+    page.once("dialog", lambda dialog: dialog.accept())
+    page.get_by_test_id("delete-dataset").click()
+    page.wait_for_url(f"{server}/datasets")
+    assert httpx.get(f"{server}/api/datasets").json() == []
+
+
+def test_review_queue_with_keyboard_and_a_transcript(server: str, page: Page) -> None:
+    """Issue 25: a reviewer walks a run's queue with the keyboard (p/f, s, c, Ctrl+Enter
+    saves and moves on, "unreviewed only" skips reviewed items); item ids with URL
+    characters work; a trajectory item reads as a conversation with its tool calls."""
+    trajectory = [
+        {
+            "role": "assistant",
+            "content": "",
+            "tool_calls": [
+                {"id": "c1", "function": {"name": "lookup", "arguments": '{"q": "Oslo"}'}}
+            ],
+        },
+        {"role": "tool", "tool_call_id": "c1", "content": "-3 C"},
+        {"role": "assistant", "content": "It is -3 C in Oslo."},
+    ]
+    rows = [
+        {"id": "a/1", "input": "q1", "output": "x", "expected_output": "x"},
+        {"id": "b?2#", "input": "q2", "output": "y", "expected_output": "x"},
+        {
+            "id": "c%3",
+            "input": [{"role": "user", "content": "weather?"}],
+            "output": trajectory,
+            "expected_output": "x",
+        },
+    ]
+    started = httpx.post(f"{server}/api/runs", json={"data": rows, "scorers": ["exact-match"]})
+    assert started.status_code == 201, started.text
+    run_id = started.json()["run_id"]
+    _wait_finished(server, run_id)
+    page.goto(f"{server}/runs/{run_id}")
+    page.get_by_test_id("item-link").first.click()
+    expect(page.get_by_test_id("queue-position")).to_have_text("item 1 of 3")
+    expect(page.locator("h1")).to_contain_text("a/1")
+    page.fill("#annotation-author", "rev")
+    page.locator("body").click()
+    page.keyboard.press("p")
+    expect(page.locator("#annotation-pass")).to_be_checked()
+    page.keyboard.press("c")
+    page.keyboard.type("looks right")
+    page.keyboard.press("Control+Enter")  # save and go to the next item
+    expect(page.locator("h1")).to_contain_text("b?2#")
+    expect(page.get_by_test_id("queue-progress")).to_have_text("1 of 3 reviewed")
+    page.locator("body").click()
+    page.keyboard.press("k")  # back to the reviewed item: its review is in the history
+    expect(page.locator("h1")).to_contain_text("a/1")
+    expect(page.get_by_test_id("annotation-history")).to_contain_text("looks right")
+    page.get_by_test_id("queue-unreviewed").check()
+    expect(page.get_by_test_id("queue-position")).to_contain_text("reviewed; 2 left")
+    page.locator("body").click()
+    page.keyboard.press("j")
+    expect(page.locator("h1")).to_contain_text("b?2#")
+    expect(page.get_by_test_id("queue-position")).to_have_text("item 1 of 2 unreviewed")
+    page.locator("body").click()
+    page.keyboard.press("f")
+    page.get_by_test_id("save-next").click()
+    expect(page.locator("h1")).to_contain_text("c%3")
+    expect(page.get_by_test_id("queue-end")).to_be_visible()
+    transcript = page.get_by_test_id("transcript")
+    expect(transcript.locator("li")).to_have_count(4)
+    expect(transcript.get_by_test_id("tool-call")).to_contain_text("lookup")
+    expect(transcript).to_contain_text("It is -3 C in Oslo.")
+    _shot(page, "review-queue-transcript")
+    labels = httpx.get(f"{server}/api/runs/{run_id}/items/{'b%3F2%23'}/annotations").json()
+    assert [a["label"] for a in labels] == ["fail"]
+
+
+def test_compare_picker_filters_and_default_baseline(server: str, page: Page) -> None:
+    """Issue 25: the compare page picks the latest run on the same dataset, its run picker
+    searches, and its rows filter by change."""
+    _store_dataset(
+        server,
+        "cmp",
+        [{"id": f"i{k}", "input": "q", "output": "a", "expected_output": "a"} for k in range(3)],
+    )
+    first = httpx.post(
+        f"{server}/api/runs", json={"dataset": "cmp", "scorers": ["exact-match"], "name": "first"}
+    ).json()["run_id"]
+    _wait_finished(server, first)
+    second = httpx.post(
+        f"{server}/api/runs",
+        json={
+            "dataset": "cmp",
+            "scorers": ["exact-match"],
+            "name": "second",
+            "target": {
+                "type": "model",
+                "model": "openai/none",
+                "prompt": "{{ input }}",
+                "base_url": "http://127.0.0.1:9/v1",
+            },
+        },
+    ).json()
+    run_id = second["run_id"]
+    _wait_finished(server, run_id)
+    page.goto(f"{server}/runs/{run_id}/compare")
+    expect(page.get_by_test_id("default-baseline")).to_contain_text(first[:12])
+    page.get_by_test_id("compare-find").fill("zzz-no-such-run")
+    assert page.locator("#compare-baseline option:not([hidden])").count() == 0
+    page.get_by_test_id("compare-find").fill("first")
+    assert page.locator("#compare-baseline option:not([hidden])").count() == 1
+    rows = page.locator("[data-testid=compare-rows] tbody tr")
+    total = rows.count()
+    page.get_by_test_id("compare-filter-state").select_option("improved")
+    assert page.locator("[data-testid=compare-rows] tbody tr:not([hidden])").count() == 0 < total
+    page.get_by_test_id("compare-filter-state").select_option("")
+    assert page.locator("[data-testid=compare-rows] tbody tr:not([hidden])").count() == total

@@ -111,3 +111,8 @@ def clip(text: str, limit: int) -> str:
         return text
     head, _ = split_words(text, max(0, limit - 1))
     return head + "…"
+
+
+def count(n: int, noun: str) -> str:
+    """``1 scorer``, ``2 scorers``: a count with its noun in the right number."""
+    return f"{n:,} {noun}" if n == 1 else f"{n:,} {noun}s"

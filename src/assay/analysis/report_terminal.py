@@ -34,7 +34,7 @@ def _summary_caption(summary: RunSummary) -> str:
     if summary.weighted_score is not None:
         parts.append(
             f"weighted score {fmt.num(summary.weighted_score)} "
-            f"({len(summary.weighted_scorers)} scorers, normalized 0..1)"
+            f"({fmt.count(len(summary.weighted_scorers), 'scorer')}, normalized 0..1)"
         )
     elif summary.unscored_scorers:
         parts.append(

@@ -16,8 +16,9 @@ import typer
 
 from assay.cli.calibrate import calibrate as calibrate_command
 from assay.cli.ci import ci_app
-from assay.cli.common import CliError, console, err_console, install_word_types
+from assay.cli.common import CliError, console, err_console, error_text, install_word_types
 from assay.cli.datasets import datasets_app
+from assay.cli.init_cmd import init as init_command
 from assay.cli.live import ingest_command, live_app
 from assay.cli.optimize import optimize_command
 from assay.cli.optimize_judge import optimize_judge_command
@@ -25,6 +26,7 @@ from assay.cli.run_cmd import run as run_command
 from assay.cli.runs import runs_app
 from assay.cli.serve import serve as serve_command
 from assay.cli.tasks import tasks_app
+from assay.cli.view_cmd import view as view_command
 from assay.extras import MissingExtraError
 from assay.registry import RegistryError
 
@@ -50,6 +52,8 @@ app.command("optimize")(optimize_command)
 app.command("calibrate")(calibrate_command)
 app.command("optimize-judge")(optimize_judge_command)
 app.command("serve")(serve_command)
+app.command("view")(view_command)
+app.command("init")(init_command)
 
 
 def _print_version(value: bool) -> None:
@@ -251,7 +255,9 @@ def score(
         if result.reason:
             console.print(f"reason: {result.reason}")
         if result.error:
-            console.print(f"error: {result.error.message} (step {result.error.failed_step})")
+            step = f" (step {result.error.failed_step})" if result.error.failed_step else ""
+            message = error_text(result.error.message, result.error.kind)
+            console.print(f"error: {message}{step}", markup=False, highlight=False)
     if result.status == "error":
         raise typer.Exit(1)
 
@@ -346,7 +352,8 @@ def main() -> None:
         if isinstance(code, int) and code:  # typer.Exit(n) inside a command, unraised
             sys.exit(code)
     except (RegistryError, CliError, MissingExtraError) as exc:  # unknown names, bad params
-        err_console.print(f"error: {exc}", markup=False, highlight=False, soft_wrap=True)
+        line = error_text(str(exc), type(exc).__name__)
+        err_console.print(f"error: {line}", markup=False, highlight=False, soft_wrap=True)
         sys.exit(2)
     except typer.Exit as exc:
         sys.exit(exc.exit_code)

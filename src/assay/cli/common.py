@@ -41,6 +41,8 @@ class CliConsole(Console):
         return Measurement.get(self, unbounded, table).maximum <= self.width
 
     def _print_blocks(self, table: Table) -> None:
+        """One line per row (``column: value`` pairs; blank cells left out), so a run's
+        summary in a CI log is one line per scorer, every value whole."""
         plain = self._plain
         if table.title:
             super().print(plain(table.title), markup=False, highlight=False, soft_wrap=True)
@@ -53,16 +55,19 @@ class CliConsole(Console):
                 for cell in row:
                     self.print(cell)
                 continue
-            super().print("", soft_wrap=True)
+            pairs: list[str] = []
             for header, cell in zip(headers, row, strict=True):
                 nested = _as_table(cell)
                 if nested is not None:
                     self._print_blocks(nested)
                     continue
-                label = f"{header.replace(chr(10), ' ').strip() or '·'}: "
-                super().print(label + plain(cell), markup=False, highlight=False, soft_wrap=True)
+                value = plain(cell).strip()
+                if value:
+                    label = header.replace(chr(10), " ").strip() or "·"
+                    pairs.append(f"{label}: {value}")
+            if pairs:
+                super().print(" · ".join(pairs), markup=False, highlight=False, soft_wrap=True)
         if table.caption:
-            super().print("", soft_wrap=True)
             super().print(plain(table.caption), markup=False, highlight=False, soft_wrap=True)
 
     @staticmethod
@@ -155,3 +160,10 @@ def print_json(value: Any) -> None:
     import json
 
     print(json.dumps(value, indent=2, ensure_ascii=False))
+
+
+def error_text(message: str | None, kind: str | None = None) -> str:
+    """What an error line says: its message, else its kind (``TimeoutError``), never a
+    bare ``error:`` (an exception raised without a message has an empty one)."""
+    text = (message or "").strip()
+    return text or (kind or "unknown error (no message)")

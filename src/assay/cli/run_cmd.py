@@ -87,6 +87,19 @@ def run(
             help="Exit 1 when more than N results (or P% of them) have a target or scorer error.",
         ),
     ] = None,
+    limit: Annotated[
+        int | None, typer.Option("--limit", help="Run at most the first N items (a smoke test).")
+    ] = None,
+    sample: Annotated[
+        int | None, typer.Option("--sample", help="Run a random sample of N items (see --seed).")
+    ] = None,
+    seed: Annotated[
+        int | None,
+        typer.Option("--seed", help="Seed of --sample (default 0): same seed, same items."),
+    ] = None,
+    ids: Annotated[
+        str | None, typer.Option("--ids", help="Run only these item ids, comma-separated: a,b.")
+    ] = None,
     require_calibrated: Annotated[
         bool | None,
         typer.Option(
@@ -132,6 +145,10 @@ def run(
             report=report,
             json=json_out,
             require_calibrated=require_calibrated,
+            limit=limit,
+            sample=sample,
+            seed=seed,
+            ids=ids,
         )
     except (RunConfigError, InputError) as exc:
         raise CliError(str(exc)) from exc

@@ -1,8 +1,10 @@
-"""``assay runs list|show|export|compare|resume``: look at stored runs."""
+"""``assay runs list|show|export|delete|tag|compare|resume``: look at stored runs."""
 
 from __future__ import annotations
 
 import json
+import sys
+from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -10,14 +12,21 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
-from assay.cli.common import CliError, console, err_console, open_cli_store, when
+from assay.cli.common import (
+    CliError,
+    console,
+    err_console,
+    error_text,
+    open_cli_store,
+    when,
+)
 
 if TYPE_CHECKING:
     from assay.store import Store
     from assay.types import RunRecord
 
 runs_app = typer.Typer(
-    help="Stored runs: list, show, export, compare, resume.", no_args_is_help=False
+    help="Stored runs: list, show, export, delete, tag, compare, resume.", no_args_is_help=False
 )
 
 
@@ -102,7 +111,9 @@ def runs_show(
                 table.add_column(column, overflow="fold")
             for result in store.runs.results(record.id, limit=items):
                 output = (
-                    Text(f"error: {result.error.message}", style="red")
+                    Text(
+                        f"error: {error_text(result.error.message, result.error.kind)}", style="red"
+                    )
                     if result.error
                     else Text(f"warning: {'; '.join(result.warnings)}", style="yellow")
                     if result.warnings and result.output is None
@@ -120,21 +131,145 @@ def runs_show(
             console.print(table)
 
 
+EXPORT_FORMATS = ("csv", "jsonl", "json", "html")
+# the report suffixes of operations.reports.REPORT_FORMATS, spelled here so `--help` does not
+# import the store (tests/cli/test_runs_suffixes.py checks the two agree)
+_SUFFIX_FORMATS = {
+    ".csv": "csv",
+    ".jsonl": "jsonl",
+    ".ndjson": "jsonl",
+    ".html": "html",
+    ".htm": "html",
+    ".json": "json",
+}
+
+
 @runs_app.command("export")
 def runs_export(
     run_id: Annotated[str, typer.Argument(help="Run id or unique prefix.")],
-    out: Annotated[Path, typer.Option("--out", "-o", help="Output file (.json or .html).")],
+    out: Annotated[
+        Path | None,
+        typer.Option("--out", "-o", help="Output file (default: standard output)."),
+    ] = None,
+    fmt: Annotated[
+        str | None,
+        typer.Option(
+            "--format",
+            "-f",
+            help="csv | jsonl (one result a line) | json (summary + results) | html "
+            "(default: from --out's suffix).",
+        ),
+    ] = None,
 ) -> None:
-    """Write a run as JSON (summary + every result) or as a self-contained HTML report."""
+    """Write a run's results as CSV or JSONL (streamed), JSON or a self-contained HTML
+    report. A file is written under a temporary name and renamed when complete."""
     from assay.operations.reports import ReportError, export_run
+    from assay.operations.run_items import export_lines
 
+    kind = _export_format(fmt, out)
     with open_cli_store() as store:
         record = _get(store, run_id)
-        try:
-            export_run(record.id, out, store=store)
-        except ReportError as exc:
-            raise CliError(f"--out {exc}") from exc
-    console.print(f"wrote {out}", highlight=False)
+        if kind in ("json", "html"):
+            if out is None:
+                raise CliError(f"--format {kind}: give --out FILE")
+            try:
+                export_run(
+                    record.id, out.with_suffix(f".{kind}") if not out.suffix else out, store=store
+                )
+            except ReportError as exc:
+                raise CliError(f"--out {exc}") from exc
+        else:
+            _, lines = export_lines(record.id, "csv" if kind == "csv" else "jsonl", store=store)
+            if out is None:
+                for line in lines:
+                    sys.stdout.write(line)
+                sys.stdout.flush()
+                return
+            _write_atomically(out, lines)
+    err_console.print(f"wrote {out}", highlight=False)
+
+
+def _export_format(fmt: str | None, out: Path | None) -> str:
+    if fmt is not None:
+        if fmt.lower() not in EXPORT_FORMATS:
+            raise CliError(f"--format {fmt!r}: expected one of {', '.join(EXPORT_FORMATS)}")
+        return fmt.lower()
+    if out is None:
+        return "jsonl"
+    kind = _SUFFIX_FORMATS.get(out.suffix.lower())
+    if kind is None:
+        raise CliError(
+            f"--out {out}: use a .csv, .jsonl, .json or .html file name, or give --format"
+        )
+    return kind
+
+
+def _write_atomically(path: Path, lines: Iterable[str]) -> None:
+    """Stream ``lines`` to a sibling temporary file and rename it: an interrupted export
+    never leaves a truncated file under the final name."""
+    tmp = path.with_name(path.name + ".tmp")
+    try:
+        with tmp.open("w", encoding="utf-8", newline="") as handle:
+            for line in lines:
+                handle.write(line)
+        tmp.replace(path)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        raise CliError(f"--out {path}: {exc.strerror or exc}") from exc
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+@runs_app.command("delete")
+def runs_delete(
+    run_ids: Annotated[list[str], typer.Argument(help="Run ids or unique prefixes.")],
+    yes: Annotated[
+        bool, typer.Option("--yes", "-y", help="Delete without asking for confirmation.")
+    ] = False,
+) -> None:
+    """Delete runs with their results, scores and annotations (asks first unless --yes)."""
+    with open_cli_store() as store:
+        records = [_get(store, run_id) for run_id in run_ids]
+        names = ", ".join(
+            f"{r.id[:8]}{f' ({r.info.name})' if r.info.name else ''} "
+            f"[{r.completed_results:,} results]"
+            for r in records
+        )
+        if not yes:
+            if not sys.stdin.isatty():
+                raise CliError(f"deleting {names} needs confirmation: pass --yes")
+            if not typer.confirm(f"delete run {names}?", default=False):
+                err_console.print("nothing deleted", highlight=False)
+                raise typer.Exit(1)
+        for record in records:
+            store.runs.delete(record.id)
+    console.print(Text(f"deleted {names}"))
+
+
+@runs_app.command("tag")
+def runs_tag(
+    run_id: Annotated[str, typer.Argument(help="Run id or unique prefix.")],
+    tags: Annotated[list[str], typer.Argument(help="Tags to add (e.g. baseline, git.branch=x).")],
+    remove: Annotated[
+        bool, typer.Option("--remove", help="Remove these tags instead of adding them.")
+    ] = False,
+) -> None:
+    """Add tags to a run (or remove them with --remove); prints the run's tags."""
+    from assay.types import check_tags
+
+    try:
+        checked = check_tags(tags)
+    except ValueError as exc:
+        raise CliError(str(exc)) from exc
+    with open_cli_store() as store:
+        record = _get(store, run_id)
+        if remove:
+            store.runs.remove_tags(record.id, checked)
+        else:
+            store.runs.add_tags(record.id, checked)
+        now_tags = store.runs.get(record.id).info.tags
+    console.print(Text(f"{record.id[:8]} tags: {', '.join(now_tags) or '(none)'}"))
 
 
 @runs_app.command("compare")

@@ -24,6 +24,8 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from assay.operations.config_env import MissingVariableError, substitute_env
+
 CalibrationKind = Literal["binary", "ordinal", "numeric", "pairwise"]
 GateOn = Literal["ci", "point"]
 
@@ -168,6 +170,10 @@ def load_calibration_config(path: str | Path, **overrides: Any) -> CalibrationCo
         raise CalibrationConfigError(f"{path}: invalid YAML: {exc}") from exc
     if not isinstance(raw, dict):
         raise CalibrationConfigError(f"{path}: expected a mapping at the top level")
+    try:
+        raw = substitute_env(raw)
+    except MissingVariableError as exc:
+        raise CalibrationConfigError(f"{path}: {exc}") from None
     value = raw.get("data")
     if isinstance(value, str) and not Path(value).is_absolute():
         raw["data"] = str(path.parent / value)

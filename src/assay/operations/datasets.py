@@ -55,9 +55,11 @@ def import_file(
     encoding: str | None = None,
     upsert: bool = False,
     skip_existing: bool = False,
+    description: str | None = None,
 ) -> tuple[DatasetInfo, int]:
     """Add every item of ``path`` to ``dataset`` as one new version; return (info, count)
-    (``count``: the items read).
+    (``count``: the items read). ``description`` is a dataset's it creates (an existing
+    dataset keeps its own); a dataset it creates is removed again when the import fails.
 
     Everything that can be checked without reading rows (path, format, mapping, split) is
     checked before the database is touched. ``create`` makes the dataset if it does not exist;
@@ -83,7 +85,7 @@ def import_file(
         if not create:
             raise
         try:
-            repo.create(dataset)
+            repo.create(dataset, description=description)
             created = True
         except DatasetExistsError:  # a concurrent import created it first: add to it
             pass

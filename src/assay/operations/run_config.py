@@ -16,6 +16,8 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from assay.operations.config_env import MissingVariableError, substitute_env
+from assay.operations.item_selection import ItemSelection
 from assay.runner.hooks import RunHooks
 from assay.runner.options import RunOptions
 from assay.runner.result import RunResult
@@ -60,6 +62,12 @@ class RunConfig(BaseModel):
         default=None, alias="json", description="Write JSON results here."
     )
     metadata: dict[str, Any] = Field(default_factory=dict)
+    limit: int | None = Field(default=None, ge=1, description="Run at most the first N items.")
+    sample: int | None = Field(default=None, ge=1, description="Run a random sample of N items.")
+    seed: int | None = Field(default=None, description="Seed of 'sample' (default 0).")
+    ids: str | list[str] | None = Field(
+        default=None, description="Run only these item ids ('a,b' or a list)."
+    )
     require_calibrated: bool = Field(
         default=False,
         description="Stop before the first item unless every scorer has a passing "
@@ -74,7 +82,17 @@ class RunConfig(BaseModel):
             raise ValueError("a stored dataset's run is always stored ('store: false' given)")
         if self.version is not None and self.dataset is None:
             raise ValueError("'version' needs 'dataset'")
+        if self.seed is not None and self.sample is None:
+            raise ValueError("'seed' needs 'sample'")
+        self.selection()  # an empty 'ids' fails here, with the key named
         return self
+
+    def selection(self) -> ItemSelection:
+        """The subset of the data this run runs (all of it unless limit/sample/ids)."""
+        try:
+            return ItemSelection(ids=self.ids, sample=self.sample, seed=self.seed, limit=self.limit)
+        except ValidationError as exc:
+            raise ValueError(f"'ids': {exc.errors()[0]['msg']}") from None
 
     def run_options(
         self, *, progress: bool | None = None, hooks: RunHooks | None = None
@@ -106,6 +124,10 @@ def load_run_config(path: str | Path, **overrides: Any) -> RunConfig:
         raise RunConfigError(f"{path}: invalid YAML: {exc}") from exc
     if not isinstance(raw, dict):
         raise RunConfigError(f"{path}: expected a mapping at the top level")
+    try:
+        raw = substitute_env(raw)
+    except MissingVariableError as exc:
+        raise RunConfigError(f"{path}: {exc}") from None
     for key in ("data", "report", "json"):
         value = raw.get(key)
         if isinstance(value, str) and not Path(value).is_absolute():
@@ -155,6 +177,8 @@ def make_run_config(raw: dict[str, Any], *, source: str = "run config") -> RunCo
         elif first["type"] == "missing":
             flag = f" (flag {_FLAGS[top]})" if top in _FLAGS else ""
             message = f"missing key {where!r}{flag}"
+        elif first["type"] == "value_error" and not first["loc"]:
+            message = str(first["msg"]).removeprefix("Value error, ")
         else:
             message = f"field {where!r}: {first['msg']}"
         raise RunConfigError(f"{source}: {message}") from exc
@@ -167,6 +191,7 @@ async def run_config_async(
     from assay.runner.api import run_evals_async
 
     options = config.run_options(progress=progress, hooks=hooks)
+    selection = config.selection()
     if config.require_calibrated:
         from assay.operations.certificates import require_calibrated
 
@@ -175,14 +200,30 @@ async def run_config_async(
         from assay.operations.stored_runs import run_dataset_async
 
         return await run_dataset_async(
-            config.dataset, config.target, config.scorers, version=config.version, options=options
+            config.dataset,
+            config.target,
+            config.scorers,
+            version=config.version,
+            options=options,
+            selection=selection,
         )
     assert config.data is not None
     if config.store:
         from assay.operations.stored_runs import run_stored_async
 
-        return await run_stored_async(config.data, config.target, config.scorers, options=options)
-    return await run_evals_async(config.data, config.target, config.scorers, options=options)
+        return await run_stored_async(
+            config.data, config.target, config.scorers, options=options, selection=selection
+        )
+    if selection.selects_all:
+        return await run_evals_async(config.data, config.target, config.scorers, options=options)
+    from assay.datasets.load import load_items
+    from assay.operations.item_selection import select_items
+
+    chosen = list(select_items(load_items(config.data), selection))
+    options = RunOptions.of(
+        options, metadata={**options.metadata, "selection": selection.metadata()}
+    )
+    return await run_evals_async(chosen, config.target, config.scorers, options=options)
 
 
 def run_config(

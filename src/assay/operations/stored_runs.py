@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from assay.datasets.load import load_items
+from assay.operations.item_selection import ItemSelection, select_items
 from assay.runner.api import DataSource, execute_run, plan_run, validate_settings
 from assay.runner.engine import RunPlan
 from assay.runner.hooks import RunHooks
@@ -58,12 +59,14 @@ async def run_dataset_async(
     version: int | None = None,
     store: Store | None = None,
     options: RunOptions | None = None,
+    selection: ItemSelection | None = None,
     **option_values: Any,
 ) -> RunResult:
     """Run a stored dataset (pinned at ``version``, default: its current one) and store
     every result. ``RunResult.results`` is empty: read them with ``store.runs.results``.
-    Settings: ``options`` and/or ``RunOptions`` keywords (see ``run_evals``)."""
-    run_options = RunOptions.of(options, **option_values)
+    Settings: ``options`` and/or ``RunOptions`` keywords (see ``run_evals``); ``selection``
+    runs a subset (``--limit``/``--sample``/``--ids``), recorded in the run's metadata."""
+    run_options = _with_selection(RunOptions.of(options, **option_values), selection)
     with using_store(store) as db:
         found = db.datasets.get(dataset)
         pinned = found.version if version is None else version
@@ -71,8 +74,18 @@ async def run_dataset_async(
         if total == 0:
             raise ValueError(f"dataset {found.name!r} has no items at version {pinned}")
         datasets = db.datasets
+
+        chosen: set[str] | None = None
+        if selection is not None and not selection.selects_all:
+            chosen = {i.id for i in select_items(datasets.items(found.id, pinned), selection)}
+            total = len(chosen)
+
+        def items() -> Iterable[Item]:
+            rows = datasets.items(found.id, pinned)
+            return rows if chosen is None else (i for i in rows if i.id in chosen)
+
         plan = plan_run(
-            lambda: datasets.items(found.id, pinned),
+            items,
             target,
             scorers,
             run_options,
@@ -92,12 +105,13 @@ async def run_stored_async(
     *,
     store: Store | None = None,
     options: RunOptions | None = None,
+    selection: ItemSelection | None = None,
     **option_values: Any,
 ) -> RunResult:
     """Like ``run_evals`` but stored: the inline items are saved with the run (so it can be
     resumed) and every result goes to the database. Settings: ``options`` and/or
-    ``RunOptions`` keywords (see ``run_evals``)."""
-    run_options = RunOptions.of(options, **option_values)
+    ``RunOptions`` keywords (see ``run_evals``); ``selection``: a subset of the items."""
+    run_options = _with_selection(RunOptions.of(options, **option_values), selection)
     source = str(data) if isinstance(data, str | Path) else None
     with using_store(store) as db:
         runs = db.runs
@@ -111,9 +125,19 @@ async def run_stored_async(
             total_items=None,
             data_source=source,
         )
-        record = runs.create(plan.info, _non_empty(load_items(data, unique_ids=False), source))
+        loaded = load_items(data, unique_ids=False)
+        if selection is not None:
+            loaded = select_items(loaded, selection)
+        record = runs.create(plan.info, _non_empty(loaded, source))
         plan.info = plan.info.model_copy(update={"total_items": record.info.total_items})
         return await _execute_stored(db, plan, run_options)
+
+
+def _with_selection(options: RunOptions, selection: ItemSelection | None) -> RunOptions:
+    """``options`` with the subset recorded in the run's metadata (``selection``)."""
+    if selection is None or selection.selects_all:
+        return options
+    return RunOptions.of(options, metadata={**options.metadata, "selection": selection.metadata()})
 
 
 def _non_empty(items: Iterator[Item], source: str | None) -> Iterator[Item]:

@@ -16,6 +16,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from assay.models.base import ModelSettings
+from assay.operations.config_env import MissingVariableError, substitute_env
 
 
 class OptimizeConfigError(ValueError):
@@ -194,6 +195,10 @@ def load_optimize_config(path: str | Path, **overrides: Any) -> OptimizeConfig:
         raise OptimizeConfigError(f"{path}: invalid YAML: {exc}") from exc
     if not isinstance(raw, dict):
         raise OptimizeConfigError(f"{path}: expected a mapping at the top level")
+    try:
+        raw = substitute_env(raw)
+    except MissingVariableError as exc:
+        raise OptimizeConfigError(f"{path}: {exc}") from None
     for split in ("train", "val", "test"):
         ref = raw.get(split)
         if isinstance(ref, str):

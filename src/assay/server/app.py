@@ -176,7 +176,10 @@ def create_app(
         version=API_VERSION,
         description="Evaluate LLM applications: the assay store and operations over HTTP.",
         lifespan=lifespan,
+        docs_url=None,
+        redoc_url=None,
     )
+    _mount_api_docs(app)
     app.state.store = store
     app.state.preview_jobs = preview_jobs
     app.state.run_jobs = run_jobs
@@ -198,7 +201,9 @@ def create_app(
     app.add_exception_handler(OptimizeConfigError, _optimize_config_error)
     app.add_exception_handler(OptimizeResumeError, _status(409))
 
-    for module in (scorers, datasets, runs, annotations_api, optimizations):
+    # annotations before runs: .../items/{item_id:path}/annotations must not be read as an
+    # item id ending in "/annotations" by the runs router's .../items/{item_id:path}
+    for module in (scorers, datasets, annotations_api, runs, optimizations):
         app.include_router(module.router, prefix="/api")
     _mount_ui(app)
 
@@ -212,6 +217,42 @@ def create_app(
     app.add_middleware(security.CatchErrors)
     app.add_middleware(security.SecurityHeaders)
     return app
+
+
+DOCS_ASSETS = "/static-docs"
+
+
+def _mount_api_docs(app: FastAPI) -> None:
+    """``/docs`` (Swagger UI) and ``/redoc`` from assets shipped in a package
+    (``fastapi-offline``), not a CDN: the API docs work on a machine without internet,
+    FastAPI's documented way of self-hosting them."""
+    import fastapi_offline
+    from fastapi.openapi.docs import get_redoc_html, get_swagger_ui_html
+    from fastapi.responses import HTMLResponse
+    from fastapi.staticfiles import StaticFiles
+
+    assets = Path(fastapi_offline.__file__).parent / "static"
+    app.mount(DOCS_ASSETS, StaticFiles(directory=assets), name="static-docs")
+
+    @app.get("/docs", include_in_schema=False)
+    def swagger_ui() -> HTMLResponse:
+        return get_swagger_ui_html(
+            openapi_url="/openapi.json",
+            title=f"{API_TITLE} - Swagger UI",
+            swagger_js_url=f"{DOCS_ASSETS}/swagger-ui-bundle.js",
+            swagger_css_url=f"{DOCS_ASSETS}/swagger-ui.css",
+            swagger_favicon_url="/favicon.ico",
+        )
+
+    @app.get("/redoc", include_in_schema=False)
+    def redoc() -> HTMLResponse:
+        return get_redoc_html(
+            openapi_url="/openapi.json",
+            title=f"{API_TITLE} - ReDoc",
+            redoc_js_url=f"{DOCS_ASSETS}/redoc.standalone.js",
+            redoc_favicon_url="/favicon.ico",
+            with_google_fonts=False,
+        )
 
 
 def app_from_env() -> FastAPI:

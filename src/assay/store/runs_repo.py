@@ -265,6 +265,21 @@ class RunRepository:
             if new:
                 conn.execute(run_tags.insert(), new)
 
+    def remove_tags(self, run_id: str, tags: Iterable[str]) -> None:
+        """Take ``tags`` off the run (exact id); tags it does not have are ignored."""
+        wanted = check_tags(tags)
+        with self._db.write() as conn:
+            self._require(conn, run_id)
+            conn.execute(
+                run_tags.delete().where(run_tags.c.run_id == run_id, run_tags.c.tag.in_(wanted))
+            )
+
+    def rename(self, run_id: str, name: str | None) -> None:
+        """Give the run (exact id) a new name (``None``: no name)."""
+        with self._db.write() as conn:
+            self._require(conn, run_id)
+            conn.execute(runs.update().where(runs.c.id == run_id).values(name=name))
+
     def move_tag(self, tag: str, run_id: str, *, name: str | None = None) -> None:
         """Make ``run_id`` the one run carrying ``tag`` (among the runs named ``name``,
         when given): a pointer such as ``baseline=main``, moved in one transaction."""

@@ -4,6 +4,7 @@ and user text must never become markup."""
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 from fastapi.testclient import TestClient
 
@@ -290,3 +291,122 @@ def test_a_pending_run_page_is_live(client: TestClient, store: Store) -> None:
     assert '<progress id="progress-bar" max="8" value="0">' in html
     assert 'data-testid="summary-table"' not in html  # no summary before it finishes
     assert "0 matching results" in html
+
+
+def test_a_dataset_version_it_never_had_is_a_404_and_an_old_one_shows_its_items(
+    client: TestClient, store: Store
+) -> None:
+    store.datasets.create("qa")
+    store.datasets.add_items("qa", [{"id": "a", "input": "first", "expected_output": "1"}])
+    store.datasets.add_items("qa", [{"id": "b", "input": "second", "expected_output": "2"}])
+    assert client.get("/datasets/qa", params={"version": "99"}).status_code == 404
+    old = client.get("/datasets/qa", params={"version": "1"})
+    assert old.status_code == 200 and "first" in old.text and "second" not in old.text
+    assert "Version 1" in old.text
+    assert "second" in client.get("/datasets/qa").text
+    assert client.get("/datasets/qa", params={"version": "x"}).status_code == 422
+
+
+def test_favicon_is_served(client: TestClient) -> None:
+    icon = client.get("/favicon.ico")
+    assert icon.status_code == 200 and icon.headers["content-type"].startswith("image/svg")
+    assert b"<svg" in icon.content
+
+
+def test_scorers_page_lists_every_registered_type(client: TestClient) -> None:
+    from assay.scoring.registry import list_scorers
+
+    html = client.get("/scorers").text
+    infos = list_scorers()
+    assert len(re.findall(r'<tr id="scorer-', html)) == len(infos) > 10
+    assert 'id="scorer-exact-match"' in html and "higher is better" in html
+    assert 'href="/scorers"' in html
+
+
+def test_item_ids_with_url_characters_work_in_pages_links_and_the_review_queue(
+    client: TestClient, store: Store
+) -> None:
+    from urllib.parse import quote
+
+    ids = ["a/b", "c?d#e", "f g", "h"]  # (TestClient decodes "%" twice: e2e has one)
+    rows = [{"id": i, "input": i, "output": "x", "expected_output": "x"} for i in ids]
+    run_id = run_stored(rows, None, ["exact-match"], store=store).id
+    run_page = client.get(f"/runs/{run_id}").text
+    for item in ids:
+        link = f"/runs/{run_id}/items/{quote(item, safe='')}"
+        assert link in run_page, item
+        page = client.get(link)
+        assert page.status_code == 200 and f"<code>{item}</code>" in page.text, item
+    second = client.get(f"/runs/{run_id}/items/{quote('c?d#e', safe='')}").text
+    assert "item 2 of 4" in second and "0 of 4 reviewed" in second
+    assert f'href="/runs/{run_id}/items/a%2Fb" data-testid="queue-previous"' in second
+    assert f'href="/runs/{run_id}/items/f%20g" data-testid="queue-next"' in second
+    annotate(run_id, "a/b", AnnotationInput(author="r", label="pass"), store=store)
+    first_unreviewed = client.get(f"/runs/{run_id}/items/h", params={"queue": "unreviewed"}).text
+    assert "item 3 of 3 unreviewed" in first_unreviewed and "1 of 4 reviewed" in first_unreviewed
+    assert client.get(f"/runs/{run_id}/items/h", params={"queue": "x"}).status_code == 422
+
+
+def test_a_trajectory_item_shows_its_transcript(client: TestClient, store: Store) -> None:
+    output = [
+        {
+            "role": "assistant",
+            "content": "",
+            "tool_calls": [
+                {"id": "c1", "function": {"name": "lookup", "arguments": '{"q": "<b>"}'}}
+            ],
+        },
+        {"role": "tool", "tool_call_id": "c1", "content": "result <i>"},
+    ]
+    rows = [
+        {
+            "id": "t",
+            "input": [{"role": "user", "content": "find"}],
+            "output": output,
+            "expected_output": "x",
+        }
+    ]
+    run_id = run_stored(rows, None, ["exact-match"], store=store).id
+    html = client.get(f"/runs/{run_id}/items/t").text
+    assert 'data-testid="transcript"' in html and html.count('class="turn ') == 3
+    assert "lookup" in html and "&lt;b&gt;" in html and "result &lt;i&gt;" in html
+    plain = run_stored(
+        [{"id": "p", "input": "q", "output": "a", "expected_output": "a"}],
+        None,
+        ["exact-match"],
+        store=store,
+    ).id
+    assert 'data-testid="transcript"' not in client.get(f"/runs/{plain}/items/p").text
+
+
+def test_compare_defaults_to_the_latest_run_on_the_same_data_with_filters_grid_and_labels(
+    client: TestClient, store: Store, tmp_path: Path
+) -> None:
+    import json as _json
+
+    def data(name: str, outputs: list[str]) -> Path:
+        path = tmp_path / name
+        rows = [
+            {"id": f"i{k}", "input": "q", "output": o, "expected_output": "a"}
+            for k, o in enumerate(outputs)
+        ]
+        path.write_text("".join(_json.dumps(r) + "\n" for r in rows))
+        return path
+
+    same = data("same.jsonl", ["a", "b"])
+    other = run_stored(data("other.jsonl", ["a", "a"]), None, ["exact-match"], store=store).id
+    older = run_stored(same, None, ["exact-match"], store=store, name="older").id
+    latest = run_stored(same, None, ["exact-match"], store=store, name="latest").id
+    # the same file, changed outputs: i0 regresses, i1 improves
+    newest = run_stored(data("same.jsonl", ["b", "a"]), None, ["exact-match"], store=store).id
+    html = client.get(f"/runs/{newest}/compare").text
+    assert (
+        'data-testid="default-baseline"' in html
+        and latest[:12] in html.split("default-baseline")[1][:300]
+    )
+    assert older and other
+    assert 'data-testid="compare-filter-state"' in html and 'value="regressed"' in html
+    assert html.count('data-testid="diff-label"') == 2 and f"→ <code>{newest[:8]}</code>" in html
+    grid = html.split('data-testid="compare-grid"')[1]
+    assert grid.count("<tr data-item-id=") == 2
+    assert 'class="regressed"' in html and 'class="improved"' in html

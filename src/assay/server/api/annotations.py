@@ -12,7 +12,7 @@ router = APIRouter(tags=["annotations"])
 
 
 @router.post(
-    "/runs/{run_id}/items/{item_id}/annotations",
+    "/runs/{run_id}/items/{item_id:path}/annotations",
     response_model=Annotation,
     status_code=201,
     responses=responses(404),
@@ -23,7 +23,7 @@ def add_annotation(run_id: str, item_id: str, body: AnnotationInput, store: Stor
 
 
 @router.get(
-    "/runs/{run_id}/items/{item_id}/annotations",
+    "/runs/{run_id}/items/{item_id:path}/annotations",
     response_model=list[Annotation],
     responses=responses(404),
 )

@@ -57,6 +57,13 @@ def create_dataset(body: DatasetCreate, store: StoreDep) -> DatasetInfo:
     return store.datasets.create(body.name, description=body.description, metadata=body.metadata)
 
 
+@router.delete("/datasets/{name:path}", status_code=204, responses=responses(404))
+def delete_dataset(name: str, store: StoreDep) -> None:
+    """Delete a dataset with every version and item. Runs on it stay (with its name and
+    version, no longer linked)."""
+    store.datasets.delete(name)
+
+
 def _upload_format(filename: str, fmt: str | None) -> str:
     if fmt is not None:
         return fmt
@@ -74,7 +81,9 @@ def _upload_format(filename: str, fmt: str | None) -> str:
     return UPLOAD_SUFFIXES[suffix]
 
 
-@router.post("/datasets/{name}/import", response_model=ImportResult, responses=responses(404, 409))
+@router.post(
+    "/datasets/{name:path}/import", response_model=ImportResult, responses=responses(404, 409)
+)
 async def import_dataset_file(
     name: str,
     store: StoreDep,
@@ -84,6 +93,9 @@ async def import_dataset_file(
     create: Annotated[bool, Form()] = True,
     upsert: Annotated[bool, Form()] = False,
     skip_existing: Annotated[bool, Form()] = False,
+    description: Annotated[
+        str | None, Form(max_length=10_000, description="Of a dataset the import creates.")
+    ] = None,
 ) -> ImportResult:
     """The same all-or-nothing import as ``assay datasets import``: every row validates
     and is stored as one new version, or nothing is stored. The upload is copied to a
@@ -110,6 +122,7 @@ async def import_dataset_file(
                     note=f"import {original}",
                     upsert=upsert,
                     skip_existing=skip_existing,
+                    description=description or None,
                 )
             )
         except DatasetError as exc:
@@ -120,7 +133,7 @@ async def import_dataset_file(
     return ImportResult(dataset=info, read=count)
 
 
-@router.get("/datasets/{name}/items", response_model=ItemsPage, responses=responses(404))
+@router.get("/datasets/{name:path}/items", response_model=ItemsPage, responses=responses(404))
 def dataset_items(
     name: str,
     store: StoreDep,
@@ -136,14 +149,14 @@ def dataset_items(
 
 
 @router.get(
-    "/datasets/{name}/versions", response_model=list[DatasetVersion], responses=responses(404)
+    "/datasets/{name:path}/versions", response_model=list[DatasetVersion], responses=responses(404)
 )
 def dataset_versions(name: str, store: StoreDep) -> list[DatasetVersion]:
     return store.datasets.versions(name)
 
 
 @router.get(
-    "/datasets/{name}/items/{item_id}/history",
+    "/datasets/{name:path}/items/{item_id:path}/history",
     response_model=list[ItemVersion],
     responses=responses(404),
 )

@@ -1,4 +1,5 @@
-"""``/api/runs``: start, list, detail, items, compare, export, cancel, resume, progress."""
+"""``/api/runs``: start, list, detail, rename/tag, delete, items, compare, export, cancel,
+resume, progress."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, HTTPException, Query
 from fastapi.responses import StreamingResponse
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict, Field
 from starlette.concurrency import run_in_threadpool
 
 from assay.analysis.compare import RunComparison
@@ -34,7 +35,7 @@ from assay.server.api.deps import (
 from assay.server.client_view import result_for_client
 from assay.server.sse import sse_response
 from assay.store import Store
-from assay.types import ItemResult, RunRecord
+from assay.types import ItemResult, RunRecord, check_tags
 
 router = APIRouter(tags=["runs"])
 
@@ -44,6 +45,16 @@ MAX_COMPARED = 10
 
 class RunStarted(BaseModel):
     run_id: str
+
+
+class RunChange(BaseModel):
+    """A change to a stored run: a new name (``""`` clears it), tags added and removed."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str | None = Field(default=None, max_length=255)
+    add_tags: list[str] = Field(default_factory=list, max_length=100)
+    remove_tags: list[str] = Field(default_factory=list, max_length=100)
 
 
 class Cancelled(BaseModel):
@@ -114,7 +125,7 @@ def list_run_items(
 
 
 @router.get(
-    "/runs/{run_id}/items/{item_id}", response_model=list[ItemResult], responses=responses(404)
+    "/runs/{run_id}/items/{item_id:path}", response_model=list[ItemResult], responses=responses(404)
 )
 def get_run_item(run_id: str, item_id: str, store: StoreDep) -> list[ItemResult]:
     """Every repeat of one item, with scores, reasons, judge prompts and raw answers
@@ -218,6 +229,34 @@ def export(run_id: str, store: StoreDep, format: ExportFormat = "jsonl") -> Stre
         media_type=media,
         headers={"Content-Disposition": f'attachment; filename="run-{found}.{format}"'},
     )
+
+
+@router.patch("/runs/{run_id}", response_model=RunRecord, responses=responses(404))
+def change_run(run_id: str, body: RunChange, store: StoreDep) -> RunRecord:
+    """Rename a run and/or add and remove its tags; answers the run as it is now."""
+    record = store.runs.get(run_id)
+    try:
+        add, remove = check_tags(body.add_tags), check_tags(body.remove_tags)
+    except ValueError as exc:
+        raise HTTPException(422, str(exc)) from exc
+    if body.name is not None:
+        if any(ord(ch) < 32 or ord(ch) == 127 for ch in body.name):
+            raise HTTPException(422, "name: control characters are not allowed")
+        store.runs.rename(record.info.id, body.name.strip() or None)
+    if add:
+        store.runs.add_tags(record.info.id, add)
+    if remove:
+        store.runs.remove_tags(record.info.id, remove)
+    return store.runs.get(record.info.id)
+
+
+@router.delete("/runs/{run_id}", status_code=204, responses=responses(404, 409))
+async def delete_run(run_id: str, store: StoreDep, jobs: RunJobsDep) -> None:
+    """Delete a run with its results, scores and judge calls (not while it executes)."""
+    record = await run_in_threadpool(store.runs.get, run_id)
+    if jobs.is_live(record.info.id):
+        raise HTTPException(409, f"run {record.info.id!r} is executing: cancel it first")
+    await run_in_threadpool(store.runs.delete, record.info.id)
 
 
 @router.post("/runs/{run_id}/cancel", response_model=Cancelled, responses=responses(404, 409))

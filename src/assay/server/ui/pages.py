@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import time
 from typing import Any
-from urllib.parse import urlencode
+from urllib.parse import quote, urlencode
 
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, Response
@@ -25,13 +25,15 @@ from assay.operations.optimizations_view import (
     optimization_detail,
     scorer_diagnostics,
 )
+from assay.operations.review_queue import review_queue
 from assay.operations.run_items import RunItemFilter, run_item
+from assay.operations.transcripts import transcript_of
 from assay.operations.ui_queries import SortOrder, compare_view, run_item_groups
 from assay.optimize.feed import current_state
 from assay.server.api.deps import MAX_OFFSET
 from assay.server.client_view import event_for_client, result_for_client
 from assay.server.ui.judge_optimization import judge_view
-from assay.server.ui.paths import TEMPLATES_DIR
+from assay.server.ui.paths import STATIC_DIR, TEMPLATES_DIR
 from assay.server.ui.svg_plots import (
     confusion_svg,
     reliability_svg,
@@ -39,7 +41,7 @@ from assay.server.ui.svg_plots import (
     score_trend_svg,
 )
 from assay.store import Store, StoreError
-from assay.types import ItemResult
+from assay.types import ItemResult, RunRecord
 
 PAGE_SIZE = 50
 
@@ -71,6 +73,9 @@ def _score(value: Any) -> str:
 
 
 templates.env.filters["text"] = _as_text
+# one path segment (or query value): "/", "?", "#", "%" all escaped, so item ids and
+# dataset names with them still address their page (Jinja's urlencode keeps "/")
+templates.env.filters["segment"] = lambda value: quote(str(value), safe="")
 templates.env.filters["when"] = _when
 templates.env.filters["score"] = _score
 
@@ -145,19 +150,44 @@ def live_monitor_page(request: Request, name: str) -> HTMLResponse:
     return _page(request, "live.html", monitors=None, status=status)
 
 
+@router.get("/favicon.ico", include_in_schema=False)
+def favicon() -> Response:
+    """The icon browsers ask for on their own (an SVG: no binary file to ship)."""
+    icon = (STATIC_DIR / "favicon.svg").read_bytes()
+    return Response(icon, media_type="image/svg+xml", headers={"Cache-Control": "max-age=86400"})
+
+
+@router.get("/scorers", response_class=HTMLResponse)
+def scorers_page(request: Request) -> HTMLResponse:
+    """The scorer catalogue: every registered type (built-ins and plugins), what it
+    measures, its direction, range and params."""
+    from assay.scoring.registry import list_scorers
+
+    return _page(request, "scorers.html", scorers=list_scorers())
+
+
 @router.get("/datasets", response_class=HTMLResponse)
 def datasets_page(request: Request) -> HTMLResponse:
     return _page(request, "datasets.html", datasets=store_of(request).datasets.list())
 
 
-@router.get("/datasets/{name}", response_class=HTMLResponse)
-def dataset_page(request: Request, name: str, offset: str | None = None) -> HTMLResponse:
+@router.get("/datasets/{name:path}", response_class=HTMLResponse)
+def dataset_page(
+    request: Request, name: str, offset: str | None = None, version: str | None = None
+) -> HTMLResponse:
+    """A dataset's items at ``version`` (default: the latest; a version it never had is a
+    404, not the latest shown under the wrong number)."""
     store = store_of(request)
     try:
         start = _int(offset, "offset", 0)
+        pinned = None if version is None or not version.strip() else _int(version, "version", 0)
         info = store.datasets.get(name)
-        items = list(store.datasets.items(info.id, offset=start, limit=PAGE_SIZE))
+        items = list(store.datasets.items(info.id, pinned, offset=start, limit=PAGE_SIZE))
         versions = store.datasets.versions(info.id)
+        if pinned is not None:
+            shown = next((v for v in versions if v.version == pinned), None)
+            count = shown.item_count if shown is not None else len(items)
+            info = info.model_copy(update={"version": pinned, "item_count": count})
     except StoreError as error:
         return _problem(request, 404, str(error))
     except ValueError as error:
@@ -240,13 +270,22 @@ def _judge_calls(results: list[ItemResult]) -> bool:
     return any(score.judge_calls for r in results for score in r.scores.values())
 
 
-@router.get("/runs/{run_id}/items/{item_id}", response_class=HTMLResponse)
-def item_page(request: Request, run_id: str, item_id: str) -> HTMLResponse:
+@router.get("/runs/{run_id}/items/{item_id:path}", response_class=HTMLResponse)
+def item_page(
+    request: Request, run_id: str, item_id: str, queue: str | None = None
+) -> HTMLResponse:
+    """One item of a run, its review form and its place in the review queue (``queue=
+    unreviewed``: previous/next skip items that already have a review)."""
     store = store_of(request)
+    if queue not in (None, "", "all", "unreviewed"):
+        return _problem(request, 422, f"queue must be 'all' or 'unreviewed' (got {queue[:40]!r})")
     try:
         record = store.runs.get(run_id)
         results = [result_for_client(r) for r in run_item(record.info.id, item_id, store=store)]
         annotations = annotation_history(record.info.id, item_id, store=store)
+        place = review_queue(
+            record.info.id, item_id, unreviewed_only=queue == "unreviewed", store=store
+        )
     except (StoreError, LookupError) as error:
         return _problem(request, 404, str(error))
     return _page(
@@ -259,6 +298,8 @@ def item_page(request: Request, run_id: str, item_id: str) -> HTMLResponse:
         has_judges=_judge_calls(results),
         scorers=record.info.scorers,
         annotations=annotations,
+        queue=place,
+        transcript=transcript_of(results[0].input, results[0].output),
     )
 
 
@@ -276,8 +317,12 @@ def compare_runs_page(
     except StoreError as error:
         return _problem(request, 404, str(error))
     candidates = [r for r in store.runs.list(limit=200) if r.info.id != record.info.id]
+    chosen_by_default = False
     if not baseline:
-        return _page(request, "compare.html", run=record, candidates=candidates, view=None)
+        default = _default_baseline(record, candidates)
+        if default is None:
+            return _page(request, "compare.html", run=record, candidates=candidates, view=None)
+        baseline, chosen_by_default = default.info.id, True
     others = [record.info.id] + [r.strip() for r in (runs or "").split(",") if r.strip()]
     try:
         start = _int(offset, "offset", 0)
@@ -298,7 +343,25 @@ def compare_runs_page(
         offset=start,
         page_size=PAGE_SIZE,
         runs_param=runs or "",
+        chosen_by_default=chosen_by_default,
     )
+
+
+def _default_baseline(record: RunRecord, candidates: list[RunRecord]) -> RunRecord | None:
+    """The latest other run on the same data (the same stored dataset, else the same data
+    file), preferring runs created before this one: what "did this change make it worse"
+    compares against. ``None`` when no run shares the data: the page asks."""
+    info = record.info
+
+    def same_data(other: RunRecord) -> bool:
+        if info.dataset_name is not None:
+            return other.info.dataset_name == info.dataset_name
+        return info.data_source is not None and other.info.data_source == info.data_source
+
+    same = [c for c in candidates if same_data(c)]  # newest first
+    earlier = [c for c in same if c.info.created_at <= info.created_at]
+    pool = earlier or same
+    return pool[0] if pool else None
 
 
 @router.get("/calibrations", response_class=HTMLResponse)

@@ -105,18 +105,29 @@ function setupUpload() {
     const name = form.elements.name.value.trim();
     const file = form.elements.file.files[0];
     if (!name || !file) { show(error, "Give the dataset a name and choose a file."); return; }
-    const created = await api("POST", "/api/datasets", {
-      name, description: form.elements.description.value.trim() || null,
-    });
-    if (!created.ok && created.status !== 409) {
-      show(error, errorsOf(created.data).map((e) => e.message).join("; ")); return;
+    // an existing name adds a version: ask first (its description stays). The import
+    // creates a new dataset itself and removes it again if the file fails: nothing is left
+    // behind by a failed upload.
+    const base = `/api/datasets/${encodeURIComponent(name)}`;
+    const existing = await api("GET", `${base}/versions`);
+    if (existing.ok) {
+      const versions = listOf(existing.data, "versions");
+      const last = versions[versions.length - 1];
+      const what = last ? ` (version ${last.version}, ${last.item_count} items)` : "";
+      if (!window.confirm(`Dataset "${name}" exists${what}. Add this file's rows to it as a new version? Its description is kept.`)) {
+        show(error, "Nothing uploaded: choose another name for a new dataset."); return;
+      }
+    } else if (existing.status !== 404) {
+      show(error, errorsOf(existing.data).map((e) => e.message).join("; ")); return;
     }
     const upload = new FormData();
     upload.append("file", file, file.name);
     for (const line of form.elements.map.value.split("\n")) {
       if (line.trim()) upload.append("map", line.trim());
     }
-    const imported = await api("POST", `/api/datasets/${encodeURIComponent(name)}/import`, upload);
+    const description = form.elements.description.value.trim();
+    if (description && !existing.ok) upload.append("description", description);
+    const imported = await api("POST", `${base}/import`, upload);
     if (!imported.ok) {
       show(error, errorsOf(imported.data).map((e) => e.message).join("; ")); return;
     }
@@ -464,6 +475,43 @@ function setupAnnotations() {
     form.elements.comment.value = "";
     form.elements.score.value = "";
     await load();
+    if (form.dataset.thenNext && queue && queue.dataset.next) window.location.assign(queue.dataset.next);
+    else if (form.dataset.thenNext) window.location.reload();
+    delete form.dataset.thenNext;
+  });
+
+  // the review queue: next/previous, "unreviewed only", keyboard shortcuts
+  const queue = document.querySelector("[data-testid=review-queue]");
+  const saveNext = document.getElementById("annotation-submit-next");
+  if (saveNext) saveNext.addEventListener("click", () => { form.dataset.thenNext = "1"; form.requestSubmit(); });
+  const unreviewed = document.getElementById("queue-unreviewed");
+  if (unreviewed) unreviewed.addEventListener("change", () => {
+    window.location.assign(unreviewed.dataset.all + (unreviewed.checked ? "?queue=unreviewed" : ""));
+  });
+  document.addEventListener("keydown", (event) => {
+    const typing = event.target.closest && event.target.closest("input, textarea, select");
+    if (event.key === "Enter" && (event.ctrlKey || event.metaKey)) {
+      event.preventDefault();
+      form.dataset.thenNext = "1";
+      form.requestSubmit();
+      return;
+    }
+    if (typing) {
+      if (event.key === "Escape") event.target.blur();
+      return;
+    }
+    if (event.ctrlKey || event.metaKey || event.altKey) return;
+    const go = (key) => { if (queue && queue.dataset[key]) window.location.assign(queue.dataset[key]); };
+    const actions = {
+      p: () => { document.getElementById("annotation-pass").checked = true; },
+      f: () => { document.getElementById("annotation-fail").checked = true; },
+      s: () => form.elements.score.focus(),
+      c: () => form.elements.comment.focus(),
+      j: () => go("next"), ArrowRight: () => go("next"),
+      k: () => go("previous"), ArrowLeft: () => go("previous"),
+    };
+    const action = actions[event.key];
+    if (action) { event.preventDefault(); action(); }
   });
 }
 
@@ -806,7 +854,82 @@ function setupOptimizationLive() {
   });
 }
 
+// ---------------------------------------------------------------- manage (rename, tag, delete)
+// A run's or dataset's own controls: every change is one API call; a delete asks first and
+// names what goes, then leaves for the list page.
+function setupManage() {
+  for (const box of document.querySelectorAll("[data-manage]")) {
+    const url = box.dataset.manage;
+    const errorNode = box.querySelector("[data-manage-error]");
+    const done = async (answer) => {
+      if (answer.ok) return true;
+      const first = errorsOf(answer.data)[0];
+      show(errorNode, first ? first.message : `failed (${answer.status})`);
+      return false;
+    };
+    box.addEventListener("click", async (event) => {
+      const button = event.target.closest("[data-manage-action]");
+      if (!button) return;
+      show(errorNode, "");
+      const action = button.dataset.manageAction;
+      if (action === "delete") {
+        const what = `${box.dataset.kind} ${box.dataset.label}`;
+        if (!window.confirm(`Delete ${what}? This cannot be undone.`)) return;
+        if (await done(await api("DELETE", url))) window.location.assign(box.dataset.after);
+      } else if (action === "rename") {
+        const name = box.querySelector("[data-manage-name]").value;
+        if (await done(await api("PATCH", url, { name }))) window.location.reload();
+      } else if (action === "tag") {
+        const tag = box.querySelector("[data-manage-tag]").value.trim();
+        if (!tag) return show(errorNode, "type a tag first");
+        if (await done(await api("PATCH", url, { add_tags: [tag] }))) window.location.reload();
+      }
+    });
+  }
+}
+
+// ---------------------------------------------------------------- scorer catalogue filter
+function setupScorerFilter() {
+  const input = document.getElementById("scorer-filter");
+  if (!input) return;
+  input.addEventListener("input", () => {
+    const words = input.value.toLowerCase().split(/\s+/).filter(Boolean);
+    for (const row of document.querySelectorAll("[data-search]")) {
+      row.hidden = !words.every((word) => row.dataset.search.includes(word));
+    }
+  });
+}
+
+// ---------------------------------------------------------------- compare: picker and filters
+function setupCompareTools() {
+  const find = document.getElementById("compare-find");
+  const select = document.getElementById("compare-baseline");
+  if (find && select) find.addEventListener("input", () => {
+    const words = find.value.toLowerCase().split(/\s+/).filter(Boolean);
+    let first = null;
+    for (const option of select.options) {
+      option.hidden = !words.every((word) => (option.dataset.search || "").includes(word));
+      if (!option.hidden && !first) first = option;
+    }
+    if (first && select.selectedOptions[0] && select.selectedOptions[0].hidden) select.value = first.value;
+  });
+  const scorer = document.getElementById("compare-filter-scorer");
+  const state = document.getElementById("compare-filter-state");
+  if (!scorer || !state) return;
+  const apply = () => {
+    for (const row of document.querySelectorAll("[data-testid=compare-rows] tbody tr")) {
+      row.hidden = (scorer.value && row.dataset.scorer !== scorer.value)
+        || (state.value && !row.classList.contains(state.value));
+    }
+  };
+  scorer.addEventListener("change", apply);
+  state.addEventListener("change", apply);
+}
+
 document.addEventListener("DOMContentLoaded", () => {
+  setupManage();
+  setupCompareTools();
+  setupScorerFilter();
   setupCopyButtons();
   setupUpload();
   setupLauncher();
