@@ -14,6 +14,7 @@ from assay.cli.common import CliError, console, err_console, open_cli_store, whe
 from assay.types import RunRecord
 
 if TYPE_CHECKING:
+    from assay.runner.options import Backend
     from assay.store import Store
 
 runs_app = typer.Typer(
@@ -187,6 +188,16 @@ def runs_compare(
             raise typer.Exit(1)
 
 
+def _backend(value: str | None) -> Backend | None:
+    if value is None:
+        return None
+    if value == "local":
+        return "local"
+    if value == "ray":
+        return "ray"
+    raise CliError(f"--backend {value!r}: expected 'local' or 'ray'")
+
+
 @runs_app.command("resume")
 def runs_resume(
     run_id: Annotated[str, typer.Argument(help="Run id or unique prefix.")],
@@ -208,6 +219,14 @@ def runs_resume(
             "run started (its results then mix two versions).",
         ),
     ] = False,
+    backend: Annotated[
+        str | None,
+        typer.Option("--backend", help="'local' or 'ray' (default: the run's own backend)."),
+    ] = None,
+    ray_address: Annotated[
+        str | None,
+        typer.Option("--ray-address", help="Ray cluster to join (default: start a local Ray)."),
+    ] = None,
 ) -> None:
     """Finish an interrupted or killed run: only the missing results run."""
     from assay.analysis.report_terminal import summary_table
@@ -222,6 +241,8 @@ def runs_resume(
                 concurrency=concurrency,
                 progress=progress,
                 allow_changed=allow_changed,
+                backend=_backend(backend),
+                ray_address=ray_address,
             )
         except KeyboardInterrupt:
             err_console.print(f"interrupted again: `assay runs resume {run_id}` continues it")

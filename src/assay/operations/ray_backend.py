@@ -37,8 +37,8 @@ LOCAL_WORKERS = 2
 """Workers on a local Ray (no address) when ``workers`` is not given."""
 
 
-class RayBackendError(RuntimeError):
-    """The Ray backend cannot run this run (one line saying why); nothing was claimed."""
+class RayBackendError(ValueError):
+    """The Ray backend cannot run this run (one line saying why; the CLI exits 2)."""
 
 
 def require_ray() -> ModuleType:

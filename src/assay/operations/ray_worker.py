@@ -17,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 
 from assay.models.reliability import RUN_CONCURRENCY
@@ -34,11 +34,22 @@ log = logging.getLogger(__name__)
 
 @dataclass(frozen=True)
 class WorkerSettings:
-    """How a worker claims: units per claim, lease length, pause when nothing is free."""
+    """How a worker claims and stores.
 
-    batch: int = 256
+    ``batch``: units per claim (``None``: 8 per item in flight, 32..512): small enough that
+    two workers share a short run and a killed worker leaves little to redo, large enough
+    that claims are a small part of a trivial item's cost. ``flush_s``: finished results
+    are stored at least this often (progress shows, a killed worker loses less).
+    ``lease_s``: a claimed unit's lease without heartbeat. ``idle_s``: pause when no unit
+    is free but some are still held by other workers."""
+
+    batch: int | None = None
+    flush_s: float = 0.5
     lease_s: float = UNIT_LEASE_S
     idle_s: float = 0.2
+
+    def batch_for(self, concurrency: int) -> int:
+        return self.batch or min(512, max(32, 8 * concurrency))
 
 
 @dataclass(frozen=True)
@@ -50,23 +61,37 @@ class WorkerReport:
     stored: int
 
 
-async def run_units(plan: RunPlan, units: Sequence[Unit]) -> list[ItemResult]:
+async def run_units(
+    plan: RunPlan,
+    units: Sequence[Unit],
+    store: Callable[[list[ItemResult]], Awaitable[None]],
+    flush_s: float,
+) -> None:
     """Score ``units`` with up to ``plan.info.concurrency`` in flight, like the engine's
-    worker pool (and under the same ``RUN_CONCURRENCY`` for judge limiters)."""
-    results: list[ItemResult] = []
+    worker pool (and under the same ``RUN_CONCURRENCY`` for judge limiters), handing the
+    finished results to ``store`` every ``flush_s`` seconds and at the end."""
+    finished: list[ItemResult] = []
     pending = iter(units)
 
     async def lane() -> None:
         for position, item, repeat in pending:
-            results.append(await run_unit(plan, position, item, repeat))
+            finished.append(await run_unit(plan, position, item, repeat))
 
     token = RUN_CONCURRENCY.set(plan.info.concurrency)
     try:
         lanes = [asyncio.create_task(lane()) for _ in range(min(plan.info.concurrency, len(units)))]
     finally:
         RUN_CONCURRENCY.reset(token)
-    await asyncio.gather(*lanes)
-    return results
+    everything = asyncio.gather(*lanes)
+    try:
+        while not everything.done():
+            await asyncio.wait([everything], timeout=flush_s)
+            if finished:
+                batch, finished[:] = list(finished), []
+                await store(batch)
+        everything.result()
+    finally:
+        everything.cancel()
 
 
 async def work(
@@ -88,10 +113,11 @@ async def work(
     beat = threading.Thread(target=heartbeat, name=f"assay-unit-lease-{run_id[:8]}", daemon=True)
     beat.start()
     claimed = stored = 0
+    batch = settings.batch_for(plan.info.concurrency)
     try:
         while True:
             units = await asyncio.to_thread(
-                units_repo.claim, run_id, owner, settings.batch, lease_s=settings.lease_s
+                units_repo.claim, run_id, owner, batch, lease_s=settings.lease_s
             )
             if not units:
                 if await asyncio.to_thread(units_repo.remaining, run_id) == 0:
@@ -100,8 +126,12 @@ async def work(
                 await asyncio.sleep(settings.idle_s)
                 continue
             claimed += len(units)
-            results = await run_units(plan, units)
-            stored += await asyncio.to_thread(units_repo.complete, run_id, owner, results)
+
+            async def store_results(results: list[ItemResult]) -> None:
+                nonlocal stored
+                stored += await asyncio.to_thread(units_repo.complete, run_id, owner, results)
+
+            await run_units(plan, units, store_results, settings.flush_s)
     except BaseException:
         stop.set()
         try:  # give back what this worker holds, so others need not wait for the lease

@@ -17,7 +17,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from assay.runner.hooks import RunHooks
-from assay.runner.options import RunOptions
+from assay.runner.options import Backend, RunOptions
 from assay.runner.result import RunResult
 from assay.scoring.sync import run_sync
 
@@ -66,6 +66,16 @@ class RunConfig(BaseModel):
         "calibration certificate matching its current fingerprint (`assay calibrate`).",
     )
 
+    backend: Backend = Field(
+        default="local",
+        description="'local' (this process) or 'ray' (Ray workers over the store; "
+        "pip install 'assay[ray]').",
+    )
+    ray_address: str | None = Field(
+        default=None, description="Ray cluster to join (backend 'ray'); none: a local Ray."
+    )
+    workers: int | None = Field(default=None, ge=1, description="Ray workers (backend 'ray').")
+
     @model_validator(mode="after")
     def _one_source(self) -> RunConfig:
         if (self.data is None) == (self.dataset is None):
@@ -74,6 +84,10 @@ class RunConfig(BaseModel):
             raise ValueError("a stored dataset's run is always stored ('store: false' given)")
         if self.version is not None and self.dataset is None:
             raise ValueError("'version' needs 'dataset'")
+        if self.backend != "ray" and (self.ray_address is not None or self.workers is not None):
+            raise ValueError("'ray_address' and 'workers' need 'backend: ray'")
+        if self.backend == "ray" and not self.store:
+            raise ValueError("backend 'ray' stores results from its workers ('store: false' given)")
         return self
 
     def run_options(
@@ -89,6 +103,9 @@ class RunConfig(BaseModel):
             metadata=self.metadata,
             progress=progress,
             hooks=hooks,
+            backend=self.backend,
+            ray_address=self.ray_address,
+            workers=self.workers,
         )
 
 
