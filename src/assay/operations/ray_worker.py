@@ -90,6 +90,8 @@ async def run_units(
                 batch, finished[:] = list(finished), []
                 await store(batch)
         everything.result()
+        if finished:  # the lanes' last results arrived while the previous flush was stored
+            await store(list(finished))
     finally:
         everything.cancel()
 
