@@ -256,6 +256,15 @@ def test_a_killed_driver_leaves_a_run_that_resume_completes(store_url: str, tmp_
         assert store.runs.get(run_id).info.backend == "ray"
         result = resume_run(run_id, store=store, progress=False)
         _assert_whole(store, result, 200)
+        shown = subprocess.run(
+            [sys.executable, "-m", "assay", "runs", "show", run_id[:8], "--items", "0"],
+            env=env,
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert shown.returncode == 0 and "backend: ray, 2 workers" in shown.stdout, shown
         assert result.record.summary is not None
         assert result.record.summary.scorers["exact-match"].mean == 1.0
 

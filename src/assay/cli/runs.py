@@ -97,6 +97,8 @@ def runs_show(
         console.print(summary_table(record))
         if record.info.tags:
             console.print(Text("tags: " + ", ".join(record.info.tags)))
+        if record.info.backend != "local":
+            console.print(Text(f"backend: {record.info.backend}, {record.info.workers} workers"))
         if items > 0:
             table = Table(title=f"first {items} results", title_justify="left")
             for column in ("item", "rep", "output", "latency", "scores"):
