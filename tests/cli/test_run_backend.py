@@ -5,6 +5,7 @@ fails to import, as an environment without the extra does."""
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import subprocess
 import sys
@@ -51,3 +52,18 @@ def test_an_unknown_backend_and_a_stray_address_are_refused(tmp_path: Path) -> N
     assert done.returncode == 2 and "backend" in done.stderr and "Traceback" not in done.stderr
     done = _assay(tmp_path, "--ray-address", "auto", shadow_ray=True)
     assert done.returncode == 2 and "backend: ray" in done.stderr, done.stderr
+
+
+def test_an_unreachable_cluster_is_one_line_exit_2(tmp_path: Path) -> None:
+    """Nothing listens on port 1 of loopback: refused at once, before Ray's own minutes
+    of waiting. Needs Ray installed (without it the missing extra is the one line)."""
+    done = _assay(tmp_path, "--backend", "ray", "--ray-address", "127.0.0.1:1", shadow_ray=False)
+    assert done.returncode == 2, done.stderr
+    expected = (
+        "cannot reach the Ray cluster at 127.0.0.1:1"
+        if importlib.util.find_spec("ray") is not None
+        else "pip install 'assay[ray]'"
+    )
+    assert expected in done.stderr and len(done.stderr.strip().splitlines()) == 1, done.stderr
+    assert "Traceback" not in done.stderr
+    assert _stored_runs(tmp_path) == 0

@@ -58,6 +58,8 @@ def connect(address: str | None, workers: int | None = None) -> ModuleType:
     ray = require_ray()
     if ray.is_initialized():
         return ray
+    if address is not None:
+        _require_reachable(address)
     try:
         if address is None:
             ray.init(
@@ -72,6 +74,21 @@ def connect(address: str | None, workers: int | None = None) -> ModuleType:
         where = address or "a local Ray"
         raise RayBackendError(f"cannot start or reach {where}: {_first_line(exc)}") from exc
     return ray
+
+
+def _require_reachable(address: str, timeout_s: float = 5.0) -> None:
+    """A TCP connect to ``host:port`` (or ``ray://host:port``) first: Ray itself waits
+    minutes on an address where nothing listens; ``auto`` and the like are left to Ray."""
+    hostport = address.removeprefix("ray://")
+    host, _, port = hostport.rpartition(":")
+    if not host or not port.isdigit():
+        return
+    try:
+        socket.create_connection((host, int(port)), timeout=timeout_s).close()
+    except OSError as exc:
+        raise RayBackendError(
+            f"cannot reach the Ray cluster at {address}: {exc.strerror or exc}"
+        ) from exc
 
 
 def _first_line(exc: BaseException) -> str:
