@@ -423,6 +423,10 @@ class RunInfo(BaseModel):
     tags: list[str] = Field(default_factory=list)
     """Labels to find the run by (``git.commit=abc123``, ``baseline=main``): each 1..255
     characters without control characters, duplicates dropped (see ``check_tags``)."""
+    backend: Literal["local", "ray"] = "local"
+    """What executed the run: this process (``local``) or Ray workers over the store."""
+    workers: int | None = Field(default=None, ge=1)
+    """How many Ray workers scored the run (``None`` for a local run)."""
 
     @field_validator("tags")
     @classmethod

@@ -54,6 +54,21 @@ def run(
         ),
     ] = None,
     name: Annotated[str | None, typer.Option("--name", help="A name for the run.")] = None,
+    backend: Annotated[
+        str | None,
+        typer.Option(
+            "--backend",
+            help="'local' (default) or 'ray': score on Ray workers over the store "
+            "(pip install 'assay[ray]'; docs/scale-out.md).",
+        ),
+    ] = None,
+    ray_address: Annotated[
+        str | None,
+        typer.Option("--ray-address", help="Ray cluster to join (default: start a local Ray)."),
+    ] = None,
+    workers: Annotated[
+        int | None, typer.Option("--workers", help="Ray workers (default: the cluster's CPUs).")
+    ] = None,
     store: Annotated[
         bool | None, typer.Option("--store/--no-store", help="Keep the run in the database.")
     ] = None,
@@ -149,6 +164,9 @@ def run(
             sample=sample,
             seed=seed,
             ids=ids,
+            backend=backend,
+            ray_address=ray_address,
+            workers=workers,
         )
     except (RunConfigError, InputError) as exc:
         raise CliError(str(exc)) from exc

@@ -22,6 +22,7 @@ from assay.cli.common import (
 )
 
 if TYPE_CHECKING:
+    from assay.runner.options import Backend
     from assay.store import Store
     from assay.types import RunRecord
 
@@ -105,6 +106,8 @@ def runs_show(
         console.print(summary_table(record))
         if record.info.tags:
             console.print(Text("tags: " + ", ".join(record.info.tags)))
+        if record.info.backend != "local":
+            console.print(Text(f"backend: {record.info.backend}, {record.info.workers} workers"))
         if items > 0:
             table = Table(title=f"first {items} results", title_justify="left")
             for column in ("item", "rep", "output", "latency", "scores"):
@@ -322,6 +325,16 @@ def runs_compare(
             raise typer.Exit(1)
 
 
+def _backend(value: str | None) -> Backend | None:
+    if value is None:
+        return None
+    if value == "local":
+        return "local"
+    if value == "ray":
+        return "ray"
+    raise CliError(f"--backend {value!r}: expected 'local' or 'ray'")
+
+
 @runs_app.command("resume")
 def runs_resume(
     run_id: Annotated[str, typer.Argument(help="Run id or unique prefix.")],
@@ -343,6 +356,14 @@ def runs_resume(
             "run started (its results then mix two versions).",
         ),
     ] = False,
+    backend: Annotated[
+        str | None,
+        typer.Option("--backend", help="'local' or 'ray' (default: the run's own backend)."),
+    ] = None,
+    ray_address: Annotated[
+        str | None,
+        typer.Option("--ray-address", help="Ray cluster to join (default: start a local Ray)."),
+    ] = None,
 ) -> None:
     """Finish an interrupted or killed run: only the missing results run."""
     from assay.analysis.report_terminal import summary_table
@@ -357,6 +378,8 @@ def runs_resume(
                 concurrency=concurrency,
                 progress=progress,
                 allow_changed=allow_changed,
+                backend=_backend(backend),
+                ray_address=ray_address,
             )
         except KeyboardInterrupt:
             err_console.print(f"interrupted again: `assay runs resume {run_id}` continues it")

@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from assay.operations.config_env import MissingVariableError, substitute_env
 from assay.operations.item_selection import ItemSelection
 from assay.runner.hooks import RunHooks
-from assay.runner.options import RunOptions
+from assay.runner.options import Backend, RunOptions
 from assay.runner.result import RunResult
 from assay.scoring.sync import run_sync
 
@@ -74,6 +74,16 @@ class RunConfig(BaseModel):
         "calibration certificate matching its current fingerprint (`assay calibrate`).",
     )
 
+    backend: Backend = Field(
+        default="local",
+        description="'local' (this process) or 'ray' (Ray workers over the store; "
+        "pip install 'assay[ray]').",
+    )
+    ray_address: str | None = Field(
+        default=None, description="Ray cluster to join (backend 'ray'); none: a local Ray."
+    )
+    workers: int | None = Field(default=None, ge=1, description="Ray workers (backend 'ray').")
+
     @model_validator(mode="after")
     def _one_source(self) -> RunConfig:
         if (self.data is None) == (self.dataset is None):
@@ -82,6 +92,10 @@ class RunConfig(BaseModel):
             raise ValueError("a stored dataset's run is always stored ('store: false' given)")
         if self.version is not None and self.dataset is None:
             raise ValueError("'version' needs 'dataset'")
+        if self.backend != "ray" and (self.ray_address is not None or self.workers is not None):
+            raise ValueError("'ray_address' and 'workers' need 'backend: ray'")
+        if self.backend == "ray" and not self.store:
+            raise ValueError("backend 'ray' stores results from its workers ('store: false' given)")
         if self.seed is not None and self.sample is None:
             raise ValueError("'seed' needs 'sample'")
         self.selection()  # an empty 'ids' fails here, with the key named
@@ -107,6 +121,9 @@ class RunConfig(BaseModel):
             metadata=self.metadata,
             progress=progress,
             hooks=hooks,
+            backend=self.backend,
+            ray_address=self.ray_address,
+            workers=self.workers,
         )
 
 

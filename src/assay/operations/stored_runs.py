@@ -26,7 +26,7 @@ from assay.operations.item_selection import ItemSelection, select_items
 from assay.runner.api import DataSource, execute_run, plan_run, validate_settings
 from assay.runner.engine import RunPlan
 from assay.runner.hooks import RunHooks
-from assay.runner.options import RunOptions
+from assay.runner.options import Backend, RunOptions
 from assay.runner.result import RunResult
 from assay.runner.scorer_set import build_scorers, scorer_spec, scorers_from_specs
 from assay.scoring.sync import run_sync
@@ -37,6 +37,7 @@ from assay.types import Item, RunInfo, ScorerSpec, TargetSpec
 
 if TYPE_CHECKING:
     from assay.analysis.compare import RunComparison
+    from assay.operations.ray_backend import RayDispatch
 
 
 log = logging.getLogger(__name__)
@@ -46,8 +47,25 @@ class ResumeError(ValueError):
     """The run cannot be resumed as asked (finished, or its target/scorers changed)."""
 
 
-async def _execute_stored(store: Store, plan: RunPlan, options: RunOptions) -> RunResult:
-    outcome = await execute_run(plan, StoreSink(store), options)
+def _prepare_backend(store: Store, plan: RunPlan, options: RunOptions) -> RayDispatch | None:
+    """The Ray backend's dispatch, checked (and the backend recorded on ``plan.info``)
+    before the run is stored; ``None`` for a local run."""
+    if options.backend != "ray":
+        return None
+    from assay.operations.ray_backend import prepare
+
+    return prepare(store, plan, options)
+
+
+async def _execute_stored(
+    store: Store, plan: RunPlan, options: RunOptions, dispatch: RayDispatch | None = None
+) -> RunResult:
+    if dispatch is None and plan.resumed:
+        # units a scaled-out session left: resumed here, they are no one's to store
+        store.work_units.clear(plan.info.id)
+    outcome = await execute_run(plan, StoreSink(store), options, dispatch)
+    if dispatch is not None and outcome.status == "completed":
+        store.work_units.clear(plan.info.id)
     return RunResult.finished(plan.info, outcome.status, outcome.summary)
 
 
@@ -94,8 +112,9 @@ async def run_dataset_async(
             dataset_name=found.name,
             dataset_version=pinned,
         )
+        dispatch = _prepare_backend(db, plan, run_options)
         db.runs.create(plan.info)
-        return await _execute_stored(db, plan, run_options)
+        return await _execute_stored(db, plan, run_options, dispatch)
 
 
 async def run_stored_async(
@@ -125,12 +144,13 @@ async def run_stored_async(
             total_items=None,
             data_source=source,
         )
+        dispatch = _prepare_backend(db, plan, run_options)
         loaded = load_items(data, unique_ids=False)
         if selection is not None:
             loaded = select_items(loaded, selection)
         record = runs.create(plan.info, _non_empty(loaded, source))
         plan.info = plan.info.model_copy(update={"total_items": record.info.total_items})
-        return await _execute_stored(db, plan, run_options)
+        return await _execute_stored(db, plan, run_options, dispatch)
 
 
 def _with_selection(options: RunOptions, selection: ItemSelection | None) -> RunOptions:
@@ -159,6 +179,9 @@ async def resume_run_async(
     progress: bool | None = None,
     allow_changed: bool = False,
     timeout_s: float | None = None,
+    backend: Backend | None = None,
+    ray_address: str | None = None,
+    workers: int | None = None,
 ) -> RunResult:
     """Finish an interrupted (or killed) run: only the missing (item, repeat) results run.
 
@@ -168,6 +191,9 @@ async def resume_run_async(
     model), or a target whose code or config changed, is refused with a ``ResumeError`` that
     names each change: mixing two versions' answers in one run would make its summary
     meaningless. ``allow_changed=True`` resumes anyway (logged as a warning).
+
+    ``backend`` (default: the one the run started on), ``ray_address`` and ``workers``:
+    where the rest runs; a run started on Ray can finish locally and the other way round.
     """
     with using_store(store) as db:
         record = db.runs.get(run_id)
@@ -217,14 +243,19 @@ async def resume_run_async(
             resumed=True,
         )
         # the run's own settings, with the caller's hooks and progress bar
+        chosen = backend or info.backend
         options = RunOptions(
             concurrency=info.concurrency,
             repeats=info.repeats,
             timeout_s=info.timeout_s,
             hooks=hooks,
             progress=progress,
+            backend=chosen,
+            ray_address=ray_address if chosen == "ray" else None,
+            workers=(workers or info.workers) if chosen == "ray" else None,
         )
-        return await _execute_stored(db, plan, options)
+        dispatch = _prepare_backend(db, plan, options)
+        return await _execute_stored(db, plan, options, dispatch)
 
 
 def _require_dataset(db: Store, info: RunInfo) -> None:

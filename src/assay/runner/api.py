@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from assay.runner.engine import RunOutcome, RunPlan, execute
+from assay.runner.engine import RunOutcome, RunPlan, UnitDispatch, execute
 from assay.runner.options import RunOptions, validate_counts
 from assay.runner.result import RunResult
 from assay.runner.scorer_set import build_scorers, scorer_spec
@@ -75,15 +75,19 @@ def plan_run(
     return RunPlan(info=info, items=items, target=resolved, scorers=built)
 
 
-async def execute_run(plan: RunPlan, sink: ResultSink, options: RunOptions) -> RunOutcome:
+async def execute_run(
+    plan: RunPlan, sink: ResultSink, options: RunOptions, dispatch: UnitDispatch | None = None
+) -> RunOutcome:
     """Execute ``plan`` into ``sink`` (and the options' own sink) with the options' hooks
-    and progress bar: the one path every run entry point takes."""
+    and progress bar: the one path every run entry point takes (``dispatch``: the units
+    run elsewhere, the Ray backend's driver)."""
     return await execute(
         plan,
         _Tee(sink, options.sink) if options.sink is not None else sink,
         hooks=options.run_hooks,
         progress=options.progress,
         gc_freeze=options.gc_freeze,
+        dispatch=dispatch,
     )
 
 
@@ -105,6 +109,11 @@ async def run_evals_async(
     ``on_item_complete``, ``progress``, ``sink``.
     """
     run_options = RunOptions.of(options, **option_values)
+    if run_options.backend != "local":
+        raise ValueError(
+            f"backend {run_options.backend!r} needs a stored run (its workers store the "
+            "results): use run_stored, run_dataset or `assay run` with the store"
+        )
     items, source = load_data(data)
     plan = plan_run(
         lambda: items, target, scorers, run_options, total_items=len(items), data_source=source

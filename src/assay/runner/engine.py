@@ -24,7 +24,7 @@ import traceback
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import partial
-from typing import TypeVar
+from typing import Protocol, TypeVar
 
 from assay.models.reliability import RUN_CONCURRENCY
 from assay.runner.gc_policy import KeptResults
@@ -74,6 +74,17 @@ class RunPlan:
 class RunOutcome:
     status: RunStatus
     summary: RunSummary
+
+
+class UnitDispatch(Protocol):
+    """Executes a run's pending units elsewhere (the Ray backend): each unit through
+    ``run_unit`` on some worker, each result stored by that worker. The engine then reads
+    the summary back from the sink's ``summary_source`` (stored rows), as for a stored
+    local run; ``bar`` is the run's progress bar, advanced by the dispatcher."""
+
+    async def __call__(
+        self, plan: RunPlan, units: Iterator[tuple[int, Item, int]], bar: RunProgress
+    ) -> None: ...
 
 
 class RunAborted(RuntimeError):
@@ -284,8 +295,12 @@ async def execute(
     hooks: RunHooks | None = None,
     progress: bool | None = None,
     gc_freeze: bool = False,
+    dispatch: UnitDispatch | None = None,
 ) -> RunOutcome:
     """Run ``plan`` to the end (or to cancellation) and return its status and summary.
+
+    ``dispatch``: run the units through it instead of this process's workers (the sink
+    must then have a ``summary_source``: the results are only in the store).
 
     ``gc_freeze``: when the sink keeps its results (``keeps_results``), keep the cyclic
     garbage collector off them while the run lasts (``assay.runner.gc_policy``)."""
@@ -296,6 +311,8 @@ async def execute(
     summary_source: Callable[[], Awaitable[SummarySource]] | None = getattr(
         sink, "summary_source", None
     )
+    if dispatch is not None and summary_source is None:
+        raise ValueError("a dispatched run needs a sink with a summary_source (the store)")
     accumulator = SummaryAccumulator(
         info.scorers, keep_ids=False, keep_columns=summary_source is None
     )
@@ -342,7 +359,10 @@ async def execute(
         # judge calls of this run start their endpoint's limiter at the run's concurrency
         concurrency = RUN_CONCURRENCY.set(info.concurrency)
         try:
-            workers = [asyncio.create_task(worker()) for _ in range(max(1, info.concurrency))]
+            if dispatch is not None:
+                workers = [asyncio.create_task(dispatch(plan, units, bar))]
+            else:
+                workers = [asyncio.create_task(worker()) for _ in range(max(1, info.concurrency))]
         finally:
             RUN_CONCURRENCY.reset(concurrency)
         try:

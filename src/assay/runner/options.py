@@ -17,11 +17,14 @@ import dataclasses
 import difflib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal, get_args
 
 from assay.runner.hooks import Hook, RunHooks
 from assay.runner.sink import ResultSink
 from assay.types import check_run_threshold, check_tags
+
+Backend = Literal["local", "ray"]
+"""The run backends (``RunOptions.backend``)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -52,6 +55,16 @@ class RunOptions:
     """Show a progress bar; ``None``: when stderr is a terminal."""
     sink: ResultSink | None = None
     """Also send every result to this sink (besides memory or the store)."""
+    backend: Backend = "local"
+    """What executes the run: ``local`` (this process) or ``ray`` (Ray workers claiming
+    units from the store; needs ``pip install 'assay[ray]'`` and a stored run; see
+    docs/scale-out.md)."""
+    ray_address: str | None = None
+    """The Ray cluster to join (``ray://host:10001``, ``host:6379``, ``auto``); ``None``:
+    start a local Ray on this machine. Only with ``backend="ray"``."""
+    workers: int | None = None
+    """Ray workers (one process each, ``concurrency`` items in flight in each); ``None``:
+    the cluster's CPUs, at most 2 on a local Ray. Only with ``backend="ray"``."""
     gc_freeze: bool = False
     """Opt in (``True``) to keep CPython's cyclic garbage collector off the results an
     in-memory run keeps (collect, then ``gc.freeze()`` every 2,000 results; ``gc.unfreeze()``
@@ -61,6 +74,7 @@ class RunOptions:
 
     def __post_init__(self) -> None:
         validate_counts(self.concurrency, self.repeats, self.timeout_s)
+        validate_backend(self.backend, self.ray_address, self.workers)
         check_run_threshold(self.threshold)
         object.__setattr__(self, "metadata", dict(self.metadata))
         object.__setattr__(self, "tags", tuple(check_tags(self.tags)))
@@ -94,3 +108,13 @@ def validate_counts(concurrency: int, repeats: int, timeout_s: float | None = No
         raise ValueError(f"repeats must be at least 1 (got {repeats})")
     if timeout_s is not None and not timeout_s > 0:
         raise ValueError(f"timeout_s must be a positive number of seconds (got {timeout_s})")
+
+
+def validate_backend(backend: str, ray_address: str | None, workers: int | None) -> None:
+    """The rules for ``backend``, ``ray_address`` and ``workers``."""
+    if backend not in get_args(Backend):
+        raise ValueError(f"backend must be 'local' or 'ray' (got {backend!r})")
+    if backend != "ray" and (ray_address is not None or workers is not None):
+        raise ValueError("ray_address and workers need backend='ray'")
+    if workers is not None and workers < 1:
+        raise ValueError(f"workers must be at least 1 (got {workers})")

@@ -59,6 +59,32 @@ from assay.types import (
 _RESULT_ORDER = (item_results.c.position, item_results.c.repeat, item_results.c.item_id)
 
 
+def insert_results(conn: Connection, run_id: str, results: Sequence[ItemResult]) -> None:
+    """Insert results with their scores and judge calls and add them to the run's counters,
+    inside the caller's transaction (``write_results``; a scaled-out worker's
+    ``WorkUnitRepository.complete``, which stores only the units it still owns)."""
+    if not results:
+        return
+    item_rows, score_rows, call_rows = result_rows(run_id, results)
+    failed = sum(1 for result in results if result.error is not None)
+    updated = conn.execute(
+        runs.update()
+        .where(runs.c.id == run_id)
+        .values(
+            completed_results=runs.c.completed_results + len(results),
+            failed_results=runs.c.failed_results + failed,
+            updated_at=now(),
+        )
+    )
+    if updated.rowcount == 0:
+        raise RunNotFoundError(run_id)
+    conn.execute(item_results.insert(), item_rows)
+    if score_rows:
+        conn.execute(scores.insert(), score_rows)
+    if call_rows:
+        conn.execute(judge_calls.insert(), call_rows)
+
+
 def _record(row: Row[Any], tags: builtins.list[str] | None = None) -> RunRecord:
     m = row._mapping
     info = RunInfo(
@@ -77,6 +103,8 @@ def _record(row: Row[Any], tags: builtins.list[str] | None = None) -> RunRecord:
         metadata=m["meta"] or {},
         created_at=m["created_at"],
         tags=tags or [],
+        backend=m["backend"] or "local",
+        workers=m["workers"],
     )
     summary = m["summary"]
     status = m["status"]
@@ -190,6 +218,8 @@ class RunRepository:
                     threshold=info.threshold,
                     total_items=info.total_items,
                     meta=info.metadata or None,
+                    backend=info.backend,
+                    workers=info.workers,
                     status="pending",
                     completed_results=0,
                     failed_results=0,
@@ -387,26 +417,9 @@ class RunRepository:
         run already has raises ``DuplicateResultError`` and nothing of the batch is stored."""
         if not results:
             return
-        item_rows, score_rows, call_rows = result_rows(run_id, results)
-        failed = sum(1 for result in results if result.error is not None)
         try:
             with self._db.write() as conn:
-                updated = conn.execute(
-                    runs.update()
-                    .where(runs.c.id == run_id)
-                    .values(
-                        completed_results=runs.c.completed_results + len(results),
-                        failed_results=runs.c.failed_results + failed,
-                        updated_at=now(),
-                    )
-                )
-                if updated.rowcount == 0:
-                    raise RunNotFoundError(run_id)
-                conn.execute(item_results.insert(), item_rows)
-                if score_rows:
-                    conn.execute(scores.insert(), score_rows)
-                if call_rows:
-                    conn.execute(judge_calls.insert(), call_rows)
+                insert_results(conn, run_id, results)
         except IntegrityError as exc:
             duplicates = self._duplicate_keys(run_id, results)
             if duplicates:

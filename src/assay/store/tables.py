@@ -170,6 +170,8 @@ runs = sa.Table(
     sa.Column("summary", JSONType, nullable=True),
     sa.Column("lease_owner", sa.String(255), nullable=True),
     sa.Column("lease_expires_at", Timestamp, nullable=True),
+    sa.Column("backend", sa.String(16), nullable=True),
+    sa.Column("workers", sa.Integer(), nullable=True),
     sa.Column("created_at", Timestamp, nullable=False),
     sa.Column("started_at", Timestamp, nullable=True),
     sa.Column("completed_at", Timestamp, nullable=True),
@@ -411,3 +413,29 @@ run_tags = sa.Table(
 """Labels on runs (``git.commit=abc123``, ``baseline=main``): many per run, a run found by
 any of them (``runs.list(tag=...)``, ``runs.latest_with_tag``). A side table, not a JSON
 column, so "the newest run tagged X" is an indexed lookup on SQLite and PostgreSQL alike."""
+
+work_units = sa.Table(
+    "work_units",
+    metadata,
+    sa.Column("id", RowId, primary_key=True, autoincrement=True),
+    sa.Column(
+        "run_id", sa.String(64), sa.ForeignKey("runs.id", ondelete="CASCADE"), nullable=False
+    ),
+    sa.Column("position", sa.Integer(), nullable=False),
+    sa.Column("repeat", sa.Integer(), nullable=False),
+    sa.Column("item_id", NulSafeString(255), nullable=False),
+    sa.Column("input", JSONType, nullable=True),
+    sa.Column("output", JSONType, nullable=True),
+    sa.Column("expected_output", JSONType, nullable=True),
+    sa.Column("context", JSONType, nullable=True),
+    sa.Column("metadata", JSONType, nullable=True, key="meta"),
+    sa.Column("lease_owner", sa.String(255), nullable=True),
+    sa.Column("lease_expires_at", Timestamp, nullable=True),
+    sa.Column("attempts", sa.Integer(), nullable=False, server_default="0"),
+    sa.UniqueConstraint("run_id", "position", "repeat", name="uq_work_units_key"),
+)
+"""The units a scaled-out run (``backend="ray"``) still has to score, one row per (run,
+position, repeat), carrying its item so a worker needs nothing but the store. A worker
+claims a batch by writing its lease (owner, expiry) on unleased or expired rows; a unit's
+row is deleted in the transaction that stores its result, by the owner only, so a unit
+whose worker died is claimed again and no result is stored twice."""

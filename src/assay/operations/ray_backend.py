@@ -1,0 +1,262 @@
+"""The Ray backend's driver: join (or start) a Ray cluster, check that the run can be
+shipped, seed the run's work units in the store and start the workers that claim them.
+
+What the driver does not do: score, or keep any result. Workers store their results
+(``assay.operations.ray_worker``); the engine then reads the summary back from the stored
+rows, exactly as for a stored local run. The driver holds the run's lease (``StoreSink``),
+so a killed driver leaves a run that ``assay runs resume`` finishes.
+
+Everything that can be wrong is found before a unit is seeded, each as one line
+(``RayBackendError``): Ray not installed, the cluster unreachable, a store the workers
+cannot reach (SQLite, in memory or with a cluster of other hosts), a target or scorer
+that cannot be serialized here or loaded on a worker (a missing module there).
+
+Ray is imported only here, and only when the Ray backend is chosen.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import socket
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from assay.operations.ray_worker import WorkerSettings, work_in_process
+from assay.runner.engine import RunPlan
+from assay.runner.options import RunOptions
+from assay.runner.progress import RunProgress
+from assay.store import Store
+from assay.types import Item
+
+if TYPE_CHECKING:
+    from types import ModuleType
+
+LOCAL_WORKERS = 2
+"""Workers on a local Ray (no address) when ``workers`` is not given."""
+
+
+class RayBackendError(ValueError):
+    """The Ray backend cannot run this run (one line saying why; the CLI exits 2)."""
+
+
+def require_ray() -> ModuleType:
+    """The ``ray`` module, or a ``RayBackendError`` saying how to install it."""
+    try:
+        import ray
+    except ImportError as exc:
+        raise RayBackendError(
+            "backend 'ray' needs Ray, which is not installed: pip install 'assay[ray]'"
+        ) from exc
+    return ray
+
+
+def connect(address: str | None, workers: int | None = None) -> ModuleType:
+    """Join the cluster at ``address``, or start a local Ray (``workers`` CPUs, default 2,
+    no dashboard) when ``None``; a Ray already initialized in this process is used as it is."""
+    ray = require_ray()
+    if ray.is_initialized():
+        return ray
+    if address is not None:
+        _require_reachable(address)
+    try:
+        if address is None:
+            ray.init(
+                num_cpus=workers or LOCAL_WORKERS,
+                include_dashboard=False,
+                logging_level="WARNING",
+                configure_logging=False,
+            )
+        else:
+            ray.init(address=address, logging_level="WARNING", configure_logging=False)
+    except Exception as exc:
+        where = address or "a local Ray"
+        raise RayBackendError(f"cannot start or reach {where}: {_first_line(exc)}") from exc
+    return ray
+
+
+def _require_reachable(address: str, timeout_s: float = 5.0) -> None:
+    """A TCP connect to ``host:port`` (or ``ray://host:port``) first: Ray itself waits
+    minutes on an address where nothing listens; ``auto`` and the like are left to Ray."""
+    hostport = address.removeprefix("ray://")
+    host, _, port = hostport.rpartition(":")
+    if not host or not port.isdigit():
+        return
+    try:
+        socket.create_connection((host, int(port)), timeout=timeout_s).close()
+    except OSError as exc:
+        raise RayBackendError(
+            f"cannot reach the Ray cluster at {address}: {exc.strerror or exc}"
+        ) from exc
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip() or type(exc).__name__
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+def _local_addresses() -> set[str]:
+    names = {"127.0.0.1", "localhost", socket.gethostname()}
+    with contextlib.suppress(OSError):
+        names.update(socket.gethostbyname_ex(socket.gethostname())[2])
+    return names
+
+
+def check_store(store: Store, ray: ModuleType, address: str | None) -> None:
+    """Refuse a store some worker could not reach: an in-memory SQLite always, a SQLite
+    file when the cluster has a node on another host."""
+    if store.dialect != "sqlite":
+        return
+    database = store.engine.url.database
+    if database in (None, "", ":memory:") or "mode=memory" in str(store.engine.url):
+        raise RayBackendError(
+            "backend 'ray' needs a store its workers can open: an in-memory SQLite is "
+            "private to this process (use a SQLite file, or PostgreSQL for a cluster)"
+        )
+    if address is None:
+        return  # a local Ray: every worker is on this machine
+    local = _local_addresses()
+    with contextlib.suppress(Exception):
+        local.add(str(ray.util.get_node_ip_address()))
+    remote = sorted(
+        {
+            str(node.get("NodeManagerAddress"))
+            for node in ray.nodes()
+            if node.get("Alive") and str(node.get("NodeManagerAddress")) not in local
+        }
+    )
+    if remote:
+        raise RayBackendError(
+            f"backend 'ray' with a SQLite store works only when every worker runs on this "
+            f"machine, but the Ray cluster at {address} has nodes on {', '.join(remote)}: "
+            "use PostgreSQL (ASSAY_DATABASE_URL=postgresql+psycopg://...)"
+        )
+
+
+def _serialized(ray: ModuleType, plan: RunPlan) -> list[tuple[str, bytes]]:
+    """The target and each scorer, serialized as Ray will ship them (cloudpickle); the
+    first that cannot be is named in a ``RayBackendError``."""
+    parts: list[tuple[str, Any]] = [(f"target {plan.target.spec.label!r}", plan.target)]
+    parts += [(f"scorer {scorer.id!r}", scorer) for scorer in plan.scorers]
+    blobs = []
+    for what, part in parts:
+        try:
+            blobs.append((what, ray.cloudpickle.dumps(part)))
+        except Exception as exc:
+            raise RayBackendError(
+                f"cannot ship the {what} to Ray workers: {_first_line(exc)} (targets and "
+                "scorers must be importable or serializable on every worker)"
+            ) from exc
+    return blobs
+
+
+def _probe(blobs: list[tuple[str, bytes]]) -> str | None:
+    """Runs on a worker: load every part; the first that fails, as a message."""
+    import ray
+
+    for what, blob in blobs:
+        try:
+            ray.cloudpickle.loads(blob)
+        except Exception as exc:
+            return f"the {what} cannot be loaded on a Ray worker: {type(exc).__name__}: {exc}"
+    return None
+
+
+def _work(
+    store_url: str, info_json: str, payload: bytes, settings: WorkerSettings
+) -> tuple[str, int, int]:
+    """Runs on a worker: the worker loop (``ray_worker.work_in_process``)."""
+    import ray
+
+    target, scorers = ray.cloudpickle.loads(payload)
+    report = work_in_process(store_url, info_json, target, scorers, settings)
+    return report.owner, report.claimed, report.stored
+
+
+@dataclass
+class RayDispatch:
+    """The ``UnitDispatch`` of the Ray backend (built by ``prepare``, checked already)."""
+
+    store: Store
+    ray: Any
+    workers: int
+    payload: bytes
+    settings: WorkerSettings = field(default_factory=WorkerSettings)
+    poll_s: float = 0.5
+    reports: list[tuple[str, int, int]] = field(default_factory=list)
+
+    async def __call__(
+        self, plan: RunPlan, units: Iterator[tuple[int, Item, int]], bar: RunProgress
+    ) -> None:
+        run_id = plan.info.id
+        repo = self.store.work_units
+        await asyncio.to_thread(repo.release_gone, run_id)
+        await asyncio.to_thread(repo.seed, run_id, units)
+        url = self.store.engine.url.render_as_string(hide_password=False)
+        task = self.ray.remote(num_cpus=1, max_retries=3, retry_exceptions=False)(_work)
+        refs = [
+            task.remote(url, plan.info.model_dump_json(), self.payload, self.settings)
+            for _ in range(self.workers)
+        ]
+        seen = await asyncio.to_thread(self.store.runs.completed_count, run_id)
+        try:
+            pending = list(refs)
+            while pending:
+                await asyncio.sleep(self.poll_s)
+                _, pending = self.ray.wait(pending, num_returns=len(pending), timeout=0)
+                await asyncio.to_thread(repo.release_gone, run_id)
+                if bar.enabled:
+                    done = await asyncio.to_thread(self.store.runs.completed_count, run_id)
+                    bar.advance(done - seen)
+                    seen = done
+            self.reports = [tuple(r) for r in self.ray.get(refs)]
+        except BaseException:
+            for ref in refs:
+                with contextlib.suppress(Exception):
+                    self.ray.cancel(ref, force=True)
+            raise
+        left = await asyncio.to_thread(repo.remaining, run_id)
+        if left:
+            raise RayBackendError(f"{left} units of run {run_id[:8]} were not stored")
+
+
+def prepare(store: Store, plan: RunPlan, options: RunOptions) -> RayDispatch:
+    """Check everything before any unit exists and record the backend on the plan's run
+    (``RunInfo.backend``/``workers``); the returned dispatch runs the units."""
+    hooks = options.run_hooks
+    if hooks is not None and hooks.has_item_hooks:
+        raise RayBackendError(
+            "backend 'ray' runs items on workers: item hooks (on_item_start/"
+            "on_item_complete) cannot run there; use run hooks, or read the stored results"
+        )
+    if options.sink is not None:
+        raise RayBackendError("backend 'ray' stores results from the workers: no extra sink")
+    ray = connect(options.ray_address, options.workers)
+    check_store(store, ray, options.ray_address)
+    blobs = _serialized(ray, plan)
+    probe = ray.remote(num_cpus=1, max_retries=0)(_probe)
+    try:
+        problem = ray.get(probe.remote(blobs))
+    except Exception as exc:
+        raise RayBackendError(f"a Ray worker could not start: {_first_line(exc)}") from exc
+    if problem is not None:
+        raise RayBackendError(problem)
+    workers = options.workers or _default_workers(ray, options.ray_address)
+    plan.info = plan.info.model_copy(update={"backend": "ray", "workers": workers})
+    payload = ray.cloudpickle.dumps((plan.target, list(plan.scorers)))
+    return RayDispatch(store=store, ray=ray, workers=workers, payload=payload)
+
+
+def _default_workers(ray: ModuleType, address: str | None) -> int:
+    cpus = int(ray.cluster_resources().get("CPU", 1))
+    return max(1, min(cpus, LOCAL_WORKERS) if address is None else cpus)
+
+
+def shutdown() -> None:
+    """Stop the local Ray this process started (tests, benchmarks)."""
+    with contextlib.suppress(ImportError):
+        import ray
+
+        if ray.is_initialized():
+            ray.shutdown()

@@ -1,0 +1,161 @@
+"""What one Ray worker of a scaled-out run does: claim a batch of units from the store,
+score each with the runner's own ``run_unit`` (the code a local run uses, not a copy),
+store the batch's results, repeat until the run has no unit left.
+
+This module does not import Ray: it is the body of the Ray task that
+``assay.operations.ray_backend`` starts, and is called directly by tests and by anyone who
+wants to run a worker outside Ray (any process that can reach the store can be one).
+
+Why the worker waits for units held by others instead of leaving: a worker that died
+holding a batch leaves units whose lease lapses (or is freed at once when the dead worker
+ran on this host); the remaining workers take them over, so the run completes as long as
+one worker lives.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+
+from assay.models.reliability import RUN_CONCURRENCY
+from assay.runner.engine import RunPlan, run_unit
+from assay.scoring.scorer import Scorer
+from assay.store import Store, open_store
+from assay.store.runs_repo import new_lease_owner
+from assay.store.work_units_repo import UNIT_LEASE_S, Unit
+from assay.targets.base import Target
+from assay.types import ItemResult, RunInfo
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class WorkerSettings:
+    """How a worker claims and stores.
+
+    ``batch``: units per claim (``None``: 8 per item in flight, 32..512): small enough that
+    two workers share a short run and a killed worker leaves little to redo, large enough
+    that claims are a small part of a trivial item's cost. ``flush_s``: finished results
+    are stored at least this often (progress shows, a killed worker loses less).
+    ``lease_s``: a claimed unit's lease without heartbeat. ``idle_s``: pause when no unit
+    is free but some are still held by other workers."""
+
+    batch: int | None = None
+    flush_s: float = 0.5
+    lease_s: float = UNIT_LEASE_S
+    idle_s: float = 0.2
+
+    def batch_for(self, concurrency: int) -> int:
+        return self.batch or min(512, max(32, 8 * concurrency))
+
+
+@dataclass(frozen=True)
+class WorkerReport:
+    """What one worker did (returned to the driver; the run's numbers come from the store)."""
+
+    owner: str
+    claimed: int
+    stored: int
+
+
+async def run_units(
+    plan: RunPlan,
+    units: Sequence[Unit],
+    store: Callable[[list[ItemResult]], Awaitable[None]],
+    flush_s: float,
+) -> None:
+    """Score ``units`` with up to ``plan.info.concurrency`` in flight, like the engine's
+    worker pool (and under the same ``RUN_CONCURRENCY`` for judge limiters), handing the
+    finished results to ``store`` every ``flush_s`` seconds and at the end."""
+    finished: list[ItemResult] = []
+    pending = iter(units)
+
+    async def lane() -> None:
+        for position, item, repeat in pending:
+            finished.append(await run_unit(plan, position, item, repeat))
+
+    token = RUN_CONCURRENCY.set(plan.info.concurrency)
+    try:
+        lanes = [asyncio.create_task(lane()) for _ in range(min(plan.info.concurrency, len(units)))]
+    finally:
+        RUN_CONCURRENCY.reset(token)
+    everything = asyncio.gather(*lanes)
+    try:
+        while not everything.done():
+            await asyncio.wait([everything], timeout=flush_s)
+            if finished:
+                batch, finished[:] = list(finished), []
+                await store(batch)
+        everything.result()
+        if finished:  # the lanes' last results arrived while the previous flush was stored
+            await store(list(finished))
+    finally:
+        everything.cancel()
+
+
+async def work(
+    store: Store, plan: RunPlan, settings: WorkerSettings, owner: str | None = None
+) -> WorkerReport:
+    """Claim and score units of ``plan``'s run until none is left; returns the counts."""
+    owner = owner or new_lease_owner()
+    run_id = plan.info.id
+    units_repo = store.work_units
+    stop = threading.Event()
+
+    def heartbeat() -> None:
+        while not stop.wait(settings.lease_s / 4):
+            try:
+                units_repo.renew(run_id, owner, lease_s=settings.lease_s)
+            except Exception as exc:  # transient: the next beat tries again
+                log.warning("worker %s: could not renew its leases: %s", owner, exc)
+
+    beat = threading.Thread(target=heartbeat, name=f"assay-unit-lease-{run_id[:8]}", daemon=True)
+    beat.start()
+    claimed = stored = 0
+    batch = settings.batch_for(plan.info.concurrency)
+    try:
+        while True:
+            units = await asyncio.to_thread(
+                units_repo.claim, run_id, owner, batch, lease_s=settings.lease_s
+            )
+            if not units:
+                if await asyncio.to_thread(units_repo.remaining, run_id) == 0:
+                    break
+                await asyncio.to_thread(units_repo.release_gone, run_id)
+                await asyncio.sleep(settings.idle_s)
+                continue
+            claimed += len(units)
+
+            async def store_results(results: list[ItemResult]) -> None:
+                nonlocal stored
+                stored += await asyncio.to_thread(units_repo.complete, run_id, owner, results)
+
+            await run_units(plan, units, store_results, settings.flush_s)
+    except BaseException:
+        stop.set()
+        try:  # give back what this worker holds, so others need not wait for the lease
+            await asyncio.to_thread(units_repo.release, run_id, owner)
+        except Exception as exc:
+            log.warning("worker %s: could not release its units: %s", owner, exc)
+        raise
+    finally:
+        stop.set()
+        beat.join()
+    return WorkerReport(owner=owner, claimed=claimed, stored=stored)
+
+
+def work_in_process(
+    store_url: str,
+    info_json: str,
+    target: Target,
+    scorers: Sequence[Scorer],
+    settings: WorkerSettings,
+) -> WorkerReport:
+    """The Ray task's body: open the store, rebuild the plan, ``work`` to the end."""
+    info = RunInfo.model_validate_json(info_json)
+    plan = RunPlan(info=info, items=tuple, target=target, scorers=list(scorers))
+    with open_store(store_url) as store:
+        return asyncio.run(work(store, plan, settings))

@@ -1,0 +1,69 @@
+"""`assay run --backend ray` when Ray cannot be used: one line, exit 2, nothing stored.
+
+Ray's absence is real for the subprocess: a ``ray`` package first on its ``PYTHONPATH``
+fails to import, as an environment without the extra does."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from assay.store import open_store
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _assay(tmp_path: Path, *args: str, shadow_ray: bool) -> subprocess.CompletedProcess[str]:
+    paths = [str(REPO / "src")]
+    if shadow_ray:
+        fake = tmp_path / "no_ray" / "ray"
+        fake.mkdir(parents=True, exist_ok=True)
+        (fake / "__init__.py").write_text("raise ImportError('No module named ray')\n")
+        paths.insert(0, str(fake.parent))
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(paths)}
+    env["ASSAY_DATABASE_URL"] = f"sqlite:///{tmp_path / 'store.db'}"
+    data = tmp_path / "data.jsonl"
+    data.write_text('{"id": "a", "input": "q", "expected_output": "Q"}\n')
+    command = [sys.executable, "-m", "assay", "run", "--data", str(data), "-s", "exact-match"]
+    return subprocess.run(
+        [*command, *args], env=env, cwd=tmp_path, capture_output=True, text=True, timeout=120
+    )
+
+
+def _stored_runs(tmp_path: Path) -> int:
+    with open_store(f"sqlite:///{tmp_path / 'store.db'}") as store:
+        return len(store.runs.list())
+
+
+def test_backend_ray_without_ray_installed_is_one_line_exit_2(tmp_path: Path) -> None:
+    done = _assay(tmp_path, "--backend", "ray", shadow_ray=True)
+    assert done.returncode == 2, done.stderr
+    lines = [line for line in done.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and "pip install 'assay[ray]'" in lines[0], done.stderr
+    assert "Traceback" not in done.stderr
+    assert _stored_runs(tmp_path) == 0
+
+
+def test_an_unknown_backend_and_a_stray_address_are_refused(tmp_path: Path) -> None:
+    done = _assay(tmp_path, "--backend", "spark", shadow_ray=True)
+    assert done.returncode == 2 and "backend" in done.stderr and "Traceback" not in done.stderr
+    done = _assay(tmp_path, "--ray-address", "auto", shadow_ray=True)
+    assert done.returncode == 2 and "backend: ray" in done.stderr, done.stderr
+
+
+def test_an_unreachable_cluster_is_one_line_exit_2(tmp_path: Path) -> None:
+    """Nothing listens on port 1 of loopback: refused at once, before Ray's own minutes
+    of waiting. Needs Ray installed (without it the missing extra is the one line)."""
+    done = _assay(tmp_path, "--backend", "ray", "--ray-address", "127.0.0.1:1", shadow_ray=False)
+    assert done.returncode == 2, done.stderr
+    expected = (
+        "cannot reach the Ray cluster at 127.0.0.1:1"
+        if importlib.util.find_spec("ray") is not None
+        else "pip install 'assay[ray]'"
+    )
+    assert expected in done.stderr and len(done.stderr.strip().splitlines()) == 1, done.stderr
+    assert "Traceback" not in done.stderr
+    assert _stored_runs(tmp_path) == 0

@@ -1,0 +1,91 @@
+"""Work units of scaled-out runs on SQLite and PostgreSQL: seeding is idempotent, claims
+are disjoint under concurrent claimers, only a unit's owner stores its result, expired
+and dead owners' units are claimed again."""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections import Counter
+
+from assay.store import Store
+from assay.types import Item, ItemResult, RunInfo, TargetSpec
+
+
+def _run(store: Store, n: int) -> str:
+    store.runs.create(RunInfo(id="run-1", target=TargetSpec(kind="callable", label="t")))
+    store.work_units.seed("run-1", ((i, Item(id=f"i{i}", input=f"q{i}"), 0) for i in range(n)))
+    return "run-1"
+
+
+def _results(units: list[tuple[int, Item, int]]) -> list[ItemResult]:
+    now = time.time()
+    return [
+        ItemResult(
+            item_id=item.id,
+            repeat=r,
+            position=p,
+            input=item.input,
+            output="x",
+            started_at=now,
+            completed_at=now,
+        )
+        for p, item, r in units
+    ]
+
+
+def test_seeding_twice_adds_nothing(store: Store) -> None:
+    run_id = _run(store, 5)
+    again = store.work_units.seed(run_id, ((i, Item(id=f"i{i}", input="q"), 0) for i in range(7)))
+    assert again == 7 == store.work_units.remaining(run_id)
+
+
+def test_concurrent_claimers_take_disjoint_batches_and_store_each_unit_once(store: Store) -> None:
+    run_id = _run(store, 600)
+    claimed: Counter[tuple[int, int]] = Counter()
+    lock = threading.Lock()
+
+    def claimer(owner: str) -> None:
+        while units := store.work_units.claim(run_id, owner, 16):
+            with lock:
+                claimed.update((p, r) for p, _, r in units)
+            store.work_units.complete(run_id, owner, _results(units))
+
+    threads = [threading.Thread(target=claimer, args=(f"w{k}",)) for k in range(6)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(claimed) == 600 and set(claimed.values()) == {1}
+    assert store.runs.completed_count(run_id) == 600
+    assert store.work_units.remaining(run_id) == 0
+
+
+def test_only_the_owner_stores_and_a_lapsed_lease_is_claimed_again(store: Store) -> None:
+    run_id = _run(store, 3)
+    first = store.work_units.claim(run_id, "slow", 3, lease_s=0.05)
+    assert len(first) == 3 and store.work_units.claim(run_id, "other", 3) == []
+    time.sleep(0.1)  # the slow worker's lease lapses
+    second = store.work_units.claim(run_id, "fast", 3)
+    assert [u[0] for u in second] == [0, 1, 2]
+    assert store.work_units.complete(run_id, "slow", _results(first)) == 0  # not its own
+    assert store.work_units.complete(run_id, "fast", _results(second)) == 3
+    assert store.work_units.complete(run_id, "fast", _results(second)) == 0  # stored once
+    assert store.runs.completed_count(run_id) == 3
+
+
+def test_a_dead_owner_on_this_host_is_freed_at_once(store: Store) -> None:
+    import socket
+    import subprocess
+
+    run_id = _run(store, 2)
+    child = subprocess.Popen(["true"])
+    child.wait()  # a pid that no longer exists
+    dead = f"{socket.gethostname()}:{child.pid}:abcd"
+    live = f"{socket.gethostname()}:{os.getpid()}:abcd"
+    store.work_units.claim(run_id, dead, 1)
+    store.work_units.claim(run_id, live, 1)
+    assert store.work_units.release_gone(run_id) == 1
+    assert store.work_units.holders(run_id) == {live: 1}
+    assert [u[0] for u in store.work_units.claim(run_id, "next", 5)] == [0]
