@@ -66,10 +66,10 @@ def test_other_scorers_run_without_nlp(tmp_path: Path) -> None:
 
 
 def record(listing: str, type_id: str) -> dict[str, str]:
-    """One scorer's fields from ``scorers list`` (records when the table is too wide)."""
-    blocks = listing.split("\n\n")
-    block = next(b for b in blocks if f"type: {type_id}\n" in b + "\n")
-    return dict(line.split(": ", 1) for line in block.strip().splitlines() if ": " in line)
+    """One scorer's fields from ``scorers list`` (without a terminal: one line per scorer,
+    ``field: value`` pairs joined by `` · ``)."""
+    line = next(x for x in listing.splitlines() if x.startswith(f"type: {type_id} · "))
+    return dict(field.split(": ", 1) for field in line.split(" · "))
 
 
 def test_scorers_list_shows_which_extra_a_scorer_needs(tmp_path: Path) -> None:
