@@ -24,7 +24,7 @@ default: one SQLite file (``.assay/cache.db`` under the current directory unless
 errors count as misses, write errors are counted and logged.
 
 How the SQLite cache stays off a judge call's critical path (measured in
-``benchmarks/RESULTS.md``, "Judge throughput on the user path", third pass): a lookup is one
+``benchmarks/HISTORY.md``, "Judge throughput on the user path", third pass): a lookup is one
 primary-key ``SELECT`` on the event loop's thread (≈ 20–30 µs, a WAL reader never waits for
 a writer; a separate read connection with a short busy timeout, and a lookup that still
 finds the file locked goes to a worker thread), and ``CachedModel`` hands a new answer to

@@ -7,7 +7,7 @@ a gzip bomb in memory, accepted ``Content-Length: +71`` and a status of ``200999
 no connect or read timeout (issue 20). ``aiohttp``'s parser (llhttp) is strict, maintained,
 and what lm-evaluation-harness's API models use; its CPU per request is about twice the
 hand-written client's, which at real judge latencies is well under 1% of a run's throughput
-(``benchmarks/RESULTS.md``, "Issue 20: aiohttp transport"). ``httpx2`` (the old fallback
+(``benchmarks/HISTORY.md``, "Issue 20: aiohttp transport"). ``httpx2`` (the old fallback
 behind proxies, ten times the CPU and other redirect rules) is gone: one stack serves direct
 and proxied calls.
 
