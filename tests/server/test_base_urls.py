@@ -109,6 +109,7 @@ CHECKED_BODIES = {"RunRequest", "PreviewRequest", "OptimizeRequest"}
 NO_MODEL_CALLS = {
     "DatasetCreate": "stores a name, a description and metadata",
     "AnnotationInput": "stores a reviewer's label, score and comment",
+    "RunChange": "renames a stored run and adds or removes its tags",
     "Body_import_dataset_file_api_datasets__name__import_post": "stores uploaded items",
 }
 """Bodies that never make the server connect anywhere (so their texts may hold URLs)."""

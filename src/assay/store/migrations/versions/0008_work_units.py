@@ -57,6 +57,7 @@ def upgrade() -> None:
 
 def downgrade() -> None:
     op.drop_table("work_units")
-    with op.batch_alter_table("runs") as batch:
-        batch.drop_column("workers")
-        batch.drop_column("backend")
+    # plain DROP COLUMN (SQLite >= 3.35), as 0003: a batch copy of ``runs`` would drop and
+    # re-create the table, and SQLite's ON DELETE CASCADE would take every result with it
+    op.drop_column("runs", "workers")
+    op.drop_column("runs", "backend")
