@@ -9,8 +9,12 @@ labels, cache, timeouts, server lifecycle), never the tiny model's wisdom.
 from __future__ import annotations
 
 import importlib.util
+import os
+import signal
+import socket
 import subprocess
 import sys
+import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -41,7 +45,7 @@ from assay.models.local import (
     local_model,
     smollm2_gguf_path,
 )
-from assay.models.local_server import LocalServer, serve_local_model
+from assay.models.local_server import LocalServer, _stop, serve_local_model
 from assay.models.openai_compat import OpenAICompatibleModel
 from assay.models.resolve import UnknownModelError, resolve_model
 
@@ -357,6 +361,47 @@ def test_server_listens_on_loopback_and_stops_on_exit() -> None:
         url = running.root_url
     with pytest.raises(urllib.error.URLError):
         urllib.request.urlopen(url + "/health", timeout=2)
+
+
+def test_server_runs_in_its_own_process_with_the_key_off_its_command_line() -> None:
+    with serve_local_model(api_key=SERVER_KEY + "-cmdline") as running:
+        assert running.pid is not None and running.pid != os.getpid()
+        cmdline = Path(f"/proc/{running.pid}/cmdline").read_bytes()
+        assert b"assay.models.local_server" in cmdline
+        assert (SERVER_KEY + "-cmdline").encode() not in cmdline
+        pid = running.pid
+    assert not Path(f"/proc/{pid}").exists()  # stopped and reaped
+
+
+def test_a_server_that_cannot_bind_says_why_and_leaves_no_process() -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        started = time.monotonic()
+        with (
+            pytest.raises(ModelError, match=r"exited with code|not ready"),
+            serve_local_model(port=port, ready_timeout_s=20),
+        ):
+            pass
+    assert time.monotonic() - started < 60
+
+
+def test_a_child_that_ignores_sigterm_is_killed() -> None:
+    stubborn = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); "
+            "print('up', flush=True); time.sleep(120)",
+        ],
+        stdout=subprocess.PIPE,
+    )
+    assert stubborn.stdout is not None and stubborn.stdout.readline() == b"up\n"
+    started = time.monotonic()
+    _stop(stubborn, 0.5)
+    assert stubborn.returncode == -signal.SIGKILL
+    assert time.monotonic() - started < 10
 
 
 def test_serving_beyond_loopback_needs_a_key() -> None:
