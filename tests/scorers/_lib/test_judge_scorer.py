@@ -150,6 +150,13 @@ def test_the_decorator_records_its_metadata_on_the_class(registered: Any) -> Non
     assert get_scorer_type(TYPE_ID).info().higher_is_better is False
 
 
+def test_one_declaration_class_registers_one_type(registered: Any) -> None:
+    judge = registered()
+    with pytest.raises(TypeError, match=r"registered as 'framework-test-judge' already"):
+        register_scorer("second-name", label="Second", params=Params)(judge)
+    assert "second-name" not in SCORER_TYPES.names() and judge.type_id == TYPE_ID
+
+
 def test_a_judge_declared_as_code_or_a_class_without_the_hook_is_refused() -> None:
     class NotADeclaration:
         """Some class."""

@@ -389,6 +389,11 @@ class JudgeScorer(Generic[P, Pre, An]):
             raise TypeError(
                 f"scorer {type_id!r}: a judge scorer's params must extend JudgeScorerParams"
             )
+        if cls.__dict__.get("type_id", type_id) != type_id:  # its steps name their type
+            raise TypeError(
+                f"{cls.__qualname__} is registered as {cls.__dict__['type_id']!r} already; "
+                f"declare {type_id!r} with a subclass"
+            )
         cls.type_id, cls.label, cls.params_model = type_id, label, params
         for name, value in options.items():
             setattr(cls, name, value)
