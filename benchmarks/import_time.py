@@ -36,7 +36,16 @@ CASES: dict[str, str] = {
     "assay --help": (
         "import sys\n"
         "sys.argv = ['assay', '--help']\n"
-        "from assay.cli.app import main\n"
+        "from assay.cli.launch import main\n"  # the console script's entry point
+        "try:\n"
+        "    main()\n"
+        "except SystemExit:\n"
+        "    pass"
+    ),
+    "assay runs --help": (  # a subcommand's help builds the Typer app
+        "import sys\n"
+        "sys.argv = ['assay', 'runs', '--help']\n"
+        "from assay.cli.launch import main\n"
         "try:\n"
         "    main()\n"
         "except SystemExit:\n"
@@ -87,14 +96,14 @@ def main() -> None:
     args = parser.parse_args()
     src = args.src.resolve()
     print(f"tree: {src}   python {sys.version.split()[0]}   {args.repeat} runs, median")
-    print(f"{'case':<18} {'cpu s':>7} {'import ms':>10} {'modules':>8} {'numpy':>6}")
+    print(f"{'case':<20} {'cpu s':>7} {'import ms':>10} {'modules':>8} {'numpy':>6}")
     for name, code in CASES.items():
         plain = [run_case(code, src, importtime=False) for _ in range(args.repeat)]
         timed = [run_case(code, src, importtime=True) for _ in range(args.repeat)]
         cpu = statistics.median(r[0] for r in plain)
         imported = statistics.median(r[1] for r in timed)
         modules, numpy = plain[-1][2], plain[-1][3]
-        print(f"{name:<18} {cpu:>7.3f} {imported:>10.1f} {modules:>8} {numpy!s:>6}")
+        print(f"{name:<20} {cpu:>7.3f} {imported:>10.1f} {modules:>8} {numpy!s:>6}")
 
 
 if __name__ == "__main__":

@@ -1,5 +1,5 @@
-"""``python -m assay`` runs the CLI."""
+"""``python -m assay`` runs the CLI (through the same entry point as the ``assay`` script)."""
 
-from assay.cli.app import main
+from assay.cli.launch import main
 
 main()

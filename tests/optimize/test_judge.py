@@ -262,7 +262,7 @@ def test_a_pairwise_judge_loses_its_position_bias_and_it_is_re_measured(
 
     from assay.scorers._lib.judge_common import ScaledJudgeParams
     from assay.scorers._lib.judge_scorer import JudgeScorer, Prompt, View
-    from assay.scoring.registry import unregister
+    from assay.scoring.registry import register_scorer, unregister
     from tests.optimize.judge_mock import (
         POSITION_RULE,
         pair_rows,
@@ -274,10 +274,10 @@ def test_a_pairwise_judge_loses_its_position_bias_and_it_is_re_measured(
         preferred: Literal["first", "second", "tie"]
         reason: str
 
-    class PairJudge(JudgeScorer[ScaledJudgeParams]):
+    @register_scorer("pair-test-judge", label="Pair judge", params=ScaledJudgeParams)
+    class PairJudge(JudgeScorer[ScaledJudgeParams, None, Preference]):
         """1 when the first response is better, 0 the second, 0.5 a tie (test judge)."""
 
-        type_id, label, params_model = "pair-test-judge", "Pair judge", ScaledJudgeParams
         instructions = "You compare two responses to the same question."
         analyze = Prompt(
             "Which response answers better?",
@@ -288,11 +288,11 @@ def test_a_pairwise_judge_loses_its_position_bias_and_it_is_re_measured(
             },
         )
 
-        def score(self, j: View[ScaledJudgeParams]) -> float:
+        def score(self, j: View[ScaledJudgeParams, None, Preference]) -> float:
             return {"first": 1.0, "second": 0.0, "tie": 0.5}[j.analysis.preferred]
 
-        def reason(self, j: View[ScaledJudgeParams]) -> str:
-            return str(j.analysis.reason)
+        def reason(self, j: View[ScaledJudgeParams, None, Preference]) -> str:
+            return j.analysis.reason
 
     try:
         result = optimize_judge(

@@ -146,6 +146,33 @@ def test_decorator_registers_a_custom_type() -> None:
         registry.unregister("test-max-length")
 
 
+def test_a_code_scorer_description_defaults_to_its_factory_docstring() -> None:
+    @assay.register_scorer("test-doc-described", label="Doc described", kind="check")
+    def build(params: registry.NoParams) -> assay.Scorer:
+        """Always one (a test scorer)."""
+        return assay.Scorer("test-doc-described").score(lambda ctx: 1.0)
+
+    try:
+        info = registry.get_scorer_type("test-doc-described").info()
+        assert (info.description, info.kind, info.higher_is_better, info.score_range) == (
+            "Always one (a test scorer).",
+            "check",
+            True,
+            (0.0, 1.0),
+        )
+    finally:
+        registry.unregister("test-doc-described")
+
+
+def test_a_code_scorer_without_description_or_docstring_is_refused() -> None:
+    def build(params: registry.NoParams) -> assay.Scorer:
+        return assay.Scorer("test-undescribed").score(lambda ctx: 1.0)
+
+    with pytest.raises(TypeError, match="'test-undescribed': give a description"):
+        assay.register_scorer("test-undescribed", label="Undescribed")(build)
+    assert "test-undescribed" not in registry.SCORER_TYPES.names()
+
+
 def test_third_party_entry_point_plugin(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A real installed-distribution layout on sys.path, discovered via importlib.metadata."""
     package = tmp_path / "assay_plugin_example"

@@ -71,9 +71,9 @@ from assay.optimize.optimizer import (
     StartedOptimization,
     _Prepared,
     complete,
+    given_model,
     model_for,
-    model_label,
-    prepare_resume,
+    resume_stored,
     store_optimization,
 )
 from assay.optimize.results import HeldOutCheck, HeldOutVerdict, OptimizeResult
@@ -598,13 +598,8 @@ async def optimize_judge_async(
         raw = {**config.model_dump(by_alias=True, exclude_unset=True), **fields}
     else:
         raw = {**dict(config or {}), **fields}
-    if judge_model is not None:
-        raw["judge_model"] = model_label(judge_model)
-    reflection_obj = None
-    if isinstance(reflection_model, str):
-        raw["reflection_model"] = reflection_model
-    elif reflection_model is not None:
-        reflection_obj, raw["reflection_model"] = reflection_model, model_label(reflection_model)
+    judge_model = given_model(raw, "judge_model", judge_model)
+    reflection_obj = given_model(raw, "reflection_model", reflection_model)
     cfg = make_judge_optimize_config(raw)
     with using_store(store) as db:
         started = create_judge_optimization(
@@ -623,9 +618,15 @@ async def resume_judge_optimization_async(
 ) -> JudgeOptimizeResult:
     """Continue a killed, failed or interrupted judge optimization (id or unique prefix);
     model objects given to the first call must be given again."""
-    with using_store(store) as db:
-        started = prepare_resume(ref, db, task_model=judge_model, reflection_model=reflection_model)
-        return judge_result(await started.run(on_event))
+    return judge_result(
+        await resume_stored(
+            ref,
+            task_model=judge_model,
+            reflection_model=reflection_model,
+            on_event=on_event,
+            store=store,
+        )
+    )
 
 
 def resume_judge_optimization(ref: str, **kwargs: Any) -> JudgeOptimizeResult:

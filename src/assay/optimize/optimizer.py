@@ -160,6 +160,18 @@ def model_label(model: Model) -> str:
     return f"{provider}/{model.model_id}" if provider else model.model_id
 
 
+def given_model(raw: dict[str, Any], key: str, model: str | Model | None) -> Model | None:
+    """Record a model given to a call in its raw config: a string under ``key`` as it is, an
+    object by its label; return the object (``None`` otherwise), which the call passes on
+    and a resume must be given again. Both kinds of optimization take models this way."""
+    if model is None or isinstance(model, str):
+        if model is not None:
+            raw[key] = model
+        return None
+    raw[key] = model_label(model)
+    return model
+
+
 async def optimize_async(
     config: OptimizeConfig | dict[str, Any] | None = None,
     *,
@@ -179,20 +191,8 @@ async def optimize_async(
     else:
         raw = dict(config or {})
     raw.update(fields)
-    task_obj = reflection_obj = None
-    if task_model is not None:
-        if isinstance(task_model, str):
-            raw["task_model"] = task_model
-        else:
-            task_obj, raw["task_model"] = task_model, model_label(task_model)
-    if reflection_model is not None:
-        if isinstance(reflection_model, str):
-            raw["reflection_model"] = reflection_model
-        else:
-            reflection_obj, raw["reflection_model"] = (
-                reflection_model,
-                model_label(reflection_model),
-            )
+    task_obj = given_model(raw, "task_model", task_model)
+    reflection_obj = given_model(raw, "reflection_model", reflection_model)
     checked = make_optimize_config(raw)
     with using_store(store) as db:
         started = create_optimization(
@@ -313,9 +313,30 @@ async def resume_optimization_async(
     store: Store | None = None,
 ) -> OptimizeResult:
     """Continue a killed, failed or interrupted optimization (id or unique prefix)."""
+    return _task_result(
+        await resume_stored(
+            ref,
+            task_model=task_model,
+            reflection_model=reflection_model,
+            on_event=on_event,
+            store=store,
+        )
+    )
+
+
+async def resume_stored(
+    ref: str,
+    *,
+    task_model: Model | None,
+    reflection_model: Model | None,
+    on_event: EventHandler | None,
+    store: Store | None,
+) -> BaseModel:
+    """Resume optimization ``ref`` whatever its kind (its stored config says how it is
+    prepared, see ``PREPARERS``); the caller checks that the result is the kind it expects."""
     with using_store(store) as db:
         started = prepare_resume(ref, db, task_model=task_model, reflection_model=reflection_model)
-        return _task_result(await started.run(on_event))
+        return await started.run(on_event)
 
 
 PREPARERS: dict[

@@ -1,9 +1,10 @@
 """Built-in scorers, one module per scorer (family).
 
-Each module registers its scorer types when imported (``@register_scorer``, or a
-``JudgeScorer`` subclass). Importing this package imports none of them: it registers a
-placeholder per type (``BUILTIN_SCORERS``: type id -> module, as lm-eval's registry keeps
-``"module:object"`` strings), and the registry imports a module the first time one of its
+Each module registers its scorer types when imported, all the same way:
+``@register_scorer`` on a factory (code) or on a ``JudgeScorer`` class (judge). Importing
+this package imports none of them: it registers a placeholder per type
+(``BUILTIN_SCORERS``: type id -> module, as lm-eval's registry keeps ``"module:object"``
+strings), and the registry imports a module the first time one of its
 types is looked up. Listing names costs nothing; creating ``exact-match`` imports
 ``exact_match`` alone. Adding a scorer is adding a module and its line below
 (``tests/scorers/test_catalogue.py`` checks that the two agree).

@@ -12,6 +12,7 @@ from assay.scorers._lib.formulas import count, weighted_share
 from assay.scorers._lib.judge_common import ReasonedJudgeParams, numbered
 from assay.scorers._lib.judge_scorer import JudgeScorer, Prompt, View, fmt, one_per_item
 from assay.scorers._lib.verdicts import TRIMMED_LOWERED
+from assay.scoring.registry import register_scorer
 
 
 class AnswerRelevancyParams(ReasonedJudgeParams):
@@ -38,13 +39,21 @@ class RelevancyResults(BaseModel):
     results: list[RelevancyResult] = Field(description="One result per statement, in order.")
 
 
-class AnswerRelevancy(JudgeScorer[AnswerRelevancyParams]):
+AnswerRelevancyView = View[AnswerRelevancyParams, RelevancyStatements, RelevancyResults]
+"""What AnswerRelevancy's functions see (typed: ``j.pre``, ``j.analysis``)."""
+
+
+@register_scorer(
+    "answer-relevancy",
+    label="Answer Relevancy",
+    params=AnswerRelevancyParams,
+    reference="createAnswerRelevancyScorer (answer-relevancy-scorer)",
+    preview_notes="2 judge calls, 3 with reason='llm'. 'unsure' counts uncertainty_weight.",
+)
+class AnswerRelevancy(JudgeScorer[AnswerRelevancyParams, RelevancyStatements, RelevancyResults]):
     """How much of the response addresses the user's input (LLM judge: split into
     statements, then a yes/unsure/no relevance verdict per statement)."""
 
-    type_id, label, params_model = "answer-relevancy", "Answer Relevancy", AnswerRelevancyParams
-    reference = "createAnswerRelevancyScorer (answer-relevancy-scorer)"
-    preview_notes = "2 judge calls, 3 with reason='llm'. 'unsure' counts uncertainty_weight."
     instructions = (
         "You judge how relevant a response is to the user's input. Judge relevance, not "
         "correctness; partly relevant statements count as partial. An empty response or an "
@@ -69,15 +78,15 @@ class AnswerRelevancy(JudgeScorer[AnswerRelevancyParams]):
         description="Judge each statement's relevance to the input",
     )
 
-    def score(self, j: View[AnswerRelevancyParams]) -> float:
+    def score(self, j: AnswerRelevancyView) -> float:
         weights = {"yes": 1.0, "unsure": j.params.uncertainty_weight}
         return weighted_share(j.analysis.results, "result", weights)
 
-    def findings(self, j: View[AnswerRelevancyParams]) -> dict[str, Any]:
+    def findings(self, j: AnswerRelevancyView) -> dict[str, Any]:
         pairs = zip(j.pre.statements, j.analysis.results, strict=True)
         return {"input": j.input, "results": [{"statement": s, **r.model_dump()} for s, r in pairs]}
 
-    def reason(self, j: View[AnswerRelevancyParams]) -> str:
+    def reason(self, j: AnswerRelevancyView) -> str:
         results = j.analysis.results
         if not results:
             return f"The score is {fmt(j.score)} because the response has no statements to judge."

@@ -25,6 +25,7 @@ from assay.scorers._lib.semantic_units import (
     match_points,
     match_tally,
 )
+from assay.scoring.registry import register_scorer
 
 INSTRUCTIONS = (
     "You compare a response with a ground-truth answer by meaning, unit by unit. "
@@ -35,13 +36,21 @@ NO_GROUND_TRUTH_REASON = "No ground truth was provided for comparison. Score is 
 MISSING_GROUND_TRUTH = "Answer Similarity Scorer requires ground truth to be provided"
 
 
-class AnswerSimilarity(JudgeScorer[AnswerSimilarityParams]):
+AnswerSimilarityView = View[AnswerSimilarityParams, SimilarityUnits, SimilarityAnalysis]
+"""What AnswerSimilarity's functions see (typed: ``j.pre``, ``j.analysis``)."""
+
+
+@register_scorer(
+    "answer-similarity",
+    label="Answer Similarity",
+    params=AnswerSimilarityParams,
+    reference="createAnswerSimilarityScorer (answer-similarity-scorer)",
+    preview_notes="Needs ground truth. 2 judge calls, 3 with reason='llm'.",
+)
+class AnswerSimilarity(JudgeScorer[AnswerSimilarityParams, SimilarityUnits, SimilarityAnalysis]):
     """Semantic agreement of the response with the ground truth (LLM judge: semantic units
     of both, then exact/semantic/partial/missing matches, contradictions, extras)."""
 
-    type_id, label, params_model = "answer-similarity", "Answer Similarity", AnswerSimilarityParams
-    reference = "createAnswerSimilarityScorer (answer-similarity-scorer)"
-    preview_notes = "Needs ground truth. 2 judge calls, 3 with reason='llm'."
     instructions = INSTRUCTIONS
     needs = (
         Needs(
@@ -82,18 +91,18 @@ class AnswerSimilarity(JudgeScorer[AnswerSimilarityParams]):
         description="Match ground-truth units to output units",
     )
 
-    def score(self, j: View[AnswerSimilarityParams]) -> float:
+    def score(self, j: AnswerSimilarityView) -> float:
         analysis = j.analysis
         if not has_ground_truth(j) or analysis is None or not analysis.matches:
             return 0.0
         return clamp(match_points(analysis, j.params))
 
-    def findings(self, j: View[AnswerSimilarityParams]) -> dict[str, Any]:
+    def findings(self, j: AnswerSimilarityView) -> dict[str, Any]:
         if not has_ground_truth(j):
             return {"note": NO_GROUND_TRUTH_REASON}
         return {"analysis": j.analysis.model_dump()}
 
-    def reason(self, j: View[AnswerSimilarityParams]) -> str:
+    def reason(self, j: AnswerSimilarityView) -> str:
         if not has_ground_truth(j):
             return NO_GROUND_TRUTH_REASON
         analysis, value = j.analysis, f"{fmt(j.score)}/{fmt(j.params.scale)}"

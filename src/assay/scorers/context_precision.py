@@ -12,6 +12,7 @@ from assay.scorers._lib.formulas import mean_average_precision
 from assay.scorers._lib.judge_common import ContextJudgeParams, numbered
 from assay.scorers._lib.judge_scorer import JudgeScorer, Prompt, View, each_key_once, needs_context
 from assay.scorers._lib.verdicts import TRIMMED_LOWERED
+from assay.scoring.registry import register_scorer
 
 
 class ContextPrecisionParams(ContextJudgeParams):
@@ -34,16 +35,24 @@ def useful_in_order(verdicts: list[ContextVerdict]) -> list[bool]:
     return [v.verdict == "yes" for v in sorted(verdicts, key=lambda v: v.context_index)]
 
 
-class ContextPrecision(JudgeScorer[ContextPrecisionParams]):
+ContextPrecisionView = View[ContextPrecisionParams, None, ContextVerdicts]
+"""What ContextPrecision's functions see (typed: ``j.pre``, ``j.analysis``)."""
+
+
+@register_scorer(
+    "context-precision",
+    label="Context Precision",
+    params=ContextPrecisionParams,
+    reference="createContextPrecisionScorer (context-precision-scorer)",
+    preview_notes=(
+        "Needs context passages: the run's `context`, or the `context` param. Passage order "
+        "matters: useful passages placed late lower the score."
+    ),
+)
+class ContextPrecision(JudgeScorer[ContextPrecisionParams, None, ContextVerdicts]):
     """Whether the retrieved context passages that were useful for the response are ranked
     first (mean average precision of per-passage judge verdicts)."""
 
-    type_id, label, params_model = "context-precision", "Context Precision", ContextPrecisionParams
-    reference = "createContextPrecisionScorer (context-precision-scorer)"
-    preview_notes = (
-        "Needs context passages: the run's `context`, or the `context` param. Passage order "
-        "matters: useful passages placed late lower the score."
-    )
     instructions = """\
 You assess retrieved context passages for a question-answering system. For each passage you
 decide whether it was useful for producing the given response: "yes" when the response uses,
@@ -74,10 +83,10 @@ adds nothing the response needed. Judge every passage on its own, in the order g
         description="Judge whether each context passage was useful for the response",
     )
 
-    def score(self, j: View[ContextPrecisionParams]) -> float:
+    def score(self, j: ContextPrecisionView) -> float:
         return mean_average_precision(useful_in_order(j.analysis.verdicts))
 
-    def reason(self, j: View[ContextPrecisionParams]) -> str:
+    def reason(self, j: ContextPrecisionView) -> str:
         useful = useful_in_order(j.analysis.verdicts)
         head = f"The score is {j.score} of {j.params.scale}:"
         indexes = sorted(v.context_index for v in j.analysis.verdicts if v.verdict == "yes")

@@ -19,22 +19,31 @@ from assay.scorers._lib.judge_scorer import (
     needs_ground_truth,
     one_per_item,
 )
+from assay.scoring.registry import register_scorer
 
 
 class ContextRecallParams(ContextJudgeParams):
     """Params of context-recall."""
 
 
-class ContextRecall(JudgeScorer[ContextRecallParams]):
+ContextRecallView = View[ContextRecallParams, Claims, AttributionVerdicts]
+"""What ContextRecall's functions see (typed: ``j.pre``, ``j.analysis``)."""
+
+
+@register_scorer(
+    "context-recall",
+    label="Context Recall",
+    params=ContextRecallParams,
+    reference="createContextRecallScorer (context-recall-scorer)",
+    preview_notes=(
+        "Needs a ground truth (expected output) and context passages (the run's `context` "
+        "or the `context` param); the response itself is not read."
+    ),
+)
+class ContextRecall(JudgeScorer[ContextRecallParams, Claims, AttributionVerdicts]):
     """How much of the ground-truth answer is supported by the retrieved context (share of
     ground-truth claims attributable to the passages)."""
 
-    type_id, label, params_model = "context-recall", "Context Recall", ContextRecallParams
-    reference = "createContextRecallScorer (context-recall-scorer)"
-    preview_notes = (
-        "Needs a ground truth (expected output) and context passages (the run's `context` "
-        "or the `context` param); the response itself is not read."
-    )
     instructions = """\
 You assess how well retrieved context passages cover a reference answer. You either break
 the reference answer into atomic claims, or decide for each claim whether the passages
@@ -68,14 +77,14 @@ otherwise. Use only the passages, never your own knowledge."""
         description="Judge whether the context supports each claim",
     )
 
-    def score(self, j: View[ContextRecallParams]) -> float:
+    def score(self, j: ContextRecallView) -> float:
         return share(j.analysis.verdicts, "verdict", "yes", of=len(j.pre.claims))
 
-    def findings(self, j: View[ContextRecallParams]) -> dict[str, Any]:
+    def findings(self, j: ContextRecallView) -> dict[str, Any]:
         pairs = zip(j.pre.claims, j.analysis.verdicts, strict=True)
         return {"claim verdicts": [{"claim": c, **v.model_dump()} for c, v in pairs]}
 
-    def reason(self, j: View[ContextRecallParams]) -> str:
+    def reason(self, j: ContextRecallView) -> str:
         claims, verdicts = j.pre.claims, j.analysis.verdicts
         if not claims:
             return f"{j.headline}: the ground truth yielded no claims to check."

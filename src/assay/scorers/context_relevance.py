@@ -24,6 +24,7 @@ from assay.scorers._lib.passage_relevance import (
     no_context_reason,
     relevance_score,
 )
+from assay.scoring.registry import register_scorer
 
 
 class ContextRelevanceParams(ContextJudgeParams):
@@ -33,16 +34,24 @@ class ContextRelevanceParams(ContextJudgeParams):
     )
 
 
-class ContextRelevance(JudgeScorer[ContextRelevanceParams]):
+ContextRelevanceView = View[ContextRelevanceParams, None, ContextRelevanceAnalysis]
+"""What ContextRelevance's functions see (typed: ``j.pre``, ``j.analysis``)."""
+
+
+@register_scorer(
+    "context-relevance",
+    label="Context Relevance",
+    params=ContextRelevanceParams,
+    reference="createContextRelevanceScorerLLM (context-relevance-scorer)",
+    preview_notes=(
+        "Context comes from the run's `context` or the `context` param; with none at all the "
+        "score is the maximum (the reference's behaviour)."
+    ),
+)
+class ContextRelevance(JudgeScorer[ContextRelevanceParams, None, ContextRelevanceAnalysis]):
     """How relevant the provided context passages were to the question and whether the
     response used the relevant ones, with penalties for missing information."""
 
-    type_id, label, params_model = "context-relevance", "Context Relevance", ContextRelevanceParams
-    reference = "createContextRelevanceScorerLLM (context-relevance-scorer)"
-    preview_notes = (
-        "Context comes from the run's `context` or the `context` param; with none at all the "
-        "score is the maximum (the reference's behaviour)."
-    )
     instructions = """\
 You assess the context passages given to an assistant for answering a question. For each
 passage you rate its relevance to the question (high, medium, low or none) and say whether
@@ -68,7 +77,7 @@ that none of the passages provided. Be concrete and brief."""
         description="Rate each passage's relevance and whether the response used it",
     )
 
-    def describe_score(self, j: View[ContextRelevanceParams]) -> str:
+    def describe_score(self, j: ContextRelevanceView) -> str:
         p = j.params.penalties
         return (
             "the mean relevance of the passages (high 1, medium 0.7, low 0.3, none 0), minus "
@@ -77,12 +86,12 @@ that none of the passages provided. Be concrete and brief."""
             f"most {p.max_missing_context_penalty})"
         )
 
-    def score(self, j: View[ContextRelevanceParams]) -> float:
+    def score(self, j: ContextRelevanceView) -> float:
         if not j.context:
             return Unrounded(1.0)
         return relevance_score(j.analysis, j.params.penalties)
 
-    def findings(self, j: View[ContextRelevanceParams]) -> dict[str, Any]:
+    def findings(self, j: ContextRelevanceView) -> dict[str, Any]:
         if not j.context:
             return {"result": no_context_reason(j.score)}
         fields = {"context_index", "relevanceLevel", "wasUsed", "reasoning"}
@@ -91,7 +100,7 @@ that none of the passages provided. Be concrete and brief."""
             "missing information": j.analysis.missingContext,
         }
 
-    def reason(self, j: View[ContextRelevanceParams]) -> str:
+    def reason(self, j: ContextRelevanceView) -> str:
         if not j.context:
             return no_context_reason(j.score)
         analysis: ContextRelevanceAnalysis = j.analysis

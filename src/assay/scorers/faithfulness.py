@@ -11,6 +11,7 @@ from pydantic import BaseModel, Field
 from assay.scorers._lib.claims import ClaimsJudge, ClaimsParams, ResponseClaims
 from assay.scorers._lib.formulas import count, share
 from assay.scorers._lib.judge_scorer import View, fmt, tally
+from assay.scoring.registry import register_scorer
 
 
 class FaithfulnessParams(ClaimsParams):
@@ -29,12 +30,20 @@ class FaithfulnessVerdicts(BaseModel):
     verdicts: list[FaithfulnessVerdict] = Field(description="One verdict per claim, in order.")
 
 
-class Faithfulness(ClaimsJudge[FaithfulnessParams]):
+FaithfulnessView = View[FaithfulnessParams, ResponseClaims, FaithfulnessVerdicts]
+"""What Faithfulness's functions see (typed: ``j.pre``, ``j.analysis``)."""
+
+
+@register_scorer(
+    "faithfulness",
+    label="Faithfulness",
+    params=FaithfulnessParams,
+    reference="createFaithfulnessScorer (faithfulness-scorer)",
+)
+class Faithfulness(ClaimsJudge[FaithfulnessParams, FaithfulnessVerdicts]):
     """Share of the response's claims that the context supports (LLM judge: claim
     extraction, then a yes/no/unsure verdict per claim against the context)."""
 
-    type_id, label, params_model = "faithfulness", "Faithfulness", FaithfulnessParams
-    reference = "createFaithfulnessScorer (faithfulness-scorer)"
     instructions = (
         "You check whether a response is faithful to the context it was given. "
         "Judge claims only against the context, never against your own knowledge."
@@ -47,14 +56,14 @@ class Faithfulness(ClaimsJudge[FaithfulnessParams]):
         FaithfulnessVerdicts,
     )
 
-    def score(self, j: View[FaithfulnessParams]) -> float:
+    def score(self, j: FaithfulnessView) -> float:
         return share(j.analysis.verdicts, "verdict", "yes")
 
-    def findings(self, j: View[FaithfulnessParams]) -> dict[str, Any]:
+    def findings(self, j: FaithfulnessView) -> dict[str, Any]:
         pairs = zip(j.pre.claims, j.analysis.verdicts, strict=True)
         return {"verdicts": [{"claim": c, **v.model_dump()} for c, v in pairs]}
 
-    def reason(self, j: View[FaithfulnessParams]) -> str:
+    def reason(self, j: FaithfulnessView) -> str:
         verdicts = j.analysis.verdicts
         if not verdicts:
             return f"The score is {fmt(j.score)} because the response makes no claims to check."

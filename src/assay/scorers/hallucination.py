@@ -11,6 +11,7 @@ from pydantic import BaseModel, Field
 from assay.scorers._lib.claims import ClaimsJudge, ClaimsParams, ResponseClaims
 from assay.scorers._lib.formulas import share
 from assay.scorers._lib.judge_scorer import View, fmt, tally
+from assay.scoring.registry import register_scorer
 
 
 class HallucinationParams(ClaimsParams):
@@ -30,13 +31,21 @@ class HallucinationVerdicts(BaseModel):
     verdicts: list[HallucinationVerdict] = Field(description="One verdict per claim, in order.")
 
 
-class Hallucination(ClaimsJudge[HallucinationParams]):
+HallucinationView = View[HallucinationParams, ResponseClaims, HallucinationVerdicts]
+"""What Hallucination's functions see (typed: ``j.pre``, ``j.analysis``)."""
+
+
+@register_scorer(
+    "hallucination",
+    label="Hallucination",
+    params=HallucinationParams,
+    higher_is_better=False,
+    reference="createHallucinationScorer (hallucination-scorer)",
+)
+class Hallucination(ClaimsJudge[HallucinationParams, HallucinationVerdicts]):
     """Share of the response's claims that contradict the context or are not supported by
     it (LLM judge: claim extraction, then a verdict per claim). Lower is better."""
 
-    type_id, label, params_model = "hallucination", "Hallucination", HallucinationParams
-    higher_is_better = False
-    reference = "createHallucinationScorer (hallucination-scorer)"
     instructions = (
         "You detect hallucinations: claims in a response that the given context does not "
         "back. Judge only against the context, never against your own knowledge."
@@ -50,10 +59,10 @@ class Hallucination(ClaimsJudge[HallucinationParams]):
         HallucinationVerdicts,
     )
 
-    def score(self, j: View[HallucinationParams]) -> float:
+    def score(self, j: HallucinationView) -> float:
         return share(j.analysis.verdicts, "verdict", "yes")
 
-    def reason(self, j: View[HallucinationParams]) -> str:
+    def reason(self, j: HallucinationView) -> str:
         verdicts = j.analysis.verdicts
         if not verdicts:
             return f"The score is {fmt(j.score)} because the response makes no claims to check."

@@ -9,6 +9,7 @@ from pydantic import BaseModel, Field, field_validator
 from assay.scorers._lib.judge_common import ScaledJudgeParams, neutralise
 from assay.scorers._lib.judge_scorer import JudgeScorer, Prompt, Unrounded, View
 from assay.scorers._lib.transcript import assistant_turns, transcript
+from assay.scoring.registry import register_scorer
 
 INSTRUCTIONS = """\
 You grade a conversation between a user and an AI assistant against a single plain-English
@@ -39,20 +40,24 @@ class MultiTurnVerdict(BaseModel):
     reasoning: str = Field(description="One or two sentences: which turns, or what is missing.")
 
 
-class MultiTurnJudge(JudgeScorer[MultiTurnJudgeParams]):
+MultiTurnJudgeView = View[MultiTurnJudgeParams, None, MultiTurnVerdict]
+"""What MultiTurnJudge's functions see (typed: ``j.pre``, ``j.analysis``)."""
+
+
+@register_scorer(
+    "multi-turn-judge",
+    label="Multi-turn Judge (LLM)",
+    params=MultiTurnJudgeParams,
+    reference="createMultiTurnJudgeScorer (multi-turn-judge-scorer)",
+    preview_notes=(
+        "Binary (0 or scale); one judge call; reads every assistant turn of the "
+        "output, not only the last; the reason is built from the verdict."
+    ),
+)
+class MultiTurnJudge(JudgeScorer[MultiTurnJudgeParams, None, MultiTurnVerdict]):
     """1 when the whole conversation (every assistant turn) satisfies a plain-English
     criterion, else 0."""
 
-    type_id, label, params_model = (
-        "multi-turn-judge",
-        "Multi-turn Judge (LLM)",
-        MultiTurnJudgeParams,
-    )
-    reference = "createMultiTurnJudgeScorer (multi-turn-judge-scorer)"
-    preview_notes = (
-        "Binary (0 or scale); one judge call; reads every assistant turn of the "
-        "output, not only the last; the reason is built from the verdict."
-    )
     instructions = INSTRUCTIONS
     analyze = Prompt(
         lambda j: (
@@ -68,10 +73,10 @@ class MultiTurnJudge(JudgeScorer[MultiTurnJudgeParams]):
         description="Judge the whole conversation against the criterion",
     )
 
-    def score(self, j: View[MultiTurnJudgeParams]) -> float:
+    def score(self, j: MultiTurnJudgeView) -> float:
         return Unrounded(1.0 if j.analysis.satisfied else 0.0)
 
-    def reason(self, j: View[MultiTurnJudgeParams]) -> str:
+    def reason(self, j: MultiTurnJudgeView) -> str:
         verdict: MultiTurnVerdict = j.analysis
         header = "✅ Criterion satisfied." if verdict.satisfied else "❌ Criterion not satisfied."
         reasoning = verdict.reasoning or "(no reasoning returned by the judge)"

@@ -23,6 +23,7 @@ from assay.scorers._lib.noise_impact import (
     affected,
     noise_score,
 )
+from assay.scoring.registry import register_scorer
 
 INSTRUCTIONS = """\
 You assess how robust an assistant is to noise: irrelevant, distracting or misleading
@@ -57,16 +58,24 @@ class NoiseSensitivityParams(ReasonedJudgeParams):
 BOTH_REQUIRED = "Both original query and noisy response are required for evaluation"
 
 
-class NoiseSensitivity(JudgeScorer[NoiseSensitivityParams]):
+NoiseSensitivityView = View[NoiseSensitivityParams, None, NoiseAnalysis]
+"""What NoiseSensitivity's functions see (typed: ``j.pre``, ``j.analysis``)."""
+
+
+@register_scorer(
+    "noise-sensitivity",
+    label="Noise Sensitivity",
+    params=NoiseSensitivityParams,
+    reference="createNoiseSensitivityScorerLLM (noise-sensitivity-scorer)",
+    preview_notes=(
+        "Requires the `baseline_response` and `noisy_query` params; the run's input is the "
+        "original query and its output the response to the noisy query."
+    ),
+)
+class NoiseSensitivity(JudgeScorer[NoiseSensitivityParams, None, NoiseAnalysis]):
     """How robust the response is to noise injected into the query: the response to a noisy
     query is compared with a baseline response to the clean one."""
 
-    type_id, label, params_model = "noise-sensitivity", "Noise Sensitivity", NoiseSensitivityParams
-    reference = "createNoiseSensitivityScorerLLM (noise-sensitivity-scorer)"
-    preview_notes = (
-        "Requires the `baseline_response` and `noisy_query` params; the run's input is the "
-        "original query and its output the response to the noisy query."
-    )
     instructions = INSTRUCTIONS
     needs = (needs_input(BOTH_REQUIRED), needs_output(BOTH_REQUIRED))
     meaning = (
@@ -91,10 +100,10 @@ class NoiseSensitivity(JudgeScorer[NoiseSensitivityParams]):
         description="Compare the baseline and noisy responses",
     )
 
-    def score(self, j: View[NoiseSensitivityParams]) -> float:
+    def score(self, j: NoiseSensitivityView) -> float:
         return noise_score(j.analysis, j.params.scoring)
 
-    def reason(self, j: View[NoiseSensitivityParams]) -> str:
+    def reason(self, j: NoiseSensitivityView) -> str:
         analysis: NoiseAnalysis = j.analysis
         text = f"{j.headline}; the judge's robustness score was {analysis.robustnessScore}."
         none = " No dimension was affected by the noise."

@@ -19,6 +19,7 @@ from assay.scorers._lib.prompt_alignment_aspects import (
     shown_system_prompt,
     shown_user_prompt,
 )
+from assay.scoring.registry import register_scorer
 
 INSTRUCTIONS = """\
 You assess how well an assistant's response aligns with the prompt it was given: whether it
@@ -49,16 +50,24 @@ class PromptAlignmentParams(ReasonedJudgeParams):
     )
 
 
-class PromptAlignment(JudgeScorer[PromptAlignmentParams]):
+PromptAlignmentView = View[PromptAlignmentParams, None, PromptAlignmentAnalysis]
+"""What PromptAlignment's functions see (typed: ``j.pre``, ``j.analysis``)."""
+
+
+@register_scorer(
+    "prompt-alignment",
+    label="Prompt Alignment",
+    params=PromptAlignmentParams,
+    reference="createPromptAlignmentScorerLLM (prompt-alignment-scorer)",
+    preview_notes=(
+        "'system' and 'both' modes read system messages from an agent-shaped or chat input; "
+        "'both' combines the user and system weightings 70/30."
+    ),
+)
+class PromptAlignment(JudgeScorer[PromptAlignmentParams, None, PromptAlignmentAnalysis]):
     """How well the response follows the user's request and/or the system prompt: intent,
     requirements, completeness, format and tone, combined with fixed weights."""
 
-    type_id, label, params_model = "prompt-alignment", "Prompt Alignment", PromptAlignmentParams
-    reference = "createPromptAlignmentScorerLLM (prompt-alignment-scorer)"
-    preview_notes = (
-        "'system' and 'both' modes read system messages from an agent-shaped or chat input; "
-        "'both' combines the user and system weightings 70/30."
-    )
     instructions = INSTRUCTIONS
     needs = (
         Needs("input", prompt_present, missing_prompt),
@@ -76,16 +85,16 @@ class PromptAlignment(JudgeScorer[PromptAlignmentParams]):
         description="Rate intent, requirements, completeness and appropriateness",
     )
 
-    def describe_score(self, j: View[PromptAlignmentParams]) -> str:
+    def describe_score(self, j: PromptAlignmentView) -> str:
         return (
             f"in '{j.params.evaluation_mode}' mode, it weighs intent alignment, requirements "
             "fulfilment, completeness and format/tone appropriateness from the analysis"
         )
 
-    def score(self, j: View[PromptAlignmentParams]) -> float:
+    def score(self, j: PromptAlignmentView) -> float:
         return alignment_score(j.analysis, j.params.evaluation_mode)
 
-    def reason(self, j: View[PromptAlignmentParams]) -> str:
+    def reason(self, j: PromptAlignmentView) -> str:
         a: PromptAlignmentAnalysis = j.analysis
         text = (
             f"{j.headline} ({j.params.evaluation_mode} mode): "

@@ -23,6 +23,7 @@ from assay.scorers._lib.rubric_criteria import (
     what_is_left,
 )
 from assay.scoring.context import NotScorable
+from assay.scoring.registry import register_scorer
 
 INSTRUCTIONS = """\
 You grade an agent's output against a rubric: a checklist of criteria.
@@ -42,7 +43,7 @@ class RubricParams(ScaledJudgeParams):
     )
 
 
-def _after(j: View[Any]) -> str:
+def _after(j: RubricView) -> str:
     criteria = criteria_of(j)
     return (
         f"Rubric ({len(criteria)} {plural(len(criteria))}):\n{criteria_lines(criteria)}\n\n"
@@ -52,17 +53,25 @@ def _after(j: View[Any]) -> str:
     )
 
 
-class Rubric(JudgeScorer[RubricParams]):
-    """1 only when the output satisfies every required criterion of a rubric (a checklist
-    judged criterion by criterion), else 0."""
+RubricView = View[RubricParams, dict[str, Any], RubricAnalysis]
+"""What Rubric's functions see (typed: ``j.pre``, ``j.analysis``)."""
 
-    type_id, label, params_model = "rubric", "Rubric (LLM)", RubricParams
-    reference = "createRubricScorer (rubric-scorer)"
-    preview_notes = (
+
+@register_scorer(
+    "rubric",
+    label="Rubric (LLM)",
+    params=RubricParams,
+    reference="createRubricScorer (rubric-scorer)",
+    preview_notes=(
         "Binary (0 or scale); one judge call; the reason is built from the verdicts. "
         "Items without a rubric (criteria param, metadata['rubric'] or input['rubric']) are not "
         "scorable rather than a free pass."
-    )
+    ),
+)
+class Rubric(JudgeScorer[RubricParams, dict[str, Any], RubricAnalysis]):
+    """1 only when the output satisfies every required criterion of a rubric (a checklist
+    judged criterion by criterion), else 0."""
+
     instructions = INSTRUCTIONS
     analyze = Prompt(
         "Grade the agent's output against each criterion of the rubric.",
@@ -78,18 +87,18 @@ class Rubric(JudgeScorer[RubricParams]):
         description="Judge the output against each rubric criterion",
     )
 
-    def prepare(self, j: View[RubricParams]) -> dict[str, Any] | NotScorable:
+    def prepare(self, j: RubricView) -> dict[str, Any] | NotScorable:
         return prepared_rubric(j.ctx, j.params.criteria)
 
-    def pairs(self, j: View[RubricParams]) -> list[tuple[RubricCriterion, CriterionVerdict]]:
+    def pairs(self, j: RubricView) -> list[tuple[RubricCriterion, CriterionVerdict]]:
         return list(zip(criteria_of(j), j.analysis.criteria, strict=True))  # one per (check)
 
-    def score(self, j: View[RubricParams]) -> float:
+    def score(self, j: RubricView) -> float:
         pairs = self.pairs(j)
         gating = [v for c, v in pairs if c.required] or [v for _, v in pairs]
         return Unrounded(1.0 if all(v.satisfied for v in gating) else 0.0)
 
-    def reason(self, j: View[RubricParams]) -> str:
+    def reason(self, j: RubricView) -> str:
         pairs = self.pairs(j)
         complete = j.score is not None and j.score >= j.params.scale
         header = "✅ Rubric satisfied: every required criterion is met."

@@ -22,6 +22,7 @@ from assay.scorers._lib.summary_axes import (
     source_text,
     summary_text,
 )
+from assay.scoring.registry import register_scorer
 
 INSTRUCTIONS = """\
 You assess summaries. You check each claim of a summary against its source text, write
@@ -41,16 +42,24 @@ class SummarizationParams(ReasonedJudgeParams):
     )
 
 
-class Summarization(JudgeScorer[SummarizationParams]):
+SummarizationView = View[SummarizationParams, SourceJudgement, CoverageJudgement]
+"""What Summarization's functions see (typed: ``j.pre``, ``j.analysis``)."""
+
+
+@register_scorer(
+    "summarization",
+    label="Summarization",
+    params=SummarizationParams,
+    reference="createSummarizationScorer (summarization-scorer)",
+    preview_notes=(
+        "Source: the run's `context`, else the `source` param, else the user's message. "
+        "The coverage judge never sees the source."
+    ),
+)
+class Summarization(JudgeScorer[SummarizationParams, SourceJudgement, CoverageJudgement]):
     """Whether a summary is faithful to its source (claims supported) and covers it (source
     questions answerable from the summary); the lower of the two."""
 
-    type_id, label, params_model = "summarization", "Summarization", SummarizationParams
-    reference = "createSummarizationScorer (summarization-scorer)"
-    preview_notes = (
-        "Source: the run's `context`, else the `source` param, else the user's message. "
-        "The coverage judge never sees the source."
-    )
     instructions = INSTRUCTIONS
     needs = (Needs("source", has_source, NO_SOURCE),)
     meaning = (
@@ -77,17 +86,17 @@ class Summarization(JudgeScorer[SummarizationParams]):
         description="Answer the coverage questions from the summary only",
     )
 
-    def axes(self, j: View[SummarizationParams]) -> Axes:
+    def axes(self, j: SummarizationView) -> Axes:
         return measure_axes(j.pre, j.analysis, j.params.max_questions)
 
-    def score(self, j: View[SummarizationParams]) -> float:
+    def score(self, j: SummarizationView) -> float:
         axes = self.axes(j)
         return min(axes.alignment, axes.coverage) if axes.scorable else 0.0
 
-    def findings(self, j: View[SummarizationParams]) -> dict[str, Any]:
+    def findings(self, j: SummarizationView) -> dict[str, Any]:
         return {"findings": self.axes(j).findings()}
 
-    def reason(self, j: View[SummarizationParams]) -> str:
+    def reason(self, j: SummarizationView) -> str:
         axes, head = self.axes(j), f"{j.headline}:"
         if not axes.scorable:
             why = "the summary yielded no claims or the source yielded no questions"

@@ -25,6 +25,7 @@ from assay.scorers._lib.tool_choice import (
     called_tools,
     has_messages,
 )
+from assay.scoring.registry import register_scorer
 
 INSTRUCTIONS = """\
 You assess whether an AI agent chose the right tools for a user's request.
@@ -37,18 +38,27 @@ available tool would have served it, is wrong (name those tools as missing); sta
 request that is already specific enough is wrong too. Give short, specific reasoning."""
 
 
-class ToolCallAccuracyLLM(JudgeScorer[ToolCallAccuracyLLMParams]):
-    """Share of the agent's tool calls a judge finds appropriate for what the user
-    explicitly asked; with no tool calls, 1 unless the judge names missing tools."""
+ToolCallAccuracyLLMView = View[ToolCallAccuracyLLMParams, dict[str, Any], ToolSelectionAnalysis]
+"""What ToolCallAccuracyLLM's functions see (typed: ``j.pre``, ``j.analysis``)."""
 
-    type_id, params_model = "tool-call-accuracy-llm", ToolCallAccuracyLLMParams
-    label = "Tool Call Accuracy (LLM)"
-    reference = "createToolCallAccuracyScorerLLM (llm-tool-call-accuracy-scorer)"
-    preview_notes = (
+
+@register_scorer(
+    "tool-call-accuracy-llm",
+    label="Tool Call Accuracy (LLM)",
+    params=ToolCallAccuracyLLMParams,
+    reference="createToolCallAccuracyScorerLLM (llm-tool-call-accuracy-scorer)",
+    preview_notes=(
         "Needs input and output messages (empty → error) and the available tools. "
         "Strict: tools that are only 'helpful' count as inappropriate. One judge call, plus one "
         "for the reason when reason='llm'."
-    )
+    ),
+)
+class ToolCallAccuracyLLM(
+    JudgeScorer[ToolCallAccuracyLLMParams, dict[str, Any], ToolSelectionAnalysis]
+):
+    """Share of the agent's tool calls a judge finds appropriate for what the user
+    explicitly asked; with no tool calls, 1 unless the judge names missing tools."""
+
     instructions = INSTRUCTIONS
     reason_sentences = 1
     needs = (Needs("input and output", has_messages, EMPTY_RUN_MESSAGE),)
@@ -71,10 +81,10 @@ class ToolCallAccuracyLLM(JudgeScorer[ToolCallAccuracyLLMParams]):
         description="Judge whether each tool call fits the user's explicit request",
     )
 
-    def prepare(self, j: View[ToolCallAccuracyLLMParams]) -> dict[str, Any]:
+    def prepare(self, j: ToolCallAccuracyLLMView) -> dict[str, Any]:
         return called_tools(j.ctx.call.output)
 
-    def score(self, j: View[ToolCallAccuracyLLMParams]) -> float:
+    def score(self, j: ToolCallAccuracyLLMView) -> float:
         evaluations, called = j.analysis.evaluations, len(j.pre["actualTools"])
         if evaluations:
             return share(evaluations, "wasAppropriate", True)
@@ -84,12 +94,12 @@ class ToolCallAccuracyLLM(JudgeScorer[ToolCallAccuracyLLMParams]):
             )
         return Unrounded(0.0 if j.analysis.missingTools else 1.0)
 
-    def findings(self, j: View[ToolCallAccuracyLLMParams]) -> dict[str, Any]:
+    def findings(self, j: ToolCallAccuracyLLMView) -> dict[str, Any]:
         evaluations = [e.model_dump() for e in j.analysis.evaluations]
         missing = j.analysis.missingTools or []
         return {"evaluations": {"evaluations": evaluations, "missingTools": missing}}
 
-    def reason(self, j: View[ToolCallAccuracyLLMParams]) -> str:
+    def reason(self, j: ToolCallAccuracyLLMView) -> str:
         evaluations, missing = j.analysis.evaluations, j.analysis.missingTools or []
         head = f"Score {fmt(j.score)}:"
         if not evaluations:

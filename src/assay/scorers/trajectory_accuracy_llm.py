@@ -15,6 +15,7 @@ from assay.scorers._lib.trajectory_judgement import (
     trajectory_score,
 )
 from assay.scorers._lib.trajectory_params import TrajectoryAccuracyLLMParams
+from assay.scoring.registry import register_scorer
 
 INSTRUCTIONS = """\
 You assess the sequence of actions (tool calls, model generations, workflow steps) an AI
@@ -26,11 +27,11 @@ serious flaw. When an expected trajectory is given, use it as the reference path
 a guide, not an absolute rule. Give short, specific reasoning."""
 
 
-def _expected(j: View[Any]) -> str | None:
+def _expected(j: TrajectoryAccuracyLLMView) -> str | None:
     return j.pre["expectedTrajectoryFormatted"] or None
 
 
-def _after(j: View[Any]) -> str:
+def _after(j: TrajectoryAccuracyLLMView) -> str:
     compare = (
         "Compare with the expected trajectory: were all expected steps performed, "
         "in a sensible order, without unnecessary extra steps?"
@@ -46,21 +47,30 @@ def _after(j: View[Any]) -> str:
     )
 
 
-class TrajectoryAccuracyLLM(JudgeScorer[TrajectoryAccuracyLLMParams]):
+TrajectoryAccuracyLLMView = View[TrajectoryAccuracyLLMParams, dict[str, Any], TrajectoryAnalysis]
+"""What TrajectoryAccuracyLLM's functions see (typed: ``j.pre``, ``j.analysis``)."""
+
+
+@register_scorer(
+    "trajectory-accuracy-llm",
+    label="Trajectory Accuracy (LLM)",
+    params=TrajectoryAccuracyLLMParams,
+    reference="createTrajectoryAccuracyScorerLLM (llm-trajectory-accuracy-scorer)",
+    preview_notes=(
+        f"{PERFECT_SCORE_NOTE} One judge call, plus one for the reason when "
+        "reason='llm'. The output may be a trajectory or agent messages (tool calls become steps)."
+    ),
+)
+class TrajectoryAccuracyLLM(
+    JudgeScorer[TrajectoryAccuracyLLMParams, dict[str, Any], TrajectoryAnalysis]
+):
     """A judge rates each step of the agent's trajectory as necessary and in order (against
     expected steps when given): 0.6·necessary + 0.3·in order − 0.1·missing."""
 
-    type_id, params_model = "trajectory-accuracy-llm", TrajectoryAccuracyLLMParams
-    label = "Trajectory Accuracy (LLM)"
-    reference = "createTrajectoryAccuracyScorerLLM (llm-trajectory-accuracy-scorer)"
-    preview_notes = (
-        f"{PERFECT_SCORE_NOTE} One judge call, plus one for the reason when "
-        "reason='llm'. The output may be a trajectory or agent messages (tool calls become steps)."
-    )
     instructions = INSTRUCTIONS
     reason_sentences = 1
 
-    def describe_score(self, j: View[TrajectoryAccuracyLLMParams]) -> str:
+    def describe_score(self, j: TrajectoryAccuracyLLMView) -> str:
         best = format(0.9 * j.params.scale, "g")
         return f"0 = poor; {best} = every step necessary and in order"
 
@@ -78,19 +88,19 @@ class TrajectoryAccuracyLLM(JudgeScorer[TrajectoryAccuracyLLMParams]):
         description="Judge each step of the trajectory: necessary, in order",
     )
 
-    def prepare(self, j: View[TrajectoryAccuracyLLMParams]) -> dict[str, Any]:
+    def prepare(self, j: TrajectoryAccuracyLLMView) -> dict[str, Any]:
         call = j.ctx.call
         return trajectory_payload(
             call.output, j.params.expected_trajectory, call.expected_trajectory
         )
 
-    def score(self, j: View[TrajectoryAccuracyLLMParams]) -> float:
+    def score(self, j: TrajectoryAccuracyLLMView) -> float:
         return trajectory_score(j.analysis, j.pre["stepCount"])
 
-    def findings(self, j: View[TrajectoryAccuracyLLMParams]) -> dict[str, Any]:
+    def findings(self, j: TrajectoryAccuracyLLMView) -> dict[str, Any]:
         return {"evaluation": j.analysis.findings()}
 
-    def reason(self, j: View[TrajectoryAccuracyLLMParams]) -> str:
+    def reason(self, j: TrajectoryAccuracyLLMView) -> str:
         analysis: TrajectoryAnalysis = j.analysis
         n, necessary, in_order = analysis.counts()
         text = f"Score {format(j.score or 0.0, 'g')}:"

@@ -2,10 +2,13 @@
 
 A scorer type is a factory plus metadata: a kebab-case type id, a label, a description, a
 pydantic params model (defaults included), the score direction and range, and its kind.
-Built-ins register with ``@register_scorer``; third-party packages expose scorer types (or
-modules that register them) through the entry-point group ``assay.scorers``. The registry
-itself is an ``assay.registry.Registry`` (``SCORER_TYPES``): its rules for names, aliases,
-duplicates and plugins are the same as every other registry's.
+Every scorer type, code or judge, is declared the same way: ``@register_scorer(type_id,
+label=..., params=...)`` on its factory (``build(params) -> Scorer``) or on a declaration
+class (a ``JudgeScorer`` subclass, see ``ScorerDeclaration``). Third-party packages expose
+scorer types (or modules that register them) through the entry-point group
+``assay.scorers``. The registry itself is an ``assay.registry.Registry`` (``SCORER_TYPES``):
+its rules for names, aliases, duplicates and plugins are the same as every other
+registry's.
 
 Three words that are easy to mix up:
 
@@ -24,9 +27,10 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import inspect
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, Generic, Literal, TypeGuard, TypeVar
+from typing import Any, Generic, Literal, Protocol, TypeGuard, TypeVar, cast, overload
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic.alias_generators import to_camel
@@ -233,46 +237,137 @@ def unregister(type_id: str) -> None:
     SCORER_TYPES.unregister(type_id)
 
 
+@dataclass(frozen=True, slots=True)
+class DeclaredScorer:
+    """What a declaration class hands ``register_scorer``: its factory and the metadata it
+    derives (a judge derives its kind, its description from its docstring, its prompts)."""
+
+    build: Callable[[Any], Scorer]
+    kind: ScorerKind
+    description: str
+    prompts: Mapping[str, str]
+    higher_is_better: bool
+    score_range: tuple[float, float]
+    reference: str | None
+    preview_notes: str
+
+
+class ScorerDeclaration(Protocol):
+    """A class ``register_scorer`` can decorate: it turns the decorator's arguments into a
+    factory plus metadata (``assay.scorers._lib.judge_scorer.JudgeScorer`` is one). The
+    registry knows only this hook, so the scoring room does not import the scorers room."""
+
+    @classmethod
+    def declare_scorer(
+        cls, type_id: str, label: str, params: type[ScorerParams], options: Mapping[str, Any]
+    ) -> DeclaredScorer:
+        """``options``: the optional metadata the decorator was given explicitly."""
+        ...
+
+
+D = TypeVar("D", bound=ScorerDeclaration)
+
+
+class ScorerDecorator(Protocol[P]):
+    """What ``register_scorer(...)`` returns: it takes a factory or a declaration class and
+    returns it unchanged, registered."""
+
+    @overload
+    def __call__(self, target: type[D]) -> type[D]: ...
+
+    @overload
+    def __call__(self, target: Callable[[P], Scorer]) -> Callable[[P], Scorer]: ...
+
+
 def register_scorer(
     type_id: str,
     *,
     label: str,
-    description: str,
+    description: str | None = None,
     params: type[P] = NoParams,  # type: ignore[assignment]
-    higher_is_better: bool = True,
-    score_range: tuple[float, float] = (0.0, 1.0),
-    kind: ScorerKind = "code",
-    preview_notes: str = "",
+    higher_is_better: bool | None = None,
+    score_range: tuple[float, float] | None = None,
+    kind: ScorerKind | None = None,
+    preview_notes: str | None = None,
     reference: str | None = None,
     aliases: Iterable[str] = (),
     aggregations: Iterable[str] = ("mean",),
     prompts: Mapping[str, str] | None = None,
     extra: str | None = None,
-) -> Callable[[Callable[[P], Scorer]], Callable[[P], Scorer]]:
-    """Decorator registering ``build(params) -> Scorer`` as a scorer type."""
+) -> ScorerDecorator[P]:
+    """The one way to declare a scorer type, code or judge.
 
-    def decorate(build: Callable[[P], Scorer]) -> Callable[[P], Scorer]:
+    On a factory ``build(params) -> Scorer`` (a code scorer): registers it as is; ``kind``
+    defaults to ``"code"`` and ``description`` to the factory's docstring. On a declaration
+    class (a ``JudgeScorer`` subclass): the class derives its factory, kind, description
+    (its docstring) and prompts; the optional metadata given here (direction, range,
+    reference, preview notes) is set on the class as if declared in its body. Unset
+    optional metadata keeps its default (higher is better, range 0..1).
+    """
+
+    def metadata(target: object) -> DeclaredScorer:
+        if isinstance(target, type):
+            declare = getattr(target, "declare_scorer", None)
+            if declare is None:
+                raise TypeError(
+                    f"register_scorer({type_id!r}) decorates a factory function or a "
+                    f"declaration class (a JudgeScorer subclass), not {target.__qualname__}"
+                )
+            given = {
+                "higher_is_better": higher_is_better,
+                "score_range": score_range,
+                "reference": reference,
+                "preview_notes": preview_notes,
+            }
+            options = {name: value for name, value in given.items() if value is not None}
+            declared: DeclaredScorer = declare(type_id, label, params, options)
+            if kind is not None and kind != declared.kind:
+                raise TypeError(
+                    f"scorer {type_id!r}: {target.__qualname__} declares a {declared.kind} "
+                    f"scorer, not kind={kind!r}"
+                )
+            if description is not None:
+                declared = dataclasses.replace(declared, description=description)
+            return declared
+        if not callable(target):
+            raise TypeError(f"register_scorer({type_id!r}) needs a factory function or class")
+        text = description if description is not None else inspect.getdoc(target)
+        if not text:
+            raise TypeError(f"scorer {type_id!r}: give a description (or a docstring)")
+        return DeclaredScorer(
+            build=target,
+            kind=kind or "code",
+            description=text,
+            prompts=dict(prompts or {}),
+            higher_is_better=True if higher_is_better is None else higher_is_better,
+            score_range=(0.0, 1.0) if score_range is None else score_range,
+            reference=reference,
+            preview_notes=preview_notes or "",
+        )
+
+    def decorate(target: Any) -> Any:
+        declared = metadata(target)
         register(
             ScorerType(
                 type_id=type_id,
                 label=label,
-                description=description,
+                description=declared.description,
                 params_model=params,
-                build=build,
-                higher_is_better=higher_is_better,
-                score_range=score_range,
-                kind=kind,
-                preview_notes=preview_notes,
-                reference=reference,
+                build=declared.build,
+                higher_is_better=declared.higher_is_better,
+                score_range=declared.score_range,
+                kind=declared.kind,
+                preview_notes=declared.preview_notes,
+                reference=declared.reference,
                 aliases=tuple(aliases),
                 aggregations=tuple(aggregations),
-                prompts=dict(prompts or {}),
+                prompts=dict(declared.prompts),
                 extra=extra,
             )
         )
-        return build
+        return target
 
-    return decorate
+    return cast("ScorerDecorator[P]", decorate)
 
 
 def reload_plugins() -> None:

@@ -28,6 +28,7 @@ from assay.scoring.registry import (
     SCORER_TYPES,
     ScorerParamsError,
     get_scorer_type,
+    register_scorer,
     unregister,
 )
 
@@ -59,14 +60,13 @@ def declare(
     *,
     value: float | None = None,
     higher: bool = True,
-) -> type[JudgeScorer[Params]]:
+) -> type[JudgeScorer[Params, None, Verdicts]]:
     """Declare (and so register) a test judge; ``value`` fixes its score when given."""
 
-    class FrameworkJudge(JudgeScorer[Params]):
+    @register_scorer(TYPE_ID, label="Framework Judge", params=Params, higher_is_better=higher)
+    class FrameworkJudge(JudgeScorer[Params, None, Verdicts]):
         """Share of yes verdicts (a test judge)."""
 
-        type_id, label, params_model = TYPE_ID, "Framework Judge", Params
-        higher_is_better = higher
         instructions = "You judge sentences."
         meaning = "the share of sentences judged yes"
         needs = (needs_ground_truth(),)
@@ -77,20 +77,20 @@ def declare(
             description="Judge",
         )
 
-        def score(self, j: View[Params]) -> float:
+        def score(self, j: View[Params, None, Verdicts]) -> float:
             verdicts = j.analysis.verdicts
             share = sum(v.verdict == "yes" for v in verdicts) / len(verdicts)
             return share if value is None else value
 
-        def reason(self, j: View[Params]) -> str:
+        def reason(self, j: View[Params, None, Verdicts]) -> str:
             return f"{j.score} from {len(j.analysis.verdicts)} verdicts"
 
     return FrameworkJudge
 
 
 @pytest.fixture
-def registered() -> Iterator[Callable[..., type[JudgeScorer[Params]]]]:
-    def make(*args: Any, **kwargs: Any) -> type[JudgeScorer[Params]]:
+def registered() -> Iterator[Callable[..., type[JudgeScorer[Params, None, Verdicts]]]]:
+    def make(*args: Any, **kwargs: Any) -> type[JudgeScorer[Params, None, Verdicts]]:
         if TYPE_ID in SCORER_TYPES.names():
             unregister(TYPE_ID)
         return declare(*args, **kwargs)
@@ -121,13 +121,58 @@ def test_kind_mode_range_and_description_are_derived(registered: Any) -> None:
     assert create_scorer(TYPE_ID, scale=10).score_range == (0.0, 10.0)
 
 
-def test_an_intermediate_base_without_a_type_id_is_not_registered() -> None:
+def test_an_intermediate_base_without_the_decorator_is_not_registered() -> None:
     before = set(SCORER_TYPES.names())
 
-    class Base(JudgeScorer[Params]):
+    class Base(JudgeScorer[Params, None, Verdicts]):
         """A shared base (like ClaimsJudge)."""
 
     assert set(SCORER_TYPES.names()) == before and Base.__doc__
+
+
+def test_the_old_type_id_attribute_form_is_refused_with_the_new_form_named() -> None:
+    before = set(SCORER_TYPES.names())
+    with pytest.raises(TypeError, match=r"@register_scorer\('old-form', label=\.\.\."):
+
+        class OldForm(JudgeScorer[Params, None, Verdicts]):
+            """Declared the way judges were declared before."""
+
+            type_id, label, params_model = "old-form", "Old", Params
+
+    assert set(SCORER_TYPES.names()) == before
+
+
+def test_the_decorator_records_its_metadata_on_the_class(registered: Any) -> None:
+    judge = registered(higher=False)
+    assert (judge.type_id, judge.label, judge.params_model) == (TYPE_ID, "Framework Judge", Params)
+    assert judge.higher_is_better is False and "higher_is_better" in vars(judge)
+    assert "reference" not in vars(judge)  # not given: the inherited default, as before
+    assert get_scorer_type(TYPE_ID).info().higher_is_better is False
+
+
+def test_one_declaration_class_registers_one_type(registered: Any) -> None:
+    judge = registered()
+    with pytest.raises(TypeError, match=r"registered as 'framework-test-judge' already"):
+        register_scorer("second-name", label="Second", params=Params)(judge)
+    assert "second-name" not in SCORER_TYPES.names() and judge.type_id == TYPE_ID
+
+
+def test_a_judge_declared_as_code_or_a_class_without_the_hook_is_refused() -> None:
+    class NotADeclaration:
+        """Some class."""
+
+    with pytest.raises(TypeError, match="factory function or a declaration class"):
+        register_scorer("not-a-scorer", label="x")(NotADeclaration)  # type: ignore[type-var]
+
+    class Mislabelled(JudgeScorer[Params, None, Verdicts]):
+        """A judge that claims to be code."""
+
+        instructions = "x"
+
+    with pytest.raises(TypeError, match="declares a judge scorer, not kind='code'"):
+        register_scorer("mislabelled", label="x", params=Params, kind="code")(Mislabelled)
+    assert "not-a-scorer" not in SCORER_TYPES.names()
+    assert "mislabelled" not in SCORER_TYPES.names()
 
 
 def test_the_score_is_scaled_and_rounded_unless_unrounded(registered: Any) -> None:
@@ -191,7 +236,7 @@ def test_a_declared_ground_truth_need_is_checked_before_the_call(registered: Any
     assert f"{TYPE_ID} needs ground_truth" in result.error.message and model.calls == []
 
 
-def _view(output: str = "out") -> View[Any]:
+def _view(output: str = "out") -> View[Any, Any, Any]:
     """A view on a bare declaration (only its defaults are used)."""
     return View(ScaledJudgeParams(), StepContext(ScorerCall(output=output), {}), JudgeScorer())
 
@@ -289,7 +334,7 @@ def test_listed_is_a_sentence_tail_or_nothing() -> None:
 def test_the_headline_prints_score_and_scale_as_python_does() -> None:
     view = _view()
     assert view.headline == "The score is None of 1.0"
-    scored = View(
+    scored: View[ScaledJudgeParams, None, Any] = View(
         ScaledJudgeParams(scale=10),
         StepContext(ScorerCall(output="x"), {}, score=2.5),
         JudgeScorer(),
@@ -298,7 +343,7 @@ def test_the_headline_prints_score_and_scale_as_python_does() -> None:
 
 
 def test_a_need_message_may_depend_on_the_view() -> None:
-    class NeedsLongOutput(JudgeScorer[ScaledJudgeParams]):
+    class NeedsLongOutput(JudgeScorer[ScaledJudgeParams, None, Verdicts]):
         needs = (Needs("output", lambda j: len(j.output) > 3, lambda j: f"{j.output!r} is short"),)
 
     NeedsLongOutput.type_id = "needs-test"  # set after the class body: not registered
@@ -331,14 +376,14 @@ def test_a_template_param_value_cannot_forge_a_data_block(registered: Any) -> No
     class CriterionParams(ReasonedJudgeParams):
         criterion: str = "x"
 
-    class Criterion(JudgeScorer[CriterionParams]):
+    @register_scorer(TYPE_ID, label="Criterion", params=CriterionParams)
+    class Criterion(JudgeScorer[CriterionParams, None, Verdicts]):
         """Criterion judge (test)."""
 
-        type_id, label, params_model = TYPE_ID, "Criterion", CriterionParams
         instructions = "You judge."
         analyze = Prompt(lambda j: j.params.criterion, Verdicts, description="Judge")
 
-        def score(self, j: View[CriterionParams]) -> float:
+        def score(self, j: View[CriterionParams, None, Verdicts]) -> float:
             return 1.0
 
     assert Criterion.type_id == TYPE_ID  # declared, so registered; the fixture unregisters

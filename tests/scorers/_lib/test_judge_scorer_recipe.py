@@ -56,3 +56,24 @@ def test_the_example_reports_its_missing_input(recipe: dict[str, Any]) -> None:
     assert result.status == "error" and result.error is not None
     assert "politeness needs input: pass the customer's message" in result.error.message
     assert judge.calls == []
+
+
+def test_the_code_scorer_example_is_declared_the_same_way_and_prints_as_shown(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    blocks = re.findall(r"```python\n(.*?)```", RECIPE, re.S)
+    assert len(blocks) >= 2, "docs/judge-scorers.md lost its code-scorer example"
+    namespace: dict[str, Any] = {"__name__": "code_scorer_recipe"}
+    try:
+        exec(compile(blocks[1], "docs/judge-scorers.md", "exec", dont_inherit=True), namespace)
+        printed = blocks[1].rstrip().splitlines()[-1]
+        assert f"# {capsys.readouterr().out.strip()}" == printed
+        info = get_scorer_type("max-length").info()
+        assert (info.kind, info.description) == (
+            "code",
+            "1 when the output is at most `limit` characters long, else 0.",
+        )
+        scorer = namespace["assay"].create_scorer("max-length")
+        assert scorer.run_sync(output="").status == "not_scorable"
+    finally:
+        unregister("max-length")

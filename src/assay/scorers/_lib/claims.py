@@ -13,7 +13,14 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, Field
 
 from assay.scorers._lib.judge_common import ReasonedJudgeParams, context_list, numbered
-from assay.scorers._lib.judge_scorer import JudgeScorer, Prompt, View, needs_context, one_per_item
+from assay.scorers._lib.judge_scorer import (
+    AnyView,
+    JudgeScorer,
+    Prompt,
+    View,
+    needs_context,
+    one_per_item,
+)
 from assay.scoring.context import StepContext
 
 
@@ -76,7 +83,7 @@ def resolve_context(ctx: StepContext, param_context: list[str] | None) -> list[s
     return legacy_tool_results(ctx.call.output)
 
 
-CLAIMS_PROMPT = Prompt(
+CLAIMS_PROMPT: Prompt[AnyView, ResponseClaims] = Prompt(
     "List the claims the response makes: every factual statement and every speculative "
     "one, each as a short self-contained sentence. No claims: [].",
     ResponseClaims,
@@ -87,9 +94,11 @@ CLAIMS_PROMPT = Prompt(
 
 
 CP = TypeVar("CP", bound=ClaimsParams)
+CA = TypeVar("CA", bound=BaseModel)
+"""The verdicts answer model of a claims judge."""
 
 
-class ClaimsJudge(JudgeScorer[CP]):
+class ClaimsJudge(JudgeScorer[CP, ResponseClaims, CA]):
     """Base of the claim judges: context required (run, param, legacy tool results), claims
     extracted first, then one verdict per claim against the numbered context."""
 
@@ -102,7 +111,9 @@ class ClaimsJudge(JudgeScorer[CP]):
     )
 
     @staticmethod
-    def verdicts_prompt(instruction: str, output: type[BaseModel]) -> Prompt:
+    def verdicts_prompt(
+        instruction: str, output: type[CA]
+    ) -> Prompt[View[Any, ResponseClaims, Any], CA]:
         """The verdict step: ``instruction`` over the numbered context and claims."""
         return Prompt(
             instruction,
@@ -115,5 +126,5 @@ class ClaimsJudge(JudgeScorer[CP]):
             description="Judge each claim against the context",
         )
 
-    def context(self, j: View[CP]) -> list[str]:
+    def context(self, j: View[CP, ResponseClaims, CA]) -> list[str]:
         return resolve_context(j.ctx, j.params.context)

@@ -1,23 +1,31 @@
 """Judge scorers as declarations: a class says what differs, the framework builds the rest.
 
-A judge scorer is a subclass of ``JudgeScorer[Params]`` whose docstring is its description::
+A judge scorer is declared like every scorer, with ``@register_scorer`` (here on a class
+instead of a factory function); the class is a ``JudgeScorer[Params, Pre, Analysis]`` whose
+docstring is its description::
 
-    class Toxicity(JudgeScorer[ToxicityParams]):
+    J = View[ToxicityParams, None, ToxicityVerdicts]
+
+    @register_scorer("toxicity", label="Toxicity", params=ToxicityParams,
+                     higher_is_better=False)
+    class Toxicity(JudgeScorer[ToxicityParams, None, ToxicityVerdicts]):
         \"\"\"Share of the response's opinions that are toxic (LLM judge). Lower is better.\"\"\"
 
-        type_id, label, params_model = "toxicity", "Toxicity", ToxicityParams
-        higher_is_better = False
         instructions = "You judge toxicity: ..."
         analyze = Prompt("Give one verdict per opinion ...", ToxicityVerdicts,
                          inputs={"input": lambda j: j.input, "response": lambda j: j.output})
         meaning = "the share of the response's opinions that are toxic"
 
-        def score(self, j): return share(j.analysis.verdicts, "verdict", "yes")
-        def reason(self, j): return tally(j.score, n_toxic, n, "opinions are toxic")
+        def score(self, j: J) -> float: return share(j.analysis.verdicts, "verdict", "yes")
+        def reason(self, j: J) -> str: return tally(j.score, n_toxic, n, "opinions are toxic")
 
-(docs/judge-scorers.md is the full recipe, with a tested example.)
+The type arguments make the declaration checkable: ``j.pre`` is the preprocess step's
+answer (``Pre``), ``j.analysis`` the analyze step's (``Analysis``), and each ``Prompt`` is a
+``Prompt[View[...], Answer]`` whose getters see that typed view, so ``mypy --strict`` rejects
+``j.analysis.verdictz`` or an analyze prompt whose output model is not ``Analysis``
+(docs/judge-scorers.md is the full recipe, with a tested example).
 
-Defining the class registers the scorer type. What the framework derives, so no scorer
+Decorating the class registers the scorer type. What the framework derives, so no scorer
 repeats it: ``kind="judge"`` (hence ``mode="async"``), the range (0..1 unless declared,
 stretched by ``scale``), the description (the docstring), each prompt's ``version`` (a hash
 of its text and output model; part of the fingerprint), the judge config (model, base URL,
@@ -40,7 +48,7 @@ import json
 import re
 from collections.abc import Callable, Hashable, Mapping, Sequence, Sized
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Generic, TypeVar, cast
+from typing import Any, ClassVar, Generic, TypeAlias, TypeVar, cast
 
 from pydantic import BaseModel
 
@@ -54,12 +62,20 @@ from assay.scorers._lib.judge_common import (
     run_context,
 )
 from assay.scorers._lib.verdicts import each_once, one_per
-from assay.scoring.context import StepContext
-from assay.scoring.registry import ScorerParamsError, register_scorer
+from assay.scoring.context import NotScorable, StepContext
+from assay.scoring.registry import DeclaredScorer, ScorerParams, ScorerParamsError
 from assay.scoring.scorer import Scorer
 from assay.scoring.steps import FunctionStep, JudgeConfig, JudgeStep, Step
 
 P = TypeVar("P", bound=JudgeScorerParams)
+Pre = TypeVar("Pre")
+"""What the preprocess step gives: its prompt's answer model, or ``prepare``'s value."""
+An = TypeVar("An")
+"""The analyze step's answer model."""
+In = TypeVar("In")
+"""What a prompt's getters read: a ``View``."""
+Out = TypeVar("Out")
+"""A prompt's answer model (a pydantic class; checked when the prompt is made)."""
 
 
 def fmt(value: float | None) -> str:
@@ -86,12 +102,13 @@ class Unrounded(float):
 
 
 @dataclass(frozen=True, slots=True)
-class View(Generic[P]):
-    """What a declaration's functions see: its params, the step context, shortcuts."""
+class View(Generic[P, Pre, An]):
+    """What a declaration's functions see: its params, the step context, shortcuts, and the
+    earlier steps' answers typed as the declaration's ``Pre`` and ``An`` say."""
 
     params: P
     ctx: StepContext
-    spec: JudgeScorer[P]
+    spec: JudgeScorer[P, Pre, An]
     revision: str = ""
     """The declaration's ``JudgeScorer.revision`` (it ties every step to the code)."""
 
@@ -104,13 +121,14 @@ class View(Generic[P]):
         return self.ctx.output_text
 
     @property
-    def pre(self) -> Any:
+    def pre(self) -> Pre:
         """The preprocess step's result (a validated output model, or a function's value)."""
-        return self.ctx.preprocess_result
+        return cast("Pre", self.ctx.preprocess_result)
 
     @property
-    def analysis(self) -> Any:
-        return self.ctx.analyze_result
+    def analysis(self) -> An:
+        """The analyze step's validated answer."""
+        return cast("An", self.ctx.analyze_result)
 
     @property
     def score(self) -> float | None:
@@ -128,11 +146,15 @@ class View(Generic[P]):
         return self.spec.context(self)
 
 
-Getter = Callable[[View[Any]], Any]
-Text = str | Callable[[View[Any]], str | None]
+AnyView: TypeAlias = View[Any, Any, Any]
+"""A view of any declaration (for helpers shared by several scorers)."""
+V = TypeVar("V", bound=AnyView)
+
+Getter: TypeAlias = Callable[[In], Any]
+Text: TypeAlias = str | Callable[[In], str | None]
 
 
-def _text(value: Text | None, j: View[Any]) -> str | None:
+def _text(value: Text[In] | None, j: In) -> str | None:
     return value(j) if callable(value) else value
 
 
@@ -144,7 +166,7 @@ def _identity(value: Any) -> Any:
 _PLACEHOLDER = re.compile(r"\{(\w+)\}")
 
 
-def fill_template(template: str, j: View[Any]) -> str:
+def fill_template(template: str, j: AnyView) -> str:
     """A user's step template with each ``{param}`` replaced by that param's value (lists
     and mappings as JSON; data-marker look-alikes neutralised); any other brace text stays
     as written, so a template may show JSON without escaping it."""
@@ -169,8 +191,9 @@ COMPUTED_PROMPT = "(computed from the params; a template replaces it)"
 
 
 @dataclass(frozen=True, slots=True)
-class Prompt:
-    """One judge step's typed prompt.
+class Prompt(Generic[In, Out]):
+    """One judge step's typed prompt: ``Prompt[View[...], Answer]`` reads a typed view and
+    answers with the pydantic model ``Answer`` (Ragas' ``PydanticPrompt[In, Out]``).
 
     ``instruction`` (text, or a function of the ``View``), then each of ``inputs`` (label →
     value) wrapped by ``data_block`` as material to judge (a ``None`` value leaves its block
@@ -180,19 +203,29 @@ class Prompt:
     data.
     """
 
-    instruction: Text
-    output: type[BaseModel]
-    inputs: Mapping[str, Getter] = field(default_factory=dict)
-    after: Text | None = None
-    examples: tuple[tuple[Mapping[str, Any], BaseModel], ...] = ()
-    check: Callable[[View[Any], BaseModel], None] | None = None
+    instruction: Text[In]
+    output: type[Out]
+    inputs: Mapping[str, Getter[In]] = field(default_factory=dict)
+    after: Text[In] | None = None
+    examples: tuple[tuple[Mapping[str, Any], Out], ...] = ()
+    check: Callable[[In, Out], None] | None = None
     description: str = ""
 
-    def render(self, j: View[Any]) -> str:
+    def __post_init__(self) -> None:
+        if not (isinstance(self.output, type) and issubclass(self.output, BaseModel)):
+            raise TypeError(f"a Prompt's output must be a pydantic model, got {self.output!r}")
+
+    @property
+    def answer_model(self) -> type[BaseModel]:
+        """``output`` as the pydantic class it is (checked when the prompt was made)."""
+        return cast("type[BaseModel]", self.output)
+
+    def render(self, j: In) -> str:
         parts = [_text(self.instruction, j) or ""]
         for number, (shown, answer) in enumerate(self.examples, start=1):
             blocks = [data_block(f"example {number} {label}", v) for label, v in shown.items()]
-            blocks.append(f"Example {number} answer: {answer.model_dump_json()}")
+            dumped = cast("BaseModel", answer).model_dump_json()
+            blocks.append(f"Example {number} answer: {dumped}")
             parts.append("\n".join(blocks))
         for label, get in self.inputs.items():
             value = get(j)
@@ -211,31 +244,38 @@ class Prompt:
                 "instruction": _identity(self.instruction),
                 "inputs": list(self.inputs),
                 "after": _identity(self.after),
-                "output": self.output.model_json_schema(),
-                "examples": [(dict(s), a.model_dump(mode="json")) for s, a in self.examples],
+                "output": self.answer_model.model_json_schema(),
+                "examples": [
+                    (dict(s), cast("BaseModel", a).model_dump(mode="json"))
+                    for s, a in self.examples
+                ],
             }
         )[:16]
 
 
 def one_per_item(
-    items_of: Callable[[View[Any]], Sized | None], field: str, what: str
-) -> Callable[[View[Any], BaseModel], None]:
+    items_of: Callable[[V], Sized | None], field: str, what: str
+) -> Callable[[V, BaseModel], None]:
     """A ``Prompt.check``: the answer's list ``field`` has one entry per item (see
     ``verdicts.one_per``)."""
 
-    def check(j: View[Any], answer: BaseModel) -> None:
-        one_per(lambda _ctx: items_of(j), field, what)(j.ctx, answer)
+    # the annotation text is a constant of this function's code, hence of the fingerprint of
+    # every scorer whose code calls it: it stays as written when the scorers were released
+    def check(j: View[Any], answer: BaseModel) -> None:  # type: ignore[type-arg]
+        one_per(lambda _ctx: items_of(j), field, what)(j.ctx, answer)  # type: ignore[arg-type]
 
     return check
 
 
 def each_key_once(
-    keys_of: Callable[[View[Any]], Sequence[Hashable] | None], field: str, key: str, what: str
-) -> Callable[[View[Any], BaseModel], None]:
+    keys_of: Callable[[V], Sequence[Hashable] | None], field: str, key: str, what: str
+) -> Callable[[V, BaseModel], None]:
     """A ``Prompt.check``: one entry per key, each naming it in ``key`` (``verdicts.each_once``)."""
 
-    def check(j: View[Any], answer: BaseModel) -> None:
-        each_once(lambda _ctx: keys_of(j), field, key, what)(j.ctx, answer)
+    # the annotation text is a constant of this function's code, hence of the fingerprint of
+    # every scorer whose code calls it: it stays as written when the scorers were released
+    def check(j: View[Any], answer: BaseModel) -> None:  # type: ignore[type-arg]
+        each_once(lambda _ctx: keys_of(j), field, key, what)(j.ctx, answer)  # type: ignore[arg-type]
 
     return check
 
@@ -251,8 +291,8 @@ class Needs:
     view, for a message that depends on the params)."""
 
     field: str
-    present: Callable[[View[Any]], bool]
-    message: str | Callable[[View[Any]], str]
+    present: Callable[[AnyView], bool]
+    message: str | Callable[[AnyView], str]
 
 
 def _has_text(value: Any) -> bool:
@@ -285,7 +325,7 @@ You explain the result of an evaluation in plain text. Everything between <<<DAT
 explanation only: no JSON, no preamble."""
 
 
-def reason_prompt(j: View[Any]) -> str:
+def reason_prompt(j: AnyView) -> str:
     """The one LLM reason prompt of every judge scorer: the score, its scale and direction,
     what it measures, and the declaration's findings as data."""
     spec, score = j.spec, fmt(j.score)
@@ -301,16 +341,19 @@ def reason_prompt(j: View[Any]) -> str:
     return "\n\n".join([head, *blocks])
 
 
-class JudgeScorer(Generic[P]):
-    """Base of judge scorer declarations; subclassing registers the scorer type.
+class JudgeScorer(Generic[P, Pre, An]):
+    """Base of judge scorer declarations; ``@register_scorer(type_id, label=..., params=...)``
+    on a subclass registers the scorer type (and sets ``type_id``, ``label``,
+    ``params_model`` and any optional metadata it was given on the class).
 
-    Class attributes: ``type_id``, ``label``, ``params_model``, ``instructions``, the
-    judge steps ``preprocess``/``analyze`` (``Prompt``s; a function preprocess step is the
-    ``prepare`` method), ``needs`` (required inputs), ``meaning`` (what the score measures,
-    for the LLM reason), and optionally ``higher_is_better``, ``score_range``,
-    ``reference``, ``preview_notes``, ``reason_sentences``. Methods: ``score`` (unscaled;
-    the framework applies ``scale`` and ``round2``), ``reason`` (the template reason),
-    ``findings`` (what the LLM reason sees), ``context`` (how passages are resolved).
+    Type arguments: the params model ``P``, the preprocess step's result ``Pre`` (``None``
+    without one) and the analyze step's answer model ``An``. Class attributes:
+    ``instructions``, the judge steps ``preprocess``/``analyze`` (``Prompt``s; a function
+    preprocess step is the ``prepare`` method), ``needs`` (required inputs), ``meaning``
+    (what the score measures, for the LLM reason), and optionally ``reason_sentences``.
+    Methods: ``score`` (unscaled; the framework applies ``scale`` and ``round2``),
+    ``reason`` (the template reason), ``findings`` (what the LLM reason sees), ``context``
+    (how passages are resolved).
     """
 
     type_id: ClassVar[str]
@@ -318,8 +361,8 @@ class JudgeScorer(Generic[P]):
     params_model: ClassVar[type[JudgeScorerParams]]
     instructions: ClassVar[str]
     meaning: ClassVar[str] = "see the findings"
-    preprocess: ClassVar[Prompt | None] = None
-    analyze: ClassVar[Prompt | None] = None
+    preprocess: Prompt[View[P, Pre, An], Pre] | None = None
+    analyze: Prompt[View[P, Pre, An], An] | None = None
     needs: ClassVar[tuple[Needs, ...]] = ()
     higher_is_better: ClassVar[bool] = True
     score_range: ClassVar[tuple[float, float]] = (0.0, 1.0)
@@ -329,45 +372,66 @@ class JudgeScorer(Generic[P]):
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
-        if inspect.isabstract(cls) or "type_id" not in cls.__dict__:
-            return
+        if "type_id" in cls.__dict__:  # the old form registered by defining the class
+            raise TypeError(
+                f"{cls.__qualname__}: declare the registry name with "
+                f"@register_scorer({cls.__dict__['type_id']!r}, label=..., params=...) on the "
+                "class, not with a type_id attribute"
+            )
+
+    @classmethod
+    def declare_scorer(
+        cls, type_id: str, label: str, params: type[ScorerParams], options: Mapping[str, Any]
+    ) -> DeclaredScorer:
+        """The ``register_scorer`` hook: record the registry metadata on the class (as if
+        declared in its body, so ``revision`` sees it) and derive the factory."""
+        if not issubclass(params, JudgeScorerParams):
+            raise TypeError(
+                f"scorer {type_id!r}: a judge scorer's params must extend JudgeScorerParams"
+            )
+        if cls.__dict__.get("type_id", type_id) != type_id:  # its steps name their type
+            raise TypeError(
+                f"{cls.__qualname__} is registered as {cls.__dict__['type_id']!r} already; "
+                f"declare {type_id!r} with a subclass"
+            )
+        cls.type_id, cls.label, cls.params_model = type_id, label, params
+        for name, value in options.items():
+            setattr(cls, name, value)
         spec = cls()
-        register_scorer(
-            cls.type_id,
-            label=cls.label,
-            description=" ".join(inspect.cleandoc(cls.__doc__ or "").split()),
-            params=cls.params_model,
+        return DeclaredScorer(
+            build=spec.build,
             kind="judge",
+            description=" ".join(inspect.cleandoc(cls.__doc__ or "").split()),
+            prompts=spec.default_prompts(),
             higher_is_better=cls.higher_is_better,
             score_range=cls.score_range,
             reference=cls.reference,
             preview_notes=cls.preview_notes,
-            prompts=spec.default_prompts(),
-        )(cast("Callable[[JudgeScorerParams], Scorer]", spec.build))
+        )
 
     # ---------------------------------------------------------------- to declare
-    def prepare(self, j: View[P]) -> Any:
+    def prepare(self, j: View[P, Pre, An]) -> Pre | NotScorable:
         """A function preprocess step (instead of a ``preprocess`` prompt), when defined."""
         raise NotImplementedError
 
-    def score(self, j: View[P]) -> float:
+    def score(self, j: View[P, Pre, An]) -> float:
         raise NotImplementedError
 
-    def reason(self, j: View[P]) -> str:
+    def reason(self, j: View[P, Pre, An]) -> str:
         """The reason written from the typed step outputs, without a model call."""
         raise NotImplementedError
 
-    def describe_score(self, j: View[P]) -> str:
+    def describe_score(self, j: View[P, Pre, An]) -> str:
         """What the score measures, for the LLM reason; default: ``meaning``."""
         return self.meaning
 
-    def findings(self, j: View[P]) -> Mapping[str, Any]:
+    def findings(self, j: View[P, Pre, An]) -> Mapping[str, Any]:
         """Data blocks (label → value) the LLM reason explains; default: one block per field
         of the analysis."""
         analysis = j.analysis
         return analysis.model_dump() if isinstance(analysis, BaseModel) else {"analysis": analysis}
 
-    def context(self, j: View[P]) -> list[str]:
+    def context(self, j: View[P, Pre, An]) -> list[str]:
         """The run's context passages, else the ``context`` param (if the params have one)."""
         return run_context(j.ctx, getattr(j.params, "context", None))
 
@@ -384,14 +448,16 @@ class JudgeScorer(Generic[P]):
                 prompts[name] = COMPUTED_PROMPT
         return prompts
 
-    def _prompts(self) -> dict[str, Prompt]:
+    def _prompts(self) -> dict[str, Prompt[View[P, Pre, An], Any]]:
         return {
             name: prompt
             for name, prompt in (("preprocess", self.preprocess), ("analyze", self.analyze))
             if prompt is not None
         }
 
-    def _overridden(self, name: str, prompt: Prompt, params: P) -> Prompt:
+    def _overridden(
+        self, name: str, prompt: Prompt[View[P, Pre, An], Out], params: P
+    ) -> Prompt[View[P, Pre, An], Out]:
         """``prompt`` with the user's template for step ``name`` as its instruction, if any.
 
         The template's text becomes part of the prompt's ``version`` (and the params), so a
@@ -429,7 +495,7 @@ class JudgeScorer(Generic[P]):
                     parts[name] = code_fingerprint(value)
         return digest(parts)
 
-    def check_needs(self, j: View[P]) -> None:
+    def check_needs(self, j: View[P, Pre, An]) -> None:
         for need in self.needs:
             if not need.present(j):
                 message = _text(need.message, j)
@@ -441,7 +507,7 @@ class JudgeScorer(Generic[P]):
         revision = self.revision()
         scale = float(getattr(params, "scale", 1.0))
 
-        def view(ctx: StepContext) -> View[P]:
+        def view(ctx: StepContext) -> View[P, Pre, An]:
             return View(params, ctx, self, revision)
 
         def score(ctx: StepContext) -> float:
@@ -467,12 +533,18 @@ class JudgeScorer(Generic[P]):
             return scorer.reason(lambda ctx: self.reason(view(ctx)))
         return scorer
 
-    def _steps(self, view: Callable[[StepContext], View[P]], params: P) -> list[tuple[str, Step]]:
+    def _steps(
+        self, view: Callable[[StepContext], View[P, Pre, An]], params: P
+    ) -> list[tuple[str, Step]]:
         """The preprocess and analyze steps (with the user's templates); the first one
         checks the required inputs."""
         steps: list[tuple[str, Step]] = []
         defines_prepare = type(self).prepare is not JudgeScorer.prepare
-        for name, declared in (("preprocess", self.preprocess), ("analyze", self.analyze)):
+        declarations: tuple[tuple[str, Prompt[View[P, Pre, An], Any] | None], ...] = (
+            ("preprocess", self.preprocess),
+            ("analyze", self.analyze),
+        )
+        for name, declared in declarations:
             first = not steps
             if name == "preprocess" and defines_prepare:
                 steps.append((name, FunctionStep(self._prepare_step(view, first))))
@@ -482,7 +554,7 @@ class JudgeScorer(Generic[P]):
         return steps
 
     def _prepare_step(
-        self, view: Callable[[StepContext], View[P]], first: bool
+        self, view: Callable[[StepContext], View[P, Pre, An]], first: bool
     ) -> Callable[[StepContext], Any]:
         def prepare(ctx: StepContext) -> Any:
             j = view(ctx)
@@ -493,7 +565,10 @@ class JudgeScorer(Generic[P]):
         return prepare
 
     def _judge_step(
-        self, prompt: Prompt, view: Callable[[StepContext], View[P]], first: bool
+        self,
+        prompt: Prompt[View[P, Pre, An], Any],
+        view: Callable[[StepContext], View[P, Pre, An]],
+        first: bool,
     ) -> JudgeStep:
         def build_prompt(ctx: StepContext) -> str:
             j = view(ctx)
@@ -509,7 +584,12 @@ class JudgeScorer(Generic[P]):
 
         answer_check = check_answer if check is not None else None
         return JudgeStep(
-            build_prompt, prompt.output, prompt.description, None, prompt.version, answer_check
+            build_prompt,
+            prompt.answer_model,
+            prompt.description,
+            None,
+            prompt.version,
+            answer_check,
         )
 
 

@@ -11,7 +11,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from assay.messages.chat import get_combined_system_prompt, get_conversation_history
-from assay.scorers._lib.judge_scorer import View
+from assay.scorers._lib.judge_scorer import AnyView
 from assay.scoring.registry import ScorerParams
 
 EvaluationMode = Literal["user", "system", "both"]
@@ -89,22 +89,22 @@ def alignment_score(analysis: PromptAlignmentAnalysis, mode: EvaluationMode) -> 
     )
 
 
-def system_prompt(j: View[Any]) -> str | None:
+def system_prompt(j: AnyView) -> str | None:
     """The run's system messages combined (agent-shaped or chat input), or ``None``."""
     return get_combined_system_prompt(j.ctx.call.input) or None
 
 
-def shown_user_prompt(j: View[Any]) -> str | None:
+def shown_user_prompt(j: AnyView) -> str | None:
     """The user's message, unless the mode is ``system``."""
     return (j.input or None) if j.params.evaluation_mode != "system" else None
 
 
-def shown_system_prompt(j: View[Any]) -> str | None:
+def shown_system_prompt(j: AnyView) -> str | None:
     """The system prompt, unless the mode is ``user``."""
     return system_prompt(j) if j.params.evaluation_mode != "user" else None
 
 
-def remembered_history(j: View[Any]) -> Any:
+def remembered_history(j: AnyView) -> Any:
     """The recent remembered messages, when ``include_conversation_history`` is on."""
     limit = j.params.include_conversation_history
     if limit is False:
@@ -113,7 +113,7 @@ def remembered_history(j: View[Any]) -> Any:
     return get_conversation_history(j.ctx.call.input, limit) or None
 
 
-def prompt_present(j: View[Any]) -> bool:
+def prompt_present(j: AnyView) -> bool:
     """Whether the prompt the mode aligns with is there (user, system, or either)."""
     mode = j.params.evaluation_mode
     if mode == "user":
@@ -121,7 +121,7 @@ def prompt_present(j: View[Any]) -> bool:
     return bool(system_prompt(j) if mode == "system" else j.input or system_prompt(j))
 
 
-def missing_prompt(j: View[Any]) -> str:
+def missing_prompt(j: AnyView) -> str:
     """The reference's message for a run without the prompt the mode needs."""
     mode: EvaluationMode = j.params.evaluation_mode
     return {

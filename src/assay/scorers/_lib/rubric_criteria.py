@@ -14,7 +14,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 from pydantic.alias_generators import to_camel
 
-from assay.scorers._lib.judge_scorer import View
+from assay.scorers._lib.judge_scorer import AnyView
 from assay.scoring.context import NotScorable, StepContext, not_scorable
 
 _MARKER = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s*")
@@ -136,7 +136,7 @@ def plural(n: int) -> str:
     return "criterion" if n == 1 else "criteria"
 
 
-def criteria_of(j: View[Any]) -> list[RubricCriterion]:
+def criteria_of(j: AnyView) -> list[RubricCriterion]:
     """The run's rubric, as the prepare step found it."""
     return [RubricCriterion.model_validate(c) for c in j.pre["criteria"]]
 

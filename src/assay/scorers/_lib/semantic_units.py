@@ -14,7 +14,7 @@ from pydantic import BaseModel, Field
 
 from assay.scorers._lib.formulas import capped_penalty
 from assay.scorers._lib.judge_common import ReasonedJudgeParams
-from assay.scorers._lib.judge_scorer import View
+from assay.scorers._lib.judge_scorer import AnyView
 
 
 class AnswerSimilarityParams(ReasonedJudgeParams):
@@ -75,7 +75,7 @@ def js_falsy(value: Any) -> bool:
     return False
 
 
-def has_ground_truth(j: View[Any]) -> bool:
+def has_ground_truth(j: AnyView) -> bool:
     """Whether the run has a ground truth, as the reference decides it (JS truthiness)."""
     return not js_falsy(j.ctx.call.ground_truth)
 

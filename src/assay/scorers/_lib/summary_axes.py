@@ -13,7 +13,7 @@ from pydantic import BaseModel, Field
 from assay.messages.chat import extract_agent_response_messages, is_agent_output
 from assay.rounding import round2
 from assay.scorers._lib.judge_common import context_list
-from assay.scorers._lib.judge_scorer import View
+from assay.scorers._lib.judge_scorer import AnyView
 
 NO_SOURCE = (
     "Summarization needs the source text: pass the run's `context`, set the "
@@ -81,7 +81,7 @@ def measure_axes(
     )
 
 
-def summary_text(j: View[Any]) -> str:
+def summary_text(j: AnyView) -> str:
     """The last non-empty assistant text of an agent output, else the assistant text."""
     if is_agent_output(j.ctx.call.output):
         responses = [r for r in extract_agent_response_messages(j.ctx.call.output) if r.strip()]
@@ -90,16 +90,16 @@ def summary_text(j: View[Any]) -> str:
     return j.output
 
 
-def source_text(j: View[Any]) -> str:
+def source_text(j: AnyView) -> str:
     """The run's context passages joined, else the ``source`` param, else the user's text."""
     passages = context_list(j.ctx.call.context)
     return "\n\n".join(passages) if passages else j.params.source or j.input
 
 
-def has_source(j: View[Any]) -> bool:
+def has_source(j: AnyView) -> bool:
     return bool(source_text(j).strip())
 
 
-def questions(j: View[Any]) -> list[str]:
+def questions(j: AnyView) -> list[str]:
     """The coverage questions asked: the judge's, at most ``max_questions``."""
     return list(j.pre.questions[: j.params.max_questions])

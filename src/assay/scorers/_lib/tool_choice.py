@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from assay.messages.chat import input_texts
 from assay.messages.tool_calls import extract_tool_calls
 from assay.scorers._lib.judge_common import ReasonedJudgeParams
-from assay.scorers._lib.judge_scorer import View
+from assay.scorers._lib.judge_scorer import AnyView
 
 EMPTY_RUN_MESSAGE = "Input and output messages cannot be null or empty"
 
@@ -57,7 +57,7 @@ def is_empty(value: Any) -> bool:
     return value is None or (isinstance(value, list | str | dict) and len(value) == 0)
 
 
-def has_messages(j: View[Any]) -> bool:
+def has_messages(j: AnyView) -> bool:
     """Input and output are both given, and the input has some text."""
     call = j.ctx.call
     return not (is_empty(call.input) or is_empty(call.output) or not input_texts(call.input))

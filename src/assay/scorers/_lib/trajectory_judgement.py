@@ -11,7 +11,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from assay.scorers._lib.formulas import clamp, count
-from assay.scorers._lib.judge_scorer import Unrounded, View
+from assay.scorers._lib.judge_scorer import AnyView, Unrounded
 from assay.scorers._lib.trajectory_format import step_count_problem
 
 PERFECT_SCORE_NOTE = (
@@ -58,7 +58,7 @@ class TrajectoryAnalysis(BaseModel):
         }
 
 
-def check_step_count(j: View[Any], answer: BaseModel) -> None:
+def check_step_count(j: AnyView, answer: BaseModel) -> None:
     """The judge step's check: one evaluation per numbered step of the actual trajectory."""
     if not isinstance(answer, TrajectoryAnalysis):
         raise TypeError(f"expected a TrajectoryAnalysis, got {type(answer).__name__}")

@@ -32,16 +32,12 @@ def scatter_svg(points: Sequence[CalibrationPoint], low: float, high: float) -> 
         color="#3367d6",
         opacity=0.6,
     )
-    return charts.xy_chart(
-        [series],
+    return _against_labels(
+        series,
+        (low, high),
         title="Scorer score against human label",
         x_title="scorer score",
         y_title="human label (scorer scale)",
-        x_range=(low, high),
-        y_range=(low, high),
-        diagonal=True,
-        width=SIZE,
-        height=SIZE,
     )
 
 
@@ -64,13 +60,27 @@ def reliability_svg(bins: Sequence[ReliabilityBin], low: float, high: float) -> 
         color="#d93025",
         line=True,
     )
-    return charts.xy_chart(
-        [series],
+    return _against_labels(
+        series,
+        (low, high),
         title="Reliability: mean human label per score bin",
         x_title="mean scorer score in bin",
         y_title="mean human label",
-        x_range=(low, high),
-        y_range=(low, high),
+    )
+
+
+def _against_labels(
+    series: Series, scale: tuple[float, float], *, title: str, x_title: str, y_title: str
+) -> str:
+    """The square chart both calibration plots share: scores against labels on one scale
+    (``scale`` on both axes), the dashed diagonal marking agreement."""
+    return charts.xy_chart(
+        [series],
+        title=title,
+        x_title=x_title,
+        y_title=y_title,
+        x_range=scale,
+        y_range=scale,
         diagonal=True,
         width=SIZE,
         height=SIZE,
