@@ -410,3 +410,35 @@ def test_compare_defaults_to_the_latest_run_on_the_same_data_with_filters_grid_a
     grid = html.split('data-testid="compare-grid"')[1]
     assert grid.count("<tr data-item-id=") == 2
     assert 'class="regressed"' in html and 'class="improved"' in html
+
+
+def test_a_partial_run_says_k_of_n_on_its_page_the_list_and_compare(
+    client: TestClient, store: Store, runs: dict[str, str]
+) -> None:
+    """Issue 25: an interrupted run reads "14 of 200" wherever it is shown, with Resume."""
+    from assay.types import ItemResult
+
+    info = RunInfo(
+        id="partial0run",
+        name="cut short",
+        target=TargetSpec(kind="stored-output", label="stored output"),
+        total_items=200,
+    )
+    store.runs.create(info)
+    store.runs.write_results(
+        info.id, [ItemResult(item_id=f"q{k}", position=k, output="x") for k in range(14)]
+    )
+    store.runs.finish(info.id, "interrupted", None)
+    page = client.get("/runs/partial0run").text
+    assert re.search(r'data-testid="run-count" class="partial">14 of 200 results<', page)
+    assert "Partial run: 14 of 200 results stored (interrupted)" in page
+    assert 'data-testid="resume-run"' in page and 'data-testid="cancel-run"' not in page
+    assert "14 matching results" in page
+    listing = client.get("/").text
+    row = listing.split('data-run-id="partial0run"')[1].split("</tr>")[0]
+    assert re.search(r'data-testid="run-results" class="partial">14 of 200<', row)
+    whole = client.get(f"/runs/{runs['bad']}").text
+    assert "3 of 3 results" in whole and 'data-testid="partial-run"' not in whole
+    assert 'data-testid="resume-run"' not in whole
+    compare = client.get(f"/runs/{runs['bad']}/compare?baseline=partial0run").text
+    assert "Baseline <code>partial0run</code> cut short is partial: 14 of 200 results" in compare

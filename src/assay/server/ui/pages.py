@@ -41,6 +41,7 @@ from assay.server.ui.svg_plots import (
     score_trend_svg,
 )
 from assay.store import Store, StoreError
+from assay.summary.progress import run_progress
 from assay.types import ItemResult, RunRecord
 
 PAGE_SIZE = 50
@@ -78,6 +79,7 @@ templates.env.filters["text"] = _as_text
 templates.env.filters["segment"] = lambda value: quote(str(value), safe="")
 templates.env.filters["when"] = _when
 templates.env.filters["score"] = _score
+templates.env.filters["progress"] = run_progress
 
 
 def store_of(request: Request) -> Store:

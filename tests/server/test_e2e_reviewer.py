@@ -1,0 +1,122 @@
+"""Issue 25, in a real headless Chromium: what a reviewer sees of a run while it goes and
+after it stopped (items appearing as they finish, Cancel, Resume, "k of n" everywhere),
+the runs list's sorting, columns and score trend, and the items table's tools.
+
+The server, browser and helpers are those of ``test_e2e_browser`` (the same real app under
+uvicorn on loopback, Debian's chromium through Playwright; never skipped).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import httpx
+from playwright.sync_api import Page, expect
+
+from assay.testing.openai_server import MockOpenAIServer
+from tests.server import test_e2e_browser as browser
+from tests.server.test_e2e_browser import _shot, _store_dataset, _wait_finished
+
+server = browser.server
+page = browser.page
+
+SLOW_ITEMS = 10
+SLOW_LATENCY_S = 0.5
+"""Per target call at concurrency 1: the run takes ~5 s, time to watch and cancel it."""
+
+
+def _answer(body: dict[str, Any]) -> str:
+    prompt = str(body["messages"][-1]["content"])
+    return "yes" if int(prompt.rsplit(" ", 1)[1]) % 2 == 0 else "no"
+
+
+def _count(text: str) -> int:
+    match = re.match(r"(\d+) matching", text)
+    assert match, text
+    return int(match.group(1))
+
+
+def test_items_appear_while_running_then_cancel_and_resume(server: str, page: Page) -> None:
+    mock = MockOpenAIServer(latency_s=SLOW_LATENCY_S, responder=_answer).start()
+    try:
+        _store_dataset(
+            server,
+            "slow",
+            [
+                {"id": f"n{k}", "input": f"question {k}", "expected_output": "yes"}
+                for k in range(SLOW_ITEMS)
+            ],
+        )
+        target = {
+            "type": "model",
+            "model": "openai-compatible/mock",
+            "base_url": mock.base_url,
+            "prompt": "{{ input }}",
+        }
+        started = httpx.post(
+            f"{server}/api/runs",
+            json={
+                "dataset": "slow",
+                "name": "slow",
+                "scorers": ["exact-match"],
+                "target": target,
+                "concurrency": 1,
+            },
+        )
+        assert started.status_code == 201, started.text
+        run_id = started.json()["run_id"]
+        page.goto(f"{server}/runs/{run_id}")
+        expect(page.get_by_test_id("cancel-run")).to_be_visible()
+        first = _count(page.get_by_test_id("items-count").inner_text())
+        assert first < SLOW_ITEMS
+        # the table grows without a reload: stored items appear as they finish
+        page.wait_for_function(
+            "first => parseInt(document.querySelector('[data-testid=items-count]').textContent)"
+            " > first",
+            arg=first,
+        )
+        expect(page.get_by_test_id("run-status")).to_have_text("running")
+        grown = _count(page.get_by_test_id("items-count").inner_text())
+        assert first < grown < SLOW_ITEMS
+        assert page.locator("tbody.item-group").count() == grown
+        _shot(page, "run-items-live")
+
+        page.get_by_test_id("cancel-run").click()
+        expect(page.get_by_test_id("run-status")).to_have_text("interrupted")
+        record = httpx.get(f"{server}/api/runs/{run_id}").json()
+        done = record["completed_results"]
+        assert grown <= done < SLOW_ITEMS
+        expect(page.get_by_test_id("partial-run")).to_contain_text(f"{done} of {SLOW_ITEMS}")
+        expect(page.get_by_test_id("run-count")).to_have_text(f"{done} of {SLOW_ITEMS} results")
+        expect(page.get_by_test_id("items-count")).to_have_text(f"{done} matching results")
+        expect(page.get_by_test_id("cancel-run")).to_have_count(0)
+        _shot(page, "run-cancelled")
+
+        page.goto(f"{server}/")
+        row = page.locator(f"tr[data-run-id='{run_id}']")
+        expect(row.get_by_test_id("run-results")).to_have_text(f"{done} of {SLOW_ITEMS}")
+
+        page.goto(f"{server}/runs/{run_id}")
+        page.get_by_test_id("resume-run").click()
+        expect(page.get_by_test_id("run-status")).to_have_text("completed", timeout=30_000)
+        expect(page.get_by_test_id("run-count")).to_have_text(
+            f"{SLOW_ITEMS} of {SLOW_ITEMS} results"
+        )
+        expect(page.get_by_test_id("items-count")).to_have_text(f"{SLOW_ITEMS} matching results")
+        expect(page.get_by_test_id("partial-run")).to_have_count(0)
+        expect(page.get_by_test_id("resume-run")).to_have_count(0)
+        assert _wait_finished(server, run_id)["completed_results"] == SLOW_ITEMS
+    finally:
+        mock.stop()
+
+
+def test_a_finished_run_offers_neither_cancel_nor_resume(server: str, page: Page) -> None:
+    rows = [{"id": "a", "input": "x", "output": "x", "expected_output": "x"}]
+    started = httpx.post(f"{server}/api/runs", json={"data": rows, "scorers": ["exact-match"]})
+    run_id = started.json()["run_id"]
+    _wait_finished(server, run_id)
+    page.goto(f"{server}/runs/{run_id}")
+    expect(page.get_by_test_id("cancel-run")).to_have_count(0)
+    expect(page.get_by_test_id("resume-run")).to_have_count(0)
+    expect(page.get_by_test_id("run-count")).to_have_text("1 of 1 results")
