@@ -8,6 +8,7 @@ uvicorn on loopback, Debian's chromium through Playwright; never skipped).
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
@@ -120,3 +121,61 @@ def test_a_finished_run_offers_neither_cancel_nor_resume(server: str, page: Page
     expect(page.get_by_test_id("cancel-run")).to_have_count(0)
     expect(page.get_by_test_id("resume-run")).to_have_count(0)
     expect(page.get_by_test_id("run-count")).to_have_text("1 of 1 results")
+
+
+def _run_dataset(base: str, dataset: str, name: str) -> str:
+    started = httpx.post(
+        f"{base}/api/runs", json={"dataset": dataset, "name": name, "scorers": ["exact-match"]}
+    )
+    assert started.status_code == 201, started.text
+    run_id: str = started.json()["run_id"]
+    assert _wait_finished(base, run_id)["status"] == "completed"
+    return run_id
+
+
+def _rows(outputs: list[str]) -> list[dict[str, Any]]:
+    return [
+        {"id": f"i{k}", "input": "q", "output": o, "expected_output": "a"}
+        for k, o in enumerate(outputs)
+    ]
+
+
+def test_runs_list_sorts_and_shows_the_trend_of_a_dataset(server: str, page: Page) -> None:
+    _store_dataset(server, "other", _rows(["a", "b"]))
+    _run_dataset(server, "other", "other-run")
+    _store_dataset(server, "qa", _rows(["a", "b", "b", "b"]))
+    _run_dataset(server, "qa", "first")
+    lines = "".join(json.dumps(r) + "\n" for r in _rows(["a", "a", "a", "b"])).encode()
+    upsert = httpx.post(
+        f"{server}/api/datasets/qa/import",
+        files={"file": ("qa.jsonl", lines)},
+        data={"upsert": "true"},
+    )
+    assert upsert.status_code == 200, upsert.text
+    _run_dataset(server, "qa", "second")
+
+    page.goto(f"{server}/")
+    names = page.get_by_test_id("run-name")
+    expect(names).to_have_text(["second", "first", "other-run"])
+    page.get_by_test_id("sort-score").click()
+    expect(names).to_have_text(["second", "other-run", "first"])  # 0.75, 0.5, 0.25
+    expect(page.locator("th[aria-sort=descending]")).to_contain_text("Score")
+    page.get_by_test_id("sort-score").click()
+    expect(names).to_have_text(["first", "other-run", "second"])
+    page.get_by_test_id("sort-name").click()
+    expect(names).to_have_text(["first", "other-run", "second"])
+    page.get_by_test_id("sort-name").click()
+    expect(names).to_have_text(["second", "other-run", "first"])
+
+    # the trend: the newest run's dataset by default, oldest run first
+    trend = page.get_by_test_id("run-trend")
+    expect(page.get_by_test_id("trend-data")).to_have_value("qa")
+    expect(trend.locator("circle")).to_have_count(2)
+    expect(trend.locator("circle title").first).to_contain_text("first")
+    expect(trend.locator("circle title").last).to_contain_text("0.75")
+    _shot(page, "runs-list-trend")
+    page.get_by_test_id("trend-data").select_option("other")
+    expect(page.get_by_test_id("trend-data")).to_have_value("other")
+    expect(trend.locator("circle")).to_have_count(1)
+    expect(trend.locator("circle title")).to_contain_text("other-run")
+    expect(names).to_have_text(["second", "other-run", "first"])  # the sort is kept

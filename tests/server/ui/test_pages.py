@@ -442,3 +442,51 @@ def test_a_partial_run_says_k_of_n_on_its_page_the_list_and_compare(
     assert 'data-testid="resume-run"' not in whole
     compare = client.get(f"/runs/{runs['bad']}/compare?baseline=partial0run").text
     assert "Baseline <code>partial0run</code> cut short is partial: 14 of 200 results" in compare
+
+
+def test_runs_list_sorts_by_any_column_and_draws_the_score_trend(
+    client: TestClient, store: Store, tmp_path: Path
+) -> None:
+    """Issue 25: sortable columns with cost, latency and tags; a scorer's trend across the
+    runs of one dataset (runs over inline lists have no trend: nothing says same items)."""
+    import json as _json
+
+    path = tmp_path / "qa.jsonl"
+
+    def run(outputs: list[str], name: str) -> str:
+        rows = [{"id": f"i{k}", "input": "q", "output": o} for k, o in enumerate(outputs)]
+        path.write_text("".join(_json.dumps(r) + "\n" for r in rows))
+        return run_stored(path, None, [_includes("a")], store=store, name=name).id
+
+    low = run(["a", "b", "b", "b"], "low")
+    high = run(["a", "a", "a", "b"], "high")
+    mid = run(["a", "a", "b", "b"], "mid")
+    store.runs.add_tags(mid, ["baseline"])
+
+    def names(query: str) -> list[str]:
+        html = client.get(f"/{query}").text
+        return re.findall(r'data-testid="run-name">([^<]*)<', html)
+
+    assert names("") == ["mid", "high", "low"]  # newest first
+    assert names("?sort=score&order=desc") == ["high", "mid", "low"]
+    assert names("?sort=score&order=asc") == ["low", "mid", "high"]
+    assert names("?sort=name") == ["high", "low", "mid"]
+    html = client.get("/?sort=score").text
+    assert 'aria-sort="descending"' in html and 'data-testid="sort-score">Score <span' in html
+    assert '<span class="tag">baseline</span>' in html.split(f'data-run-id="{mid}"')[1][:2000]
+    trend = html.split('data-testid="run-trend"')[1].split("</svg>")[0]
+    tips = re.findall(r"<circle [^>]*><title>run (\d): (\w+) (\w+) \([^)]*\): ([\d.]+)<", trend)
+    assert [(k, run_id, name, mean) for k, run_id, name, mean in tips] == [
+        ("1", low[:12], "low", "0.25"),
+        ("2", high[:12], "high", "0.75"),
+        ("3", mid[:12], "mid", "0.5"),
+    ]
+    for query, field in [
+        ("?sort=price", "sort must be one of"),
+        ("?order=up", "order must be &#39;asc&#39; or &#39;desc&#39;"),
+        ("?data=nowhere", "data &#39;nowhere&#39;"),
+    ]:
+        answer = client.get(f"/{query}")
+        assert answer.status_code == 422 and field in answer.text, query
+    # a scorer the chosen dataset lacks falls back to its first
+    assert 'data-testid="run-trend"' in client.get(f"/?data={path}&scorer=nope").text

@@ -27,6 +27,7 @@ from assay.operations.optimizations_view import (
 )
 from assay.operations.review_queue import review_queue
 from assay.operations.run_items import RunItemFilter, run_item
+from assay.operations.runs_overview import RUN_SORTS, score_trend, sort_runs, trend_choices
 from assay.operations.transcripts import transcript_of
 from assay.operations.ui_queries import SortOrder, compare_view, run_item_groups
 from assay.optimize.feed import current_state
@@ -37,6 +38,7 @@ from assay.server.ui.paths import STATIC_DIR, TEMPLATES_DIR
 from assay.server.ui.svg_plots import (
     confusion_svg,
     reliability_svg,
+    run_trend_svg,
     scatter_svg,
     score_trend_svg,
 )
@@ -126,10 +128,52 @@ def _int(value: str | None, name: str, default: int, high: int = MAX_OFFSET) -> 
 router = APIRouter(include_in_schema=False)
 
 
+RUNS_LISTED = 200
+"""The runs page lists (and sorts, and draws the trend over) the newest this many."""
+
+
 @router.get("/", response_class=HTMLResponse)
-def runs_page(request: Request) -> HTMLResponse:
-    records = store_of(request).runs.list(limit=200)
-    return _page(request, "runs.html", runs=records)
+def runs_page(
+    request: Request,
+    sort: str | None = None,
+    order: str | None = None,
+    data: str | None = None,
+    scorer: str | None = None,
+) -> HTMLResponse:
+    """The newest runs, sortable by any column, with one scorer's trend across the runs of
+    one dataset (default: the newest run's dataset and its first scorer)."""
+    records = store_of(request).runs.list(limit=RUNS_LISTED)
+    try:
+        by = next((s for s in RUN_SORTS if s == (sort or "created")), None)
+        if by is None:
+            raise ValueError(f"sort must be one of {', '.join(RUN_SORTS)} (got {str(sort)[:40]!r})")
+        if order not in (None, "", "asc", "desc"):
+            raise ValueError(f"order must be 'asc' or 'desc' (got {str(order)[:40]!r})")
+        descending = order == "desc" if order else by in ("created", "score", "items")
+        rows = sort_runs(records, by, descending=descending)
+        choices = trend_choices(records)
+        trend = None
+        if data and data not in choices:
+            raise ValueError(f"data {data[:80]!r}: no listed run over it has a summary")
+        chosen = data or next(iter(choices), None)
+        if chosen is not None:
+            scorers = choices[chosen]
+            # a scorer of another dataset (the picker just switched datasets): its first
+            picked = scorer if scorer in scorers else scorers[0]
+            trend = score_trend(records, chosen, picked)
+    except ValueError as error:
+        return _problem(request, 422, str(error))
+    return _page(
+        request,
+        "runs.html",
+        rows=rows,
+        sort=by,
+        descending=descending,
+        choices=choices,
+        trend=trend,
+        trend_plot=None if trend is None else run_trend_svg(trend),
+        trend_query=urlencode([(k, v) for k, v in (("data", data), ("scorer", scorer)) if v]),
+    )
 
 
 @router.get("/live", response_class=HTMLResponse)

@@ -978,7 +978,15 @@ function setupCompareTools() {
   state.addEventListener("change", apply);
 }
 
+// ---------------------------------------------------------------- runs list: trend picker
+// A new dataset shows its trend at once (its first scorer when the chosen one is not its).
+function setupTrendPicker() {
+  const data = document.getElementById("trend-data");
+  if (data) data.addEventListener("change", () => data.form.submit());
+}
+
 document.addEventListener("DOMContentLoaded", () => {
+  setupTrendPicker();
   setupManage();
   setupCompareTools();
   setupScorerFilter();
