@@ -179,3 +179,52 @@ def test_runs_list_sorts_and_shows_the_trend_of_a_dataset(server: str, page: Pag
     expect(trend.locator("circle")).to_have_count(1)
     expect(trend.locator("circle title")).to_contain_text("other-run")
     expect(names).to_have_text(["second", "other-run", "first"])  # the sort is kept
+
+
+def test_items_table_page_size_position_expected_bands_and_histograms(
+    server: str, page: Page
+) -> None:
+    rows = [
+        {
+            "id": f"i{k:02d}",
+            "input": f"q{k}",
+            "output": "a" if k % 3 else "b",
+            "expected_output": "a",
+        }
+        for k in range(60)
+    ]
+    _store_dataset(server, "sixty", rows)
+    run_id = _run_dataset(server, "sixty", "sixty")
+    page.goto(f"{server}/runs/{run_id}")
+    expect(page.get_by_test_id("page-position")).to_have_text("page 1 of 2")
+    expect(page.locator("tbody.item-group")).to_have_count(50)
+    page.get_by_test_id("page-size").select_option("25")  # applies at once
+    expect(page.get_by_test_id("page-position")).to_have_text("page 1 of 3")
+    expect(page.locator("tbody.item-group")).to_have_count(25)
+    page.get_by_test_id("next-page").click()
+    expect(page.get_by_test_id("page-position")).to_have_text("page 2 of 3")
+    expect(page.locator("tbody.item-group").first).to_have_attribute("data-item-id", "i25")
+    page.get_by_test_id("next-page").click()
+    expect(page.get_by_test_id("page-position")).to_have_text("page 3 of 3")
+    expect(page.locator("tbody.item-group")).to_have_count(10)
+    expect(page.get_by_test_id("next-page")).to_have_count(0)
+
+    # expected output beside the output; i51 ("b", 51 % 3 == 0) fails exact-match
+    item = page.locator("tbody[data-item-id=i51]")
+    expect(item.get_by_test_id("item-expected")).to_have_text("a")
+    cell = item.locator("td[data-band]")
+    expect(cell).to_have_attribute("data-band", "bad")
+    expect(cell).to_contain_text("▼")  # a mark, not only a colour
+    expect(cell.locator(".visually-hidden")).to_have_text(" (poor)")
+    colour = cell.evaluate("td => getComputedStyle(td).backgroundColor")
+    good = page.locator("tbody[data-item-id=i52] td[data-band]")
+    expect(good).to_contain_text("▲")
+    assert colour != good.evaluate("td => getComputedStyle(td).backgroundColor")
+
+    # the histogram loads after the page: 20 of the 60 scores at 0, 40 at 1
+    histogram = page.get_by_test_id("score-histogram")
+    expect(histogram).to_be_visible()
+    expect(histogram.locator("rect.bar")).to_have_count(2)
+    counts = histogram.locator("rect.bar").evaluate_all("bars => bars.map(b => b.dataset.count)")
+    assert counts == ["20", "40"]
+    _shot(page, "run-items-tools")

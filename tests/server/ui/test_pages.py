@@ -490,3 +490,49 @@ def test_runs_list_sorts_by_any_column_and_draws_the_score_trend(
         assert answer.status_code == 422 and field in answer.text, query
     # a scorer the chosen dataset lacks falls back to its first
     assert 'data-testid="run-trend"' in client.get(f"/?data={path}&scorer=nope").text
+
+
+def test_run_items_page_size_position_expected_column_and_score_bands(
+    client: TestClient, store: Store
+) -> None:
+    """Issue 25: a page-size selector, "page X of Y" (in both orders, with repeats), the
+    expected output beside the output, and scores banded by a mark and a word, not only
+    a colour."""
+    many = [
+        {"id": f"i{n:03d}", "input": f"q{n}", "output": f"a{n}", "expected_output": f"e{n}"}
+        for n in range(120)
+    ]
+    run = run_stored(many, None, [_includes("a1")], store=store, repeats=2).id
+    url = f"/runs/{run}"
+
+    def position(**params: str) -> str:
+        html = client.get(url, params=params).text
+        found = re.search(r'data-testid="page-position">([^<]*)<', html)
+        assert found, params
+        return found.group(1)
+
+    assert position() == "page 1 of 3"  # 50 items × 2 repeats per page
+    assert position(page_size="25") == "page 1 of 5"
+    assert position(page_size="25", offset="100") == "page 3 of 5"
+    assert position(page_size="200") == "page 1 of 1"
+    assert position(sort="score_desc", page_size="100", offset="100") == "page 2 of 2"
+    html = client.get(url, params={"page_size": "25"}).text
+    assert len(re.findall(r'<tbody class="item-group', html)) == 25
+    assert re.search(r'<option value="25" selected>25</option>', html)
+    assert re.search(r'data-testid="item-expected"><pre class="clip">e0</pre>', html)
+    # i001's output "a1" includes "a1" (good), i000's "a0" does not (poor)
+    first = html.split('data-item-id="i000"')[1].split("</tbody>")[0]
+    second = html.split('data-item-id="i001"')[1].split("</tbody>")[0]
+    assert 'data-band="bad" title="poor"><span class="mark" aria-hidden="true">▼</span>' in first
+    assert '<span class="visually-hidden"> (poor)</span>' in first
+    assert 'data-band="good" title="good"><span class="mark" aria-hidden="true">▲</span>' in second
+    for bad in ("7", "0", "x", "1000"):
+        answer = client.get(url, params={"page_size": bad})
+        assert answer.status_code == 422 and "page_size must be" in answer.text, bad
+    # the histograms come from their own route, as SVG with the counts in words
+    svg = client.get(f"{url}/histograms").text
+    assert svg.count('data-testid="score-histogram"') == 1
+    # "a1" is in a1, a10..a19, a100..a119: 31 items, 62 results; the other 178 score 0
+    assert "Histogram of 240 values" in svg
+    assert 'data-count="178"' in svg and 'data-count="62"' in svg
+    assert client.get("/runs/nope/histograms").status_code == 404

@@ -158,3 +158,16 @@ def run_trend_svg(trend: ScoreTrend) -> str:
         testid="run-trend",
         whole_x=True,
     )
+
+
+def score_histogram_svg(label: str, edges: Sequence[float], counts: Sequence[int]) -> str:
+    """How one scorer's numeric scores are spread over its range (results, not items:
+    each repeat counts); an empty chart says "no data" when the scorer has no number."""
+    return charts.histogram(
+        edges,
+        counts,
+        title=f"{label}: score distribution",
+        x_title="score",
+        y_title="results",
+        testid="score-histogram",
+    )

@@ -978,6 +978,26 @@ function setupCompareTools() {
   state.addEventListener("change", apply);
 }
 
+// ---------------------------------------------------------------- run page: histograms
+// Loaded after the page (counting a large run's scores should not delay its first items).
+async function loadHistograms() {
+  const holder = document.getElementById("score-histograms");
+  if (!holder) return;
+  try {
+    const response = await fetch(holder.dataset.url, { headers: { Accept: "text/html" } });
+    if (!response.ok) throw new Error(`${response.status}`);
+    holder.innerHTML = await response.text();  // SVG drawn and escaped by the server
+  } catch (error) {
+    holder.textContent = `The score histograms did not load (${error.message}).`;
+  }
+}
+
+// The page size applies at once (the filters form carries it).
+function setupPageSize() {
+  const select = document.querySelector("#item-filters select[name=page_size]");
+  if (select) select.addEventListener("change", () => select.form.submit());
+}
+
 // ---------------------------------------------------------------- runs list: trend picker
 // A new dataset shows its trend at once (its first scorer when the chosen one is not its).
 function setupTrendPicker() {
@@ -987,6 +1007,8 @@ function setupTrendPicker() {
 
 document.addEventListener("DOMContentLoaded", () => {
   setupTrendPicker();
+  setupPageSize();
+  loadHistograms();
   setupManage();
   setupCompareTools();
   setupScorerFilter();
