@@ -120,7 +120,7 @@ def test_a_finished_run_offers_neither_cancel_nor_resume(server: str, page: Page
     page.goto(f"{server}/runs/{run_id}")
     expect(page.get_by_test_id("cancel-run")).to_have_count(0)
     expect(page.get_by_test_id("resume-run")).to_have_count(0)
-    expect(page.get_by_test_id("run-count")).to_have_text("1 of 1 results")
+    expect(page.get_by_test_id("run-count")).to_have_text("1 of 1 result")
 
 
 def _run_dataset(base: str, dataset: str, name: str) -> str:

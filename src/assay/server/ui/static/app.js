@@ -459,7 +459,8 @@ function setupProgress() {
     text.textContent = `${data.done} / ${data.total} done${data.errors ? `, ${data.errors} errors` : ""}`;
     status.textContent = "running";
     const count = document.querySelector("[data-testid=run-count]");
-    if (count) count.textContent = `${data.done.toLocaleString("en-US")}${data.total ? ` of ${data.total.toLocaleString("en-US")}` : ""} results`;
+    const planned = data.total || data.done;
+    if (count) count.textContent = `${data.done.toLocaleString("en-US")}${data.total ? ` of ${data.total.toLocaleString("en-US")}` : ""} result${planned === 1 ? "" : "s"}`;
     refreshItems();
   });
   // Reload once when the run finishes (the server renders the summary and items). If the
