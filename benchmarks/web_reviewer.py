@@ -110,7 +110,9 @@ def main() -> None:
                         break
                     except httpx.TransportError:
                         time.sleep(0.1)
-                rows.append(("histograms, cold (SQL count)", *_ms(client, "/runs/big/histograms", 1)))
+                rows.append(
+                    ("histograms, cold (SQL count)", *_ms(client, "/runs/big/histograms", 1))
+                )
                 rows.append(("histograms, warm (cached)", *_ms(client, "/runs/big/histograms", args.repeats)))  # fmt: skip
                 for size in (25, 50, 200):
                     path = f"/runs/big?page_size={size}"

@@ -55,3 +55,10 @@ def test_a_scorer_without_numbers_has_an_empty_histogram(store: Store) -> None:
 def test_bins_out_of_bounds_are_refused(store: Store, bins: int) -> None:
     with pytest.raises(ValueError, match="bins must be from 2 to 50"):
         store.score_histograms.histogram("r1", "acc", low=0.0, high=1.0, bins=bins)
+
+
+def test_a_score_on_an_edge_starts_the_bin_above(store: Store) -> None:
+    _run(store, "r1", [0.3, 0.6, 0.7, 0.29999])
+    counted = store.score_histograms.histogram("r1", "acc", low=0.0, high=1.0, bins=10)
+    assert counted.edges[3] == 0.3 and counted.edges[7] == 0.7
+    assert counted.counts == [0, 0, 1, 1, 0, 0, 1, 1, 0, 0]

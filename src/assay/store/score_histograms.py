@@ -66,8 +66,9 @@ class ScoreHistogramQueries:
                 low, high = float(bounds[0]), float(bounds[1])
                 if low == high:
                     low, high = low - 0.5, high + 0.5
-            width = (high - low) / bins
-            edges = [low + k * width for k in range(bins)] + [high]
+            # k / bins before the multiply: 0.3 is an edge, not 0.30000000000000004 (which
+            # would put a score of exactly 0.3 in the bin below)
+            edges = [low + (high - low) * k / bins for k in range(bins)] + [high]
             bucket = sa.case(
                 *((scores.c.score < edge, k) for k, edge in enumerate(edges[1:-1])),
                 else_=bins - 1,
