@@ -62,3 +62,20 @@ def test_a_score_on_an_edge_starts_the_bin_above(store: Store) -> None:
     counted = store.score_histograms.histogram("r1", "acc", low=0.0, high=1.0, bins=10)
     assert counted.edges[3] == 0.3 and counted.edges[7] == 0.7
     assert counted.counts == [0, 0, 1, 1, 0, 0, 1, 1, 0, 0]
+
+
+def test_scorers_sharing_a_range_are_counted_together_and_apart(store: Store) -> None:
+    _run(store, "r1", [0.1, 0.9, 0.95], other=[2.0, 4.0])
+    both = store.score_histograms.histograms(
+        "r1", {"acc": (0.0, 1.0), "len": (0.0, math.inf), "none": (0.0, 1.0)}, bins=2
+    )
+    assert both["acc"].edges == [0.0, 0.5, 1.0] and both["acc"].counts == [1, 2]
+    assert both["len"].edges == [2.0, 3.0, 4.0] and both["len"].counts == [1, 1]
+    assert (both["none"].edges, both["none"].counts) == ([], [])
+    same_range = store.score_histograms.histograms(
+        "r1", {"acc": (0.0, 4.0), "len": (0.0, 4.0)}, bins=2
+    )
+    assert same_range["acc"].counts == [3, 0] and same_range["len"].counts == [
+        0,
+        2,
+    ]  # 2.0 starts bin 1

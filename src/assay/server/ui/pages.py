@@ -362,13 +362,15 @@ def run_histograms(request: Request, run_id: str) -> HTMLResponse:
     with _histogram_lock:
         html = _histogram_cache.get(key)
     if html is None:
-        plots = []
-        for spec in record.info.scorers:
-            low, high = spec.score_range
-            counted = store.score_histograms.histogram(
-                record.info.id, spec.id, low=low, high=high, bins=HISTOGRAM_BINS
-            )
-            plots.append(score_histogram_svg(spec.label, counted.edges, counted.counts))
+        counted = store.score_histograms.histograms(
+            record.info.id,
+            {spec.id: spec.score_range for spec in record.info.scorers},
+            bins=HISTOGRAM_BINS,
+        )
+        plots = [
+            score_histogram_svg(spec.label, counted[spec.id].edges, counted[spec.id].counts)
+            for spec in record.info.scorers
+        ]
         html = "".join(f'<div class="chart-box">{plot}</div>' for plot in plots)
         with _histogram_lock:
             _histogram_cache[key] = html
