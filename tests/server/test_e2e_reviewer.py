@@ -22,9 +22,10 @@ from tests.server.test_e2e_browser import _shot, _store_dataset, _wait_finished
 server = browser.server
 page = browser.page
 
-SLOW_ITEMS = 10
+SLOW_ITEMS = 16
 SLOW_LATENCY_S = 0.5
-"""Per target call at concurrency 1: the run takes ~5 s, time to watch and cancel it."""
+"""Per target call at concurrency 1: the run takes ~8 s, time to watch and cancel it even
+on a loaded machine."""
 
 
 def _answer(body: dict[str, Any]) -> str:
@@ -78,9 +79,12 @@ def test_items_appear_while_running_then_cancel_and_resume(server: str, page: Pa
             arg=first,
         )
         expect(page.get_by_test_id("run-status")).to_have_text("running")
-        grown = _count(page.get_by_test_id("items-count").inner_text())
-        assert first < grown < SLOW_ITEMS
-        assert page.locator("tbody.item-group").count() == grown
+        # the count and the rows are read together (the next refresh may land any time)
+        grown, shown = page.evaluate(
+            "() => [parseInt(document.querySelector('[data-testid=items-count]').textContent),"
+            " document.querySelectorAll('tbody.item-group').length]"
+        )
+        assert first < grown < SLOW_ITEMS and shown == grown
         _shot(page, "run-items-live")
 
         page.get_by_test_id("cancel-run").click()
