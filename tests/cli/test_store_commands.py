@@ -219,3 +219,29 @@ def test_bad_input_is_one_line_and_exit_2(
     out = assay(tmp_path / "d.db", *args)
     assert out.returncode == 2, (out.stdout, out.stderr)
     assert message in out.stderr and "Traceback" not in out.stderr
+
+
+def test_runs_list_and_show_say_how_much_of_a_partial_run_is_stored(tmp_path: Path) -> None:
+    """Issue 25: an interrupted run reads "14 of 200" in ``runs list`` and ``runs show``."""
+    from assay.store import open_store
+    from assay.types import ItemResult, RunInfo, TargetSpec
+
+    db = tmp_path / "p.db"
+    info = RunInfo(
+        id="partial0run",
+        name="cut short",
+        target=TargetSpec(kind="stored-output", label="stored"),
+        total_items=200,
+    )
+    with open_store(str(db)) as store:
+        store.runs.create(info)
+        results = [ItemResult(item_id=f"i{k}", position=k, output="x") for k in range(14)]
+        store.runs.write_results(info.id, results)
+        store.runs.finish(info.id, "interrupted", None)
+    listing = assay(db, "runs", "list")
+    assert listing.returncode == 0, listing.stderr
+    assert "14 of 200" in listing.stdout, listing.stdout
+    show = assay(db, "runs", "show", info.id)
+    assert show.returncode == 0, show.stderr
+    assert "partial: 14 of 200 results (interrupted)" in show.stdout, show.stdout
+    assert "assay runs resume partial0run" in show.stdout

@@ -155,13 +155,15 @@ class _Frame:
         )
         return parts
 
-    def x_axis(self, title: str, *, ticks: bool = True) -> list[str]:
+    def x_axis(self, title: str, *, ticks: bool = True, whole: bool = False) -> list[str]:
         parts = [
             f'<line x1="{self.left}" y1="{self.bottom}" x2="{self.right}" y2="{self.bottom}" '
             f'stroke="{MUTED}"/>'
         ]
         if ticks:
             for tick in nice_ticks(self.x_low, self.x_high):
+                if whole and tick != int(tick):
+                    continue
                 parts.append(
                     f'<text x="{_c(self.px(tick))}" y="{self.bottom + 13}" font-size="10" '
                     f'text-anchor="middle" fill="{MUTED}">{number(tick)}</text>'
@@ -327,10 +329,12 @@ def xy_chart(
     width: int = WIDTH,
     height: int = HEIGHT,
     testid: str = "",
+    whole_x: bool = False,
 ) -> str:
     """Point and line series on numeric axes. The ranges default to the data's; with
-    ``diagonal`` a dashed y = x line marks agreement (calibration charts). Only data
-    markers are ``<circle>`` elements, one per drawable point."""
+    ``diagonal`` a dashed y = x line marks agreement (calibration charts); ``whole_x``
+    labels only whole x ticks (x counts things, e.g. runs). Only data markers are
+    ``<circle>`` elements, one per drawable point."""
     kept = [
         [(float(p.x), float(p.y), p) for p in s.points if finite(p.x) and finite(p.y)]  # type: ignore[arg-type]
         for s in series
@@ -380,7 +384,7 @@ def xy_chart(
                     f'r="{p.size:g}" fill="{color}"{opacity}><title>{escape(tip)}</title>'
                     "</circle>"
                 )
-    parts += frame.x_axis(x_title)
+    parts += frame.x_axis(x_title, whole=whole_x)
     parts.append("</svg>")
     return "".join(parts)
 

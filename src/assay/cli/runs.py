@@ -53,6 +53,8 @@ def runs_list(
     ] = False,
 ) -> None:
     """The most recent runs, newest first."""
+    from assay.summary.progress import run_progress
+
     with open_cli_store() as store:
         records = store.runs.list(limit=limit, dataset=dataset, tag=tag)
     if as_json:
@@ -74,7 +76,7 @@ def runs_list(
             Text(data),
             Text(info.target.label),
             r.status,
-            f"{r.completed_results:,}",
+            run_progress(r).text,
             f"{r.failed_results:,}",
             when(info.created_at),
         )
@@ -92,6 +94,7 @@ def runs_show(
 ) -> None:
     """A run's summary and its first item results."""
     from assay.analysis.report_terminal import summary_table
+    from assay.summary.progress import run_progress
 
     with open_cli_store() as store:
         record = _get(store, run_id)
@@ -104,6 +107,15 @@ def runs_show(
             print(json.dumps(payload, indent=2))
             return
         console.print(summary_table(record))
+        progress = run_progress(record)
+        if progress.partial:
+            console.print(
+                Text(
+                    f"partial: {progress.text} results ({record.status}); "
+                    f"finish it with `assay runs resume {record.id}`",
+                    style="yellow",
+                )
+            )
         if record.info.tags:
             console.print(Text("tags: " + ", ".join(record.info.tags)))
         if record.info.backend != "local":

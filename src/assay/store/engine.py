@@ -41,6 +41,7 @@ from assay.store.live_repo import LiveRunRepository
 from assay.store.optimizations_repo import OptimizationRepository
 from assay.store.run_queries import RunQueries
 from assay.store.runs_repo import RunRepository
+from assay.store.score_histograms import ScoreHistogramQueries
 from assay.store.work_units_repo import WorkUnitRepository
 
 DATABASE_URL_ENV = "ASSAY_DATABASE_URL"
@@ -155,6 +156,7 @@ class Store:
         self.optimizations = OptimizationRepository(self._db)
         self.annotations = AnnotationRepository(self._db)
         self.run_queries = RunQueries(self._db)
+        self.score_histograms = ScoreHistogramQueries(self._db)
         self.work_units = WorkUnitRepository(self._db)
         self._cache: StoreModelCache | None = None
 

@@ -410,3 +410,129 @@ def test_compare_defaults_to_the_latest_run_on_the_same_data_with_filters_grid_a
     grid = html.split('data-testid="compare-grid"')[1]
     assert grid.count("<tr data-item-id=") == 2
     assert 'class="regressed"' in html and 'class="improved"' in html
+
+
+def test_a_partial_run_says_k_of_n_on_its_page_the_list_and_compare(
+    client: TestClient, store: Store, runs: dict[str, str]
+) -> None:
+    """Issue 25: an interrupted run reads "14 of 200" wherever it is shown, with Resume."""
+    from assay.types import ItemResult
+
+    info = RunInfo(
+        id="partial0run",
+        name="cut short",
+        target=TargetSpec(kind="stored-output", label="stored output"),
+        total_items=200,
+    )
+    store.runs.create(info)
+    store.runs.write_results(
+        info.id, [ItemResult(item_id=f"q{k}", position=k, output="x") for k in range(14)]
+    )
+    store.runs.finish(info.id, "interrupted", None)
+    page = client.get("/runs/partial0run").text
+    assert re.search(r'data-testid="run-count" class="partial">14 of 200 results<', page)
+    assert "Partial run: 14 of 200 results stored (interrupted)" in page
+    assert 'data-testid="resume-run"' in page and 'data-testid="cancel-run"' not in page
+    assert "14 matching results" in page
+    listing = client.get("/").text
+    row = listing.split('data-run-id="partial0run"')[1].split("</tr>")[0]
+    assert re.search(r'data-testid="run-results" class="partial">14 of 200<', row)
+    whole = client.get(f"/runs/{runs['bad']}").text
+    assert "3 of 3 results" in whole and 'data-testid="partial-run"' not in whole
+    assert 'data-testid="resume-run"' not in whole
+    compare = client.get(f"/runs/{runs['bad']}/compare?baseline=partial0run").text
+    assert "Baseline <code>partial0run</code> cut short is partial: 14 of 200 results" in compare
+
+
+def test_runs_list_sorts_by_any_column_and_draws_the_score_trend(
+    client: TestClient, store: Store, tmp_path: Path
+) -> None:
+    """Issue 25: sortable columns with cost, latency and tags; a scorer's trend across the
+    runs of one dataset (runs over inline lists have no trend: nothing says same items)."""
+    import json as _json
+
+    path = tmp_path / "qa.jsonl"
+
+    def run(outputs: list[str], name: str) -> str:
+        rows = [{"id": f"i{k}", "input": "q", "output": o} for k, o in enumerate(outputs)]
+        path.write_text("".join(_json.dumps(r) + "\n" for r in rows))
+        return run_stored(path, None, [_includes("a")], store=store, name=name).id
+
+    low = run(["a", "b", "b", "b"], "low")
+    high = run(["a", "a", "a", "b"], "high")
+    mid = run(["a", "a", "b", "b"], "mid")
+    store.runs.add_tags(mid, ["baseline"])
+
+    def names(query: str) -> list[str]:
+        html = client.get(f"/{query}").text
+        return re.findall(r'data-testid="run-name">([^<]*)<', html)
+
+    assert names("") == ["mid", "high", "low"]  # newest first
+    assert names("?sort=score&order=desc") == ["high", "mid", "low"]
+    assert names("?sort=score&order=asc") == ["low", "mid", "high"]
+    assert names("?sort=name") == ["high", "low", "mid"]
+    html = client.get("/?sort=score").text
+    assert 'aria-sort="descending"' in html and 'data-testid="sort-score">Score <span' in html
+    assert '<span class="tag">baseline</span>' in html.split(f'data-run-id="{mid}"')[1][:2000]
+    trend = html.split('data-testid="run-trend"')[1].split("</svg>")[0]
+    tips = re.findall(r"<circle [^>]*><title>run (\d): (\w+) (\w+) \([^)]*\): ([\d.]+)<", trend)
+    assert [(k, run_id, name, mean) for k, run_id, name, mean in tips] == [
+        ("1", low[:12], "low", "0.25"),
+        ("2", high[:12], "high", "0.75"),
+        ("3", mid[:12], "mid", "0.5"),
+    ]
+    for query, field in [
+        ("?sort=price", "sort must be one of"),
+        ("?order=up", "order must be &#39;asc&#39; or &#39;desc&#39;"),
+        ("?data=nowhere", "data &#39;nowhere&#39;"),
+    ]:
+        answer = client.get(f"/{query}")
+        assert answer.status_code == 422 and field in answer.text, query
+    # a scorer the chosen dataset lacks falls back to its first
+    assert 'data-testid="run-trend"' in client.get(f"/?data={path}&scorer=nope").text
+
+
+def test_run_items_page_size_position_expected_column_and_score_bands(
+    client: TestClient, store: Store
+) -> None:
+    """Issue 25: a page-size selector, "page X of Y" (in both orders, with repeats), the
+    expected output beside the output, and scores banded by a mark and a word, not only
+    a colour."""
+    many = [
+        {"id": f"i{n:03d}", "input": f"q{n}", "output": f"a{n}", "expected_output": f"e{n}"}
+        for n in range(120)
+    ]
+    run = run_stored(many, None, [_includes("a1")], store=store, repeats=2).id
+    url = f"/runs/{run}"
+
+    def position(**params: str) -> str:
+        html = client.get(url, params=params).text
+        found = re.search(r'data-testid="page-position">([^<]*)<', html)
+        assert found, params
+        return found.group(1)
+
+    assert position() == "page 1 of 3"  # 50 items × 2 repeats per page
+    assert position(page_size="25") == "page 1 of 5"
+    assert position(page_size="25", offset="100") == "page 3 of 5"
+    assert position(page_size="200") == "page 1 of 1"
+    assert position(sort="score_desc", page_size="100", offset="100") == "page 2 of 2"
+    html = client.get(url, params={"page_size": "25"}).text
+    assert len(re.findall(r'<tbody class="item-group', html)) == 25
+    assert re.search(r'<option value="25" selected>25</option>', html)
+    assert re.search(r'data-testid="item-expected"><pre class="clip">e0</pre>', html)
+    # i001's output "a1" includes "a1" (good), i000's "a0" does not (poor)
+    first = html.split('data-item-id="i000"')[1].split("</tbody>")[0]
+    second = html.split('data-item-id="i001"')[1].split("</tbody>")[0]
+    assert 'data-band="bad" title="poor"><span class="mark" aria-hidden="true">▼</span>' in first
+    assert '<span class="visually-hidden"> (poor)</span>' in first
+    assert 'data-band="good" title="good"><span class="mark" aria-hidden="true">▲</span>' in second
+    for bad in ("7", "0", "x", "1000"):
+        answer = client.get(url, params={"page_size": bad})
+        assert answer.status_code == 422 and "page_size must be" in answer.text, bad
+    # the histograms come from their own route, as SVG with the counts in words
+    svg = client.get(f"{url}/histograms").text
+    assert svg.count('data-testid="score-histogram"') == 1
+    # "a1" is in a1, a10..a19, a100..a119: 31 items, 62 results; the other 178 score 0
+    assert "Histogram of 240 values" in svg
+    assert 'data-count="178"' in svg and 'data-count="62"' in svg
+    assert client.get("/runs/nope/histograms").status_code == 404

@@ -7,7 +7,10 @@ with one validation and the pages never need their own form handling.
 from __future__ import annotations
 
 import json
+import math
+import threading
 import time
+from collections import OrderedDict
 from typing import Any
 from urllib.parse import quote, urlencode
 
@@ -26,7 +29,9 @@ from assay.operations.optimizations_view import (
     scorer_diagnostics,
 )
 from assay.operations.review_queue import review_queue
-from assay.operations.run_items import RunItemFilter, run_item
+from assay.operations.run_items import MAX_PAGE, RunItemFilter, run_item
+from assay.operations.runs_overview import RUN_SORTS, score_trend, sort_runs, trend_choices
+from assay.operations.score_bands import score_band, scorer_threshold
 from assay.operations.transcripts import transcript_of
 from assay.operations.ui_queries import SortOrder, compare_view, run_item_groups
 from assay.optimize.feed import current_state
@@ -37,13 +42,18 @@ from assay.server.ui.paths import STATIC_DIR, TEMPLATES_DIR
 from assay.server.ui.svg_plots import (
     confusion_svg,
     reliability_svg,
+    run_trend_svg,
     scatter_svg,
+    score_histogram_svg,
     score_trend_svg,
 )
 from assay.store import Store, StoreError
+from assay.summary.progress import run_progress
 from assay.types import ItemResult, RunRecord
 
 PAGE_SIZE = 50
+PAGE_SIZES = (25, 50, 100, 200)
+"""What the run page's page-size selector offers (items per page)."""
 
 templates = Jinja2Templates(directory=str(TEMPLATES_DIR))
 
@@ -78,6 +88,7 @@ templates.env.filters["text"] = _as_text
 templates.env.filters["segment"] = lambda value: quote(str(value), safe="")
 templates.env.filters["when"] = _when
 templates.env.filters["score"] = _score
+templates.env.filters["progress"] = run_progress
 
 
 def store_of(request: Request) -> Store:
@@ -124,10 +135,52 @@ def _int(value: str | None, name: str, default: int, high: int = MAX_OFFSET) -> 
 router = APIRouter(include_in_schema=False)
 
 
+RUNS_LISTED = 200
+"""The runs page lists (and sorts, and draws the trend over) the newest this many."""
+
+
 @router.get("/", response_class=HTMLResponse)
-def runs_page(request: Request) -> HTMLResponse:
-    records = store_of(request).runs.list(limit=200)
-    return _page(request, "runs.html", runs=records)
+def runs_page(
+    request: Request,
+    sort: str | None = None,
+    order: str | None = None,
+    data: str | None = None,
+    scorer: str | None = None,
+) -> HTMLResponse:
+    """The newest runs, sortable by any column, with one scorer's trend across the runs of
+    one dataset (default: the newest run's dataset and its first scorer)."""
+    records = store_of(request).runs.list(limit=RUNS_LISTED)
+    try:
+        by = next((s for s in RUN_SORTS if s == (sort or "created")), None)
+        if by is None:
+            raise ValueError(f"sort must be one of {', '.join(RUN_SORTS)} (got {str(sort)[:40]!r})")
+        if order not in (None, "", "asc", "desc"):
+            raise ValueError(f"order must be 'asc' or 'desc' (got {str(order)[:40]!r})")
+        descending = order == "desc" if order else by in ("created", "score", "items")
+        rows = sort_runs(records, by, descending=descending)
+        choices = trend_choices(records)
+        trend = None
+        if data and data not in choices:
+            raise ValueError(f"data {data[:80]!r}: no listed run over it has a summary")
+        chosen = data or next(iter(choices), None)
+        if chosen is not None:
+            scorers = choices[chosen]
+            # a scorer of another dataset (the picker just switched datasets): its first
+            picked = scorer if scorer in scorers else scorers[0]
+            trend = score_trend(records, chosen, picked)
+    except ValueError as error:
+        return _problem(request, 422, str(error))
+    return _page(
+        request,
+        "runs.html",
+        rows=rows,
+        sort=by,
+        descending=descending,
+        choices=choices,
+        trend=trend,
+        trend_plot=None if trend is None else run_trend_svg(trend),
+        trend_query=urlencode([(k, v) for k, v in (("data", data), ("scorer", scorer)) if v]),
+    )
 
 
 @router.get("/live", response_class=HTMLResponse)
@@ -223,6 +276,7 @@ def run_page(
     q: str | None = None,
     sort: str | None = None,
     offset: str | None = None,
+    page_size: str | None = None,
 ) -> HTMLResponse:
     store = store_of(request)
     try:
@@ -230,6 +284,10 @@ def run_page(
     except StoreError as error:
         return _problem(request, 404, str(error))
     try:
+        size = _int(page_size, "page_size", PAGE_SIZE, high=max(PAGE_SIZES))
+        if size not in PAGE_SIZES:
+            sizes = ", ".join(map(str, PAGE_SIZES))
+            raise ValueError(f"page_size must be one of {sizes} (got {size})")
         order = next((s for s in SORTS if s == (sort or "position")), None)
         if order is None:
             raise ValueError(f"sort must be one of {', '.join(SORTS)} (got {sort!r})")
@@ -242,7 +300,7 @@ def run_page(
         )
         start = _int(offset, "offset", 0)
         view = run_item_groups(
-            record.info.id, wanted, sort=order, offset=start, limit=PAGE_SIZE, store=store
+            record.info.id, wanted, sort=order, offset=start, limit=size, store=store
         )
         shown = [
             group.model_copy(update={"results": [result_for_client(r) for r in group.results]})
@@ -251,6 +309,9 @@ def run_page(
         view = view.model_copy(update={"groups": shown})
     except ValueError as error:
         return _problem(request, 422, str(error))
+    # a page of results holds `size` items' repeats in dataset order, `size` items sorted
+    step = size if view.unit == "items" else min(size * max(record.info.repeats, 1), MAX_PAGE)
+    thresholds = {s.id: scorer_threshold(s, record.info.threshold) for s in record.info.scorers}
     return _page(
         request,
         "run.html",
@@ -260,10 +321,62 @@ def run_page(
         wanted=wanted,
         sort=order,
         live=record.status in ("pending", "running"),
+        page_size=size,
+        page_sizes=PAGE_SIZES,
+        page_number=start // step + 1,
+        page_count=max(math.ceil(view.total / step), 1),
+        bands={
+            s.id: (lambda score, spec=s: score_band(score, spec, thresholds[spec.id]))
+            for s in record.info.scorers
+        },
         base_query=urlencode(
             [(k, v) for k, v in request.query_params.multi_items() if k != "offset"]
         ),
+        filter_query=urlencode(
+            [
+                (k, v)
+                for k, v in request.query_params.multi_items()
+                if k not in ("offset", "page_size")
+            ]
+        ),
     )
+
+
+HISTOGRAM_BINS = 10
+_histogram_cache: OrderedDict[tuple[str, int, str], str] = OrderedDict()
+"""Rendered histograms by (run, stored results, status): a finished run's never change,
+so a reviewer paging through it pays the grouped count once, not per page."""
+_histogram_lock = threading.Lock()
+
+
+@router.get("/runs/{run_id}/histograms", response_class=HTMLResponse)
+def run_histograms(request: Request, run_id: str) -> HTMLResponse:
+    """Per scorer, how the run's scores are spread (the run page loads this after its
+    items, so a large run's first page does not wait for the counting)."""
+    store = store_of(request)
+    try:
+        record = store.runs.get(run_id)
+    except StoreError as error:
+        return _problem(request, 404, str(error))
+    key = (record.info.id, record.completed_results, record.status)
+    with _histogram_lock:
+        html = _histogram_cache.get(key)
+    if html is None:
+        counted = store.score_histograms.histograms(
+            record.info.id,
+            {spec.id: spec.score_range for spec in record.info.scorers},
+            bins=HISTOGRAM_BINS,
+        )
+        plots = [
+            score_histogram_svg(spec.label, counted[spec.id].edges, counted[spec.id].counts)
+            for spec in record.info.scorers
+        ]
+        html = "".join(f'<div class="chart-box">{plot}</div>' for plot in plots)
+        with _histogram_lock:
+            _histogram_cache[key] = html
+            while len(_histogram_cache) > 64:
+                _histogram_cache.popitem(last=False)
+    return HTMLResponse(html, headers={"Cache-Control": "no-store"})
 
 
 def _judge_calls(results: list[ItemResult]) -> bool:

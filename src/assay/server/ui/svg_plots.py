@@ -1,5 +1,6 @@
-"""The web UI's charts: calibration (confusion, reliability, scatter) and the optimization
-score trend, drawn by ``assay.analysis.svg_charts``, the module the HTML report draws with.
+"""The web UI's charts: calibration (confusion, reliability, scatter), the optimization
+score trend, a scorer's trend across runs and the items' score histograms, drawn by
+``assay.analysis.svg_charts``, the module the HTML report draws with.
 
 This module only maps the pages' view models onto chart series: the drawing, the escaping
 of user text (item ids, labels) and the handling of empty data live in ``svg_charts``.
@@ -7,6 +8,7 @@ of user text (item ids, labels) and the handling of empty data live in ``svg_cha
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from typing import Any
 
@@ -14,6 +16,7 @@ from assay.analysis import svg_charts as charts
 from assay.analysis.svg_charts import Point, Series, number
 from assay.operations.calibration_view import CalibrationPoint, ReliabilityBin
 from assay.operations.optimizations_view import CandidateView
+from assay.operations.runs_overview import ScoreTrend, TrendPoint
 
 SIZE = 360
 """Width and height of the square calibration charts (both axes share one scale)."""
@@ -133,4 +136,48 @@ def score_trend_svg(candidates: Sequence[CandidateView]) -> str | None:
         width=480,
         height=240,
         testid="score-trend",
+    )
+
+
+def run_trend_svg(trend: ScoreTrend) -> str:
+    """A scorer's mean per run of one dataset, oldest to newest (x: the run's place in
+    time). Finished runs are a solid line with dots; a partial run (interrupted, failed,
+    still going) is a grey dot off the line, since its mean covers only part of the data."""
+
+    def point(k: int, p: TrendPoint) -> Point:
+        when = time.strftime("%Y-%m-%d %H:%M", time.localtime(p.created_at))
+        label = f"{p.run_id[:12]}{f' {p.name}' if p.name else ''} ({when})"
+        mean = "no mean" if p.mean is None else number(p.mean)
+        return Point(k, p.mean, f"run {k}: {label}: {mean}{' (partial)' if p.partial else ''}")
+
+    numbered = list(enumerate(trend.points, start=1))
+    whole = [point(k, p) for k, p in numbered if not p.partial]
+    partial = [point(k, p) for k, p in numbered if p.partial]
+    direction = "higher is better" if trend.higher_is_better else "lower is better"
+    return charts.xy_chart(
+        [
+            Series("finished runs", whole, color="#3366cc", line=True, css_class="trend-whole"),
+            Series("partial runs", partial, color="#9d9d9d", css_class="trend-partial"),
+        ],
+        title=f"{trend.scorer_label} on {trend.data} ({direction})",
+        x_title="run, oldest to newest",
+        y_title=f"mean {trend.scorer_label}",
+        x_range=(1.0, float(max(len(trend.points), 2))),
+        width=560,
+        height=260,
+        testid="run-trend",
+        whole_x=True,
+    )
+
+
+def score_histogram_svg(label: str, edges: Sequence[float], counts: Sequence[int]) -> str:
+    """How one scorer's numeric scores are spread over its range (results, not items:
+    each repeat counts); an empty chart says "no data" when the scorer has no number."""
+    return charts.histogram(
+        edges,
+        counts,
+        title=f"{label}: score distribution",
+        x_title="score",
+        y_title="results",
+        testid="score-histogram",
     )

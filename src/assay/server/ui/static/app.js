@@ -396,6 +396,55 @@ function setupLauncher() {
 }
 
 // ---------------------------------------------------------------- live progress
+// While a run goes, the items table is re-read from the server (the same page, the same
+// filters, sort and offset) at most once a second, so stored items appear as they finish
+// rather than "0 matching results" until the end. One request at a time; a progress event
+// during a request asks for one more afterwards.
+let itemsBusy = false;
+let itemsAgain = false;
+async function refreshItems() {
+  const holder = document.getElementById("items-live");
+  if (!holder) return;
+  if (itemsBusy) { itemsAgain = true; return; }
+  itemsBusy = true;
+  try {
+    const response = await fetch(window.location.href, { headers: { Accept: "text/html" } });
+    if (response.ok) {
+      const fresh = new DOMParser().parseFromString(await response.text(), "text/html").getElementById("items-live");
+      if (fresh) holder.replaceChildren(...fresh.childNodes);
+    }
+  } catch (error) {
+    // a lost request: the next progress event (or the reload at the end) catches up
+  } finally {
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    itemsBusy = false;
+    if (itemsAgain) { itemsAgain = false; refreshItems(); }
+  }
+}
+
+// Cancel (a run this server executes) and Resume (an interrupted or failed run): one API
+// call each, then the page reloads to show the stored state (a resumed run is live again).
+function setupRunControl() {
+  const box = document.querySelector("[data-run-control]");
+  if (!box) return;
+  const errorNode = box.querySelector("[data-run-error]");
+  box.addEventListener("click", async (event) => {
+    const button = event.target.closest("[data-run-action]");
+    if (!button) return;
+    show(errorNode, "");
+    button.disabled = true;
+    const answer = await api("POST", `${box.dataset.runControl}/${button.dataset.runAction}`);
+    if (answer.ok) {
+      window.sessionStorage.removeItem(`assay.reloaded.${document.getElementById("progress").dataset.runId}`);
+      window.location.reload();
+      return;
+    }
+    button.disabled = false;
+    const first = errorsOf(answer.data)[0];
+    show(errorNode, first ? first.message : `${button.dataset.runAction} failed (${answer.status})`);
+  });
+}
+
 function setupProgress() {
   const section = document.getElementById("progress");
   if (!section || section.dataset.live !== "true") return;
@@ -409,6 +458,10 @@ function setupProgress() {
     bar.value = data.done;
     text.textContent = `${data.done} / ${data.total} done${data.errors ? `, ${data.errors} errors` : ""}`;
     status.textContent = "running";
+    const count = document.querySelector("[data-testid=run-count]");
+    const planned = data.total || data.done;
+    if (count) count.textContent = `${data.done.toLocaleString("en-US")}${data.total ? ` of ${data.total.toLocaleString("en-US")}` : ""} result${planned === 1 ? "" : "s"}`;
+    refreshItems();
   });
   // Reload once when the run finishes (the server renders the summary and items). If the
   // page is still "live" after that reload, the store disagrees with the event stream
@@ -926,7 +979,37 @@ function setupCompareTools() {
   state.addEventListener("change", apply);
 }
 
+// ---------------------------------------------------------------- run page: histograms
+// Loaded after the page (counting a large run's scores should not delay its first items).
+async function loadHistograms() {
+  const holder = document.getElementById("score-histograms");
+  if (!holder) return;
+  try {
+    const response = await fetch(holder.dataset.url, { headers: { Accept: "text/html" } });
+    if (!response.ok) throw new Error(`${response.status}`);
+    holder.innerHTML = await response.text();  // SVG drawn and escaped by the server
+  } catch (error) {
+    holder.textContent = `The score histograms did not load (${error.message}).`;
+  }
+}
+
+// The page size applies at once (the filters form carries it).
+function setupPageSize() {
+  const select = document.querySelector("#item-filters select[name=page_size]");
+  if (select) select.addEventListener("change", () => select.form.submit());
+}
+
+// ---------------------------------------------------------------- runs list: trend picker
+// A new dataset shows its trend at once (its first scorer when the chosen one is not its).
+function setupTrendPicker() {
+  const data = document.getElementById("trend-data");
+  if (data) data.addEventListener("change", () => data.form.submit());
+}
+
 document.addEventListener("DOMContentLoaded", () => {
+  setupTrendPicker();
+  setupPageSize();
+  loadHistograms();
   setupManage();
   setupCompareTools();
   setupScorerFilter();
@@ -936,6 +1019,7 @@ document.addEventListener("DOMContentLoaded", () => {
   setupOptimizeForm();
   setupOptimizationLive();
   setupProgress();
+  setupRunControl();
   setupAnnotations();
   setupCompareStatistics();
 });
