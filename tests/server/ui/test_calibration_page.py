@@ -169,3 +169,29 @@ def test_judge_corrected_mean_on_another_run_with_few_labels(
     assert hostile.status_code == 200
     error = hostile.text.split('data-testid="ppi-error">')[1].split("</p>")[0]
     assert "&lt;script&gt;" in error and "<script>x" not in hostile.text
+
+
+def test_a_judge_right_on_every_labelled_item_shows_the_variance_warning(
+    client: TestClient, store: Store, tmp_path: Path
+) -> None:
+    """No labelled item disagrees with the judge: the rectifier's variance is floored and
+    the page says so (the interval would otherwise have width 0)."""
+    rows = [
+        {"id": f"i{k}", "input": "q", "output": str(k % 2), "metadata": {"human": k % 2}}
+        for k in range(12)
+    ]
+    data = tmp_path / "exact.jsonl"
+    data.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    scorer = Scorer("exact").score(lambda ctx: float(ctx.output_text))
+    config = {"data": str(data), "label": "human", "kind": "binary", "resamples": 100}
+    report = calibrate(config, scorers=[scorer], store=store, progress=False)
+    cert = report.scorers[0].certificate
+    assert cert is not None
+    section = _ppi_section(client.get(f"/calibrations/{cert.id}").text)
+    warning = section.split('data-testid="ppi-warning">')[1].split("</p>")[0]
+    assert "floored" in warning
+    value, low, high = (
+        float(t.strip("[],"))
+        for t in section.split('data-testid="ppi-value">')[1].split("</td>")[0].split()
+    )
+    assert value == pytest.approx(0.5) and low < value < high
