@@ -11,7 +11,8 @@ Workload (synthetic, seeded, shaped like real calibrations):
 - continuous scores (every item its own cell): ``binary`` as above with the scores
   jittered, and ``numeric``: labels 0-5 in steps of 0.2 (STS-B's mean of raters) against
   continuous judge scores, and ``numeric`` with both sides continuous (labels jittered:
-  a mean of many raters), where Kendall τ-b counts weighted inversions (issue 26).
+  a mean of many raters), where Kendall τ-b counts weighted inversions and Spearman works
+  from cumulative weights (issue 26; the 26-level case counts inversions in one level).
 - ``pairwise``: verdicts A/B/tie in both orders; ``self-consistency``: 3 repeats per item.
 - ``ppi_mean`` and ``disagreements``.
 

@@ -161,3 +161,33 @@ def test_ppi_reports_the_judge_corrected_mean_of_a_stored_run(tmp_path: Path) ->
     assert f"judge-corrected {scorer_id}: " in done.stdout
     bad = assay(db, "calibrate", str(EXAMPLE), "--ppi", "nope")
     assert bad.returncode == 2 and "--ppi 'nope'" in bad.stderr
+
+
+def test_ppi_warns_when_no_labelled_item_disagrees_with_the_judge(tmp_path: Path) -> None:
+    """Outputs equal to inputs score 1.0 and every label is 5 (1.0 on the scorer's scale):
+    the rectifier shows no variance, so it is floored, and the CLI says so on stderr and
+    in the JSON."""
+    from assay.store import open_store
+
+    rows = [
+        {"id": f"i{k}", "input": f"sentence {k}", "output": f"sentence {k}"}
+        | ({"metadata": {"similarity": 5}} if k < 8 else {})
+        for k in range(30)
+    ]
+    data = tmp_path / "same.jsonl"
+    data.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    db = tmp_path / "same.db"
+    scorer = json.dumps({"type": "content-similarity", "params": {"compare_to": "input"}})
+    ran = assay(db, "run", "--data", str(data), "--scorer", scorer, "--no-progress")
+    assert ran.returncode == 0, ran.stderr
+    store = open_store(f"sqlite:///{db}")
+    [run] = store.runs.list()
+    store.close()
+    out = tmp_path / "ppi.json"
+    done = assay(db, "calibrate", str(EXAMPLE), "--ppi", run.id, "--json", str(out))
+    assert done.returncode == 0, done.stderr
+    [corrected] = json.loads(out.read_text())["judge_corrected"].values()
+    assert corrected["n_labelled"] == 8 and corrected["n"] == 30
+    assert "floored" in corrected["warning"]
+    assert "warning: " in done.stderr and "floored" in done.stderr
+    assert corrected["ci_low"] < corrected["value"] < corrected["ci_high"]

@@ -68,3 +68,26 @@ def test_the_run_report_shows_the_corrected_mean_beside_the_plain_one(tmp_path: 
     assert '<th class="num">λ</th>' in row
     assert f'<td class="num">{expected["weight"]:.2f}</td>' in row
     assert html_escape(expected["warning"]) in row
+
+
+def test_a_certificate_corrects_only_the_scorer_it_vouches_for(tmp_path: Path) -> None:
+    """On another run the certificate's scorer is found by fingerprint: a run of another
+    scorer is refused with the scorers it has; an unknown run id is a lookup error."""
+    from assay.operations.calibrate import calibrate
+    from assay.operations.judge_corrected import certificate_judge_corrected
+    from assay.store import StoreError
+
+    example = Path(__file__).parents[2] / "examples" / "calibration" / "stsb.yaml"
+    other = Scorer("other-scorer").score(lambda ctx: 0.5)
+    with open_store(f"sqlite:///{tmp_path / 'cert.db'}") as store:
+        report = calibrate(example, store=store, progress=False, resamples=100)
+        cert = report.scorers[0].certificate
+        assert cert is not None
+        own = certificate_judge_corrected(cert.id[:8], store=store)
+        assert own["run_id"] == cert.run_id and own["n_labelled"] == own["n"] == 80
+        items = [{"id": "a", "input": "x", "output": "y"}]
+        run = run_stored(items, None, [other], store=store, progress=False)
+        with pytest.raises(LookupError, match="no scorer with this certificate's fingerprint"):
+            certificate_judge_corrected(cert.id, run_id=run.id, store=store)
+        with pytest.raises((LookupError, StoreError)):
+            certificate_judge_corrected(cert.id, run_id="no-such-run", store=store)

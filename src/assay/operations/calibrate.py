@@ -672,6 +672,9 @@ async def calibrate_async(
                     "calibration": {
                         "kind": cfg.kind,
                         "label": cfg.label,
+                        # how to read labels of other runs (judge-corrected means)
+                        "label_map": cfg.label_map,
+                        "label_range": cfg.label_range,
                         "data_key": data_key,
                         "scorer": scorer.id,
                         **_plot_inputs(labelled, scorer, cfg, threshold),

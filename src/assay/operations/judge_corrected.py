@@ -93,3 +93,59 @@ def judge_corrected_means(
             human,
         )
     return out
+
+
+def certificate_judge_corrected(
+    certificate_id: str, *, run_id: str | None = None, store: Store | None = None
+) -> dict[str, Any]:
+    """The judge-corrected mean of a certificate's scorer on a stored run (default: the
+    certificate's own calibration run), as ``judge_corrected_means`` gives it plus
+    ``run_id`` and ``scorer_id``.
+
+    On the calibration run (the scorer was its target; every item is labelled) the
+    labels it recorded on the scorer's scale are used, so the corrected mean is the human
+    mean. On another run the scorer is the one with the certificate's fingerprint (the
+    judge the certificate vouches for), and its labelled items are read with the label
+    field, ``label_map`` and ``label_range`` the calibration recorded. ``LookupError``
+    names what is missing: the certificate, the run, the scorer in that run."""
+    from assay.operations.calibration_view import calibration_view
+
+    with using_store(store) as db:
+        certificate = db.certificates.get(certificate_id)
+        if certificate.run_id is None:
+            raise LookupError("the certificate links no calibration run")
+        calibration = db.runs.get(certificate.run_id).info
+        recorded = (calibration.metadata or {}).get("calibration") or {}
+        if run_id is None or db.runs.get(run_id).info.id == calibration.id:
+            view = calibration_view(certificate.id, store=db)
+            if view.note:
+                raise LookupError(view.note)
+            scores = np.array([p.score for p in view.points], dtype=np.float64)
+            labels = np.array([p.label for p in view.points], dtype=np.float64)
+            scorer_id = str(recorded.get("scorer") or certificate.scorer_label)
+            return {
+                "run_id": calibration.id,
+                "scorer_id": scorer_id,
+                **ppi_json(scores, scores, labels),
+            }
+        target = db.runs.get(run_id).info
+        spec = next((s for s in target.scorers if s.fingerprint == certificate.fingerprint), None)
+        if spec is None:
+            names = ", ".join(s.id for s in target.scorers) or "none"
+            raise LookupError(
+                f"run {target.id} has no scorer with this certificate's fingerprint "
+                f"(its scorers: {names})"
+            )
+        label_map = recorded.get("label_map")
+        span = recorded.get("label_range")
+        label_range = (
+            (float(span[0]), float(span[1])) if isinstance(span, list) and len(span) == 2 else None
+        )
+        corrected = judge_corrected_means(
+            target.id,
+            label=str(recorded.get("label") or DEFAULT_HUMAN_LABEL),
+            label_map=label_map if isinstance(label_map, Mapping) else None,
+            label_range=label_range,
+            store=db,
+        )[spec.id]
+    return {"run_id": target.id, "scorer_id": spec.id, **corrected}

@@ -57,3 +57,21 @@ def test_reversed_order_inverts_every_pair() -> None:
     weights = np.ones((1, n))
     assert _inversions(x, -x)(weights)[0] == n * (n - 1) / 2
     assert _inversions(x, x)(weights)[0] == 0.0
+
+
+@pytest.mark.parametrize("n", [1, CHUNK - 1, CHUNK + 1, 3 * CHUNK * FINE + 11])
+def test_few_y_values_as_levels_equal_a_count_over_every_pair(n: int) -> None:
+    """y with few values: the values are the buckets and one level counts every pair."""
+    rng = np.random.default_rng(n + 1)
+    x = rng.normal(size=n)
+    y = np.round(0.5 * x + rng.normal(size=n))
+    x_order = np.lexsort((y, x))
+    xpos = np.empty_like(x_order)
+    xpos[x_order] = np.arange(n)
+    rank = np.empty_like(x_order)
+    rank[np.lexsort((xpos, y))] = np.arange(n)
+    _, levels = np.unique(y, return_inverse=True)
+    inversions = WeightedInversions(x_order, rank, levels.astype(np.int64))
+    assert len(inversions.levels) == 1
+    weights = rng.integers(0, 5, size=(3, n)).astype(np.float64)
+    np.testing.assert_array_equal(inversions(weights), _by_pairs(x, y, weights))

@@ -7,9 +7,14 @@ import json
 import re
 from pathlib import Path
 
+import numpy as np
+import pytest
 from fastapi.testclient import TestClient
 
+from assay.analysis.calibration import ppi_mean
 from assay.operations.calibrate import calibrate
+from assay.operations.stored_runs import run_stored
+from assay.scoring.registry import create_scorer
 from assay.scoring.scorer import Scorer
 from assay.store import Certificate, Store
 
@@ -102,3 +107,91 @@ def test_a_certificate_without_recorded_labels_says_why_there_are_no_plots(
 def test_an_unknown_certificate_is_a_404_naming_it(client: TestClient) -> None:
     page = client.get("/calibrations/nope")
     assert page.status_code == 404 and "nope" in page.text
+
+
+def _ppi_section(html: str) -> str:
+    return html.split("Judge-corrected mean (PPI++)</h2>")[1].split("<h2>")[0]
+
+
+def test_calibration_page_shows_the_judge_corrected_mean_of_its_own_run(
+    client: TestClient, store: Store
+) -> None:
+    """Every item of the calibration run is labelled, so the corrected mean is the human
+    mean (on the scorer's scale) whatever λ, beside the judge's plain mean."""
+    report = calibrate(EXAMPLE, store=store, progress=False, resamples=200)
+    cert = report.scorers[0].certificate
+    assert cert is not None and cert.run_id is not None
+    section = _ppi_section(client.get(f"/calibrations/{cert.id}").text)
+    labels = [
+        json.loads(line)["metadata"]["similarity"] / 5.0
+        for line in (EXAMPLE.parent / "stsb_sample.jsonl").read_text().splitlines()
+    ]
+    value = section.split('data-testid="ppi-value">')[1].split(" ")[0]
+    assert float(value) == pytest.approx(sum(labels) / len(labels), abs=5e-4)
+    assert "80 of 80 items" in section
+    assert 'data-testid="ppi-plot"' in section and "judge-corrected" in section
+
+
+def test_judge_corrected_mean_on_another_run_with_few_labels(
+    client: TestClient, store: Store
+) -> None:
+    """A run of the certified scorer where 12 of 80 items carry a human label: the page
+    reads them with the calibration's label field and label_range and shows the same
+    PPI++ estimate as ``ppi_mean`` on those numbers; a bad run id is a message, escaped."""
+    report = calibrate(EXAMPLE, store=store, progress=False, resamples=200)
+    cert = report.scorers[0].certificate
+    assert cert is not None
+    rows = [
+        json.loads(line) for line in (EXAMPLE.parent / "stsb_sample.jsonl").read_text().splitlines()
+    ]
+    for k, row in enumerate(rows):
+        if k % 7:
+            del row["metadata"]["similarity"]
+    scorer = create_scorer({"type": "content-similarity", "params": {"compare_to": "input"}})
+    run = run_stored(rows, None, [scorer], store=store, name="mostly unlabelled")
+    scores = {r.item_id: r.scores[scorer.id].score for r in store.runs.results(run.id)}
+    labelled = [row for row in rows if "similarity" in row["metadata"]]
+    assert len(labelled) == 12
+    expected = ppi_mean(
+        np.array([scores[row["id"]] for row in rows]),
+        np.array([scores[row["id"]] for row in labelled]),
+        np.array([row["metadata"]["similarity"] / 5.0 for row in labelled]),
+    )
+    section = _ppi_section(client.get(f"/calibrations/{cert.id}?ppi_run={run.id}").text)
+    assert f"/runs/{run.id}" in section and "12 of 80 items" in section
+    shown = section.split('data-testid="ppi-value">')[1].split("</td>")[0]
+    value, low, high = (float(t.strip("[],")) for t in shown.split())
+    assert value == pytest.approx(expected.value, abs=5e-4)
+    assert (low, high) == pytest.approx((expected.ci_low, expected.ci_high), abs=5e-4)
+    assert f"{expected.weight:.2f}" in section.split('data-testid="ppi-weight">')[1][:12]
+
+    hostile = client.get(f"/calibrations/{cert.id}", params={"ppi_run": "<script>x</script>"})
+    assert hostile.status_code == 200
+    error = hostile.text.split('data-testid="ppi-error">')[1].split("</p>")[0]
+    assert "&lt;script&gt;" in error and "<script>x" not in hostile.text
+
+
+def test_a_judge_right_on_every_labelled_item_shows_the_variance_warning(
+    client: TestClient, store: Store, tmp_path: Path
+) -> None:
+    """No labelled item disagrees with the judge: the rectifier's variance is floored and
+    the page says so (the interval would otherwise have width 0)."""
+    rows = [
+        {"id": f"i{k}", "input": "q", "output": str(k % 2), "metadata": {"human": k % 2}}
+        for k in range(12)
+    ]
+    data = tmp_path / "exact.jsonl"
+    data.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    scorer = Scorer("exact").score(lambda ctx: float(ctx.output_text))
+    config = {"data": str(data), "label": "human", "kind": "binary", "resamples": 100}
+    report = calibrate(config, scorers=[scorer], store=store, progress=False)
+    cert = report.scorers[0].certificate
+    assert cert is not None
+    section = _ppi_section(client.get(f"/calibrations/{cert.id}").text)
+    warning = section.split('data-testid="ppi-warning">')[1].split("</p>")[0]
+    assert "floored" in warning
+    value, low, high = (
+        float(t.strip("[],"))
+        for t in section.split('data-testid="ppi-value">')[1].split("</td>")[0].split()
+    )
+    assert value == pytest.approx(0.5) and low < value < high

@@ -158,8 +158,11 @@ def ranking_group(labels: IntArray, scores: FloatArray) -> StatGroup:
         tps = np.subtract(p_total[:, None], cpos[:, pos_first])  # positives at or above
         fps = np.subtract(n_total[:, None], lower, out=lower)  # negatives at or above
         predicted = tps + fps
-        drawn = pos > 0
-        terms = np.divide(pos * tps, predicted, out=np.zeros_like(pos), where=drawn)
+        undrawn = pos == 0
+        # predicted is 0 only where nothing at or above is drawn (the term is 0 there); a
+        # plain division is several times faster than a masked one
+        terms = pos * tps
+        terms /= np.where(predicted > 0.0, predicted, 1.0)
         both = (p_total > 0) & (n_total > 0)
         out: dict[str, FloatArray] = {
             "roc_auc": np.where(both, safe_divide(auc_num, p_total * n_total), np.nan),
@@ -178,9 +181,11 @@ def ranking_group(labels: IntArray, scores: FloatArray) -> StatGroup:
         inv_n = np.divide(1.0, n_total, out=np.zeros_like(n_total), where=n_total > 0)
         youden = tps * inv_p[:, None]
         youden -= fps * inv_n[:, None]
-        youden[~drawn] = -np.inf  # a positive not drawn is no threshold of this resample
+        np.copyto(youden, -np.inf, where=undrawn)  # not drawn: no threshold of this resample
         predicted += p_total[:, None]
-        f1 = np.divide(2.0 * tps, predicted, out=np.full_like(predicted, -np.inf), where=drawn)
+        f1 = 2.0 * tps
+        f1 /= np.where(predicted > 0.0, predicted, 1.0)
+        np.copyto(f1, -np.inf, where=undrawn)
         index = np.arange(rows)
         best_j_at = _best_highest(youden)
         best_j = np.where(both, youden[index, best_j_at], np.nan)

@@ -122,15 +122,34 @@ class _Level:
         return total
 
 
+MAX_INVERSION_LEVELS = 64
+"""Distinct y values up to which the values themselves are the buckets (one level)."""
+
+
 class WeightedInversions:
     """``D(w)`` for the permutation ``rank`` (item i in x order has y position
     ``rank[i]``), for many weight vectors over the items in their original order.
 
-    ``x_order[t]`` is the item at x position t; ``rank`` is indexed by item."""
+    ``x_order[t]`` is the item at x position t; ``rank`` is indexed by item.
 
-    def __init__(self, x_order: IntArray, rank: IntArray) -> None:
+    ``levels`` (optional, at most ``MAX_INVERSION_LEVELS`` codes, indexed by item): y
+    takes few distinct values and ``rank`` orders them ascending with ties broken by x
+    position. Then no two items of the same value are inverted, so the values themselves
+    are the buckets and the first level alone counts every inversion (about a third of
+    the work)."""
+
+    def __init__(self, x_order: IntArray, rank: IntArray, levels: IntArray | None = None) -> None:
         n = int(x_order.shape[0])
         self.n = n
+        if levels is not None:
+            n_levels = int(levels.max(initial=0)) + 1
+            padded = max(1, -(-n // CHUNK)) * CHUNK
+            slots = np.concatenate([x_order, np.full(padded - n, -1, dtype=np.int64)])
+            codes = np.where(slots >= 0, levels[np.maximum(slots, 0)], 0).astype(np.int64)
+            self.levels = [
+                _Level(slots, np.arange(padded), codes, codes, n_levels, padded // CHUNK)
+            ]
+            return
         xpos = np.empty(n, dtype=np.int64)
         xpos[x_order] = np.arange(n)
         y_order = np.empty(n, dtype=np.int64)

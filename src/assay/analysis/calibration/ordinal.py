@@ -16,18 +16,17 @@ sort (``inversions``), never calling scipy per resample.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import numpy as np
 
-from assay.analysis.calibration.inversions import WeightedInversions
+from assay.analysis.calibration.inversions import MAX_INVERSION_LEVELS, WeightedInversions
+from assay.analysis.calibration.ranks import FEW_VALUES, Ranking, sum_of_squares
 from assay.analysis.calibration.resample import (
     FloatArray,
     Groups,
-    IntArray,
     StatGroup,
     dense_groups,
     indicator,
+    row_codes,
     safe_divide,
     sum_by,
 )
@@ -100,77 +99,76 @@ def _midranks(counts: FloatArray) -> FloatArray:
     return ranks
 
 
-DENSE_LABEL_VALUES = 64
-"""Distinct label values up to which per-label sums are one dense matrix product."""
-
-
-class _LabelSums:
-    """Per-label-value sums of per-cell quantities, whatever order the cells are in.
-
-    Cells are sorted by score, so the label values are scattered among them. With few
-    values, ``quantity @ indicator`` (one BLAS product); otherwise the quantity is laid
-    out in label order once (a gather) and summed over contiguous runs."""
-
-    def __init__(self, labels: FloatArray) -> None:
-        self.by_label = Groups(labels)
-        self.n_groups = self.by_label.n_groups
-        self.dense: FloatArray | None = None
-        self.order: IntArray | None = None
-        if self.by_label.contiguous:
-            return
-        if self.n_groups <= DENSE_LABEL_VALUES:
-            dense = np.zeros((labels.shape[0], self.n_groups))
-            dense[np.arange(labels.shape[0]), self.by_label.inverse] = 1.0
-            self.dense = dense
-            return
-        self.order = np.argsort(labels, kind="stable").astype(np.int64)
-        self.sorted = Groups(labels[self.order])
-        self.back = np.empty_like(self.order)
-        self.back[self.order] = np.arange(self.order.shape[0])
-
-    def sums(self, values: FloatArray) -> FloatArray:
-        """(resamples x cells) -> (resamples x label values), ascending."""
-        if self.dense is not None:
-            return np.asarray(values @ self.dense, dtype=np.float64)
-        if self.order is not None:
-            return self.sorted.sums(np.take(values, self.order, axis=1))
-        return self.by_label.sums(values)
+DENSE_LABEL_VALUES = FEW_VALUES
+"""Distinct label values up to which Spearman ranks per value (``ranks.FEW_VALUES``)."""
 
 
 def spearman_group(labels: FloatArray, scores: FloatArray) -> StatGroup:
     """Spearman ρ: Pearson r of the mid-ranks each resample gives its values.
 
-    A value's mid-rank in a resample depends only on how many times each distinct value
-    was drawn, so ranks are computed per distinct value. The cross term Σ w·rx·ry is summed
-    per label value first (Σ_v rx_v · Σ_{cells of v} w·ry), so only the score ranks are
-    handed back to the cells (which are in score order: a run per score value)."""
-    per_label = _LabelSums(labels)
-    by_score = Groups(scores)
+    Mid-ranks are never formed cell by cell. A cell's mid-rank R = C - w/2 + 1/2 (C the
+    weight drawn up to it in value order, w its own; ``ranks.Ranking`` corrects the few
+    tied cells), so with N drawn in all:
+
+    - Σ w (R - mean)² = (N³ - Σ_v c_v³) / 12 (c_v the weight on value v: the usual tie
+      correction, each cell drawn w times being a tie of w);
+    - few label values: the cross term is Σ_label rx · Σ_{cells of it} w·Ry, one matrix
+      product of w·C and w² with the label indicator;
+    - many label values: Σ w (Rx - Ry)² = Sxx + Syy - 2 Sxy, and Rx - Ry = Cx - Cy away
+      from ties: one cumulative sum per side and one gather of the label side.
+
+    Everything is sums of small integers, exact in float64 below 2**53 (N³ for N up to
+    about 200,000 items; beyond, rounding of order 1e-16 relative)."""
+    by_score = Ranking(scores)
+    by_label = Ranking(labels)
+    n = by_score.n
+    few = by_label.codes is not None
+    # label value of each score position (few label values), and of the tied cells
+    codes = by_label.codes[by_score.order] if by_label.codes is not None else by_score.order
+    tied_codes = codes[by_score.tied]
+    score_position = np.empty(n, dtype=np.int64)
+    score_position[by_score.order] = np.arange(n)
+    label_position = np.empty(n, dtype=np.int64)
+    label_position[by_label.order] = np.arange(n)
+    label_at_score = label_position[by_score.order]  # x position of each score position
+    label_tied_at = score_position[by_label.tied_cells]
 
     def group(weights: FloatArray) -> dict[str, FloatArray]:
-        cy = by_score.sums(weights)
-        count = cy.sum(axis=1)
-        mean = ((count + 1.0) / 2.0)[:, None]  # the mean mid-rank is always (N + 1) / 2
-        ry = np.cumsum(cy, axis=1)
-        ry -= 0.5 * cy
-        ry += 0.5 - mean  # mid-rank = drawn before + (drawn here + 1) / 2, centred
-        weighted_ry = cy * ry
-        syy = np.einsum("ij,ij->i", weighted_ry, ry)
-        per_cell = weighted_ry if by_score.distinct else by_score.expand(ry) * weights
-        if per_label.order is not None:
-            # many label values: ranks in label order, handed back to the cells (one
-            # gather each way instead of gathering both weights and score ranks)
-            cx = per_label.sorted.sums(np.take(weights, per_label.order, axis=1))
+        count = weights.sum(axis=1)
+        mean = (count + 1.0) / 2.0  # the mean mid-rank is always (N + 1) / 2
+        full = count**3
+        wy = by_score.laid_out(weights)
+        cy = np.cumsum(wy, axis=1)
+        cubes = np.einsum("ij,ij,ij->i", wy, wy, wy)
+        syy = (full - by_score.cubes(weights, cubes)) / 12.0
+        shift_y = by_score.rank_shift(wy, cy) if by_score.tied.shape[0] else None
+        if few:
+            cx = by_label.per_value(wy, codes)
             rx = _midranks(cx)
-            rx -= mean
-            rx_cells = np.take(per_label.sorted.expand(rx), per_label.back, axis=1)
-            sxy = np.einsum("ij,ij->i", per_cell, rx_cells)
+            rx -= mean[:, None]
+            sxx = np.einsum("ij,ij->i", cx * rx, rx)
+            # w·Ry = w·(C - w/2) + w/2 on untied cells
+            weighted = np.multiply(wy, -0.5)
+            weighted += cy
+            weighted *= wy
+            per_label = by_label.per_value(weighted, codes)
+            per_label += 0.5 * cx
+            if shift_y is not None:
+                tied_weights = np.take(wy, by_score.tied, axis=1)
+                per_label += by_label.per_value(tied_weights * shift_y, tied_codes)
+            sxy = np.einsum("ij,ij->i", per_label, rx)
         else:
-            cx = per_label.sums(weights)
-            rx = _midranks(cx)
-            rx -= mean
-            sxy = np.einsum("ij,ij->i", per_label.sums(per_cell), rx)
-        sxx = np.einsum("ij,ij->i", cx * rx, rx)
+            sxx = (full - by_label.cubes(weights, cubes)) / 12.0
+            wx = by_label.laid_out(weights)
+            cx = np.cumsum(wx, axis=1)
+            gap = np.take(cx, label_at_score, axis=1)
+            gap -= cy  # Rx - Ry in score order, away from ties
+            if shift_y is not None:
+                gap[:, by_score.tied] -= shift_y
+            if by_label.tied.shape[0]:
+                gap[:, label_tied_at] += by_label.rank_shift(wx, cx)
+            distance = np.einsum("ij,ij->i", np.multiply(wy, gap), gap)
+            sxy = (sxx + syy - distance) / 2.0
         return {"spearman": np.clip(safe_divide(sxy, np.sqrt(sxx * syy)), -1.0, 1.0)}
 
     return group
@@ -223,46 +221,41 @@ def kendall_group(labels: FloatArray, scores: FloatArray) -> StatGroup:
     return _kendall_by_inversions(labels, scores)
 
 
-def _tied_pairs(values: FloatArray) -> Callable[[FloatArray], FloatArray]:
-    """Weights -> pairs tied on ``values`` per resample, Σ_v c_v (c_v - 1) / 2 with c_v
-    the weight on value v (with every value distinct, c is the weights themselves)."""
-    by_value = _LabelSums(values)
-    distinct = by_value.n_groups == values.shape[0]
-
-    def tied(weights: FloatArray) -> FloatArray:
-        per_value = weights if distinct else by_value.sums(weights)
-        pairs: FloatArray = np.einsum("ij,ij->i", per_value, per_value - 1.0) / 2.0
-        return pairs
-
-    return tied
-
-
 def _kendall_by_inversions(labels: FloatArray, scores: FloatArray) -> StatGroup:
     """Kendall τ-b for any values, O(n log n)-like work per resample without scipy.
 
-    As scipy's (Knight's algorithm): with the items sorted by (label, score), discordant
-    pairs are the inversions of the score order, and τ-b = (all pairs - label ties -
-    score ties + ties on both - 2 discordant) / sqrt((all - label ties)(all - score
-    ties)), every count weighted by how many times each item was drawn. The sort is done
-    once; ``inversions.WeightedInversions`` counts the weighted inversions of all
-    resamples. Ties on the score are broken by label position, which adds no inversion,
-    so the permutation has no ties left."""
-    x_order = np.lexsort((scores, labels)).astype(np.int64)
+    As scipy's (Knight's algorithm): with the items sorted by (x, y), discordant pairs
+    are the inversions of the y order, and τ-b = (all pairs - x ties - y ties + ties on
+    both - 2 discordant) / sqrt((all - x ties)(all - y ties)), every count weighted by
+    how many times each item was drawn. The sort is done once;
+    ``inversions.WeightedInversions`` counts the weighted inversions of all resamples.
+    Ties on y are broken by x position, which adds no inversion, so the permutation has
+    no ties left. τ is symmetric, so when one side has few distinct values it is y, and
+    its values are the inversion counter's levels (a single pass, see there)."""
+    by_label, by_score = Ranking(labels), Ranking(scores)
+    x, y = labels, scores
+    if by_label.n_values < by_score.n_values:
+        x, y = scores, labels
+    x_order = np.lexsort((y, x)).astype(np.int64)
     xpos = np.empty_like(x_order)
     xpos[x_order] = np.arange(x_order.shape[0])
-    y_order = np.lexsort((xpos, scores))
+    y_order = np.lexsort((xpos, y))
     rank = np.empty_like(x_order)
     rank[y_order] = np.arange(x_order.shape[0])
-    discordant = WeightedInversions(x_order, rank)
-    label_ties, score_ties = _tied_pairs(labels), _tied_pairs(scores)
-    _, joint = np.unique(np.column_stack([labels, scores]), axis=0, return_inverse=True)
-    both_ties = _tied_pairs(joint.ravel().astype(np.float64))
+    levels = None
+    if min(by_label.n_values, by_score.n_values) <= MAX_INVERSION_LEVELS:
+        _, levels = dense_groups(y)
+    discordant = WeightedInversions(x_order, rank, levels)
+    by_both = Ranking(row_codes(np.column_stack([labels, scores])).astype(np.float64))
 
     def group(weights: FloatArray) -> dict[str, FloatArray]:
         count = weights.sum(axis=1)
         total = count * (count - 1.0) / 2.0
-        tx, ty = label_ties(weights), score_ties(weights)
-        difference = total - tx - ty + both_ties(weights) - 2.0 * discordant(weights)
+        squares = sum_of_squares(weights)
+        tx = by_label.tied_pairs(weights, squares)
+        ty = by_score.tied_pairs(weights, squares)
+        difference = total - tx - ty + by_both.tied_pairs(weights, squares)
+        difference -= 2.0 * discordant(weights)
         den = np.sqrt((total - tx) * (total - ty))
         return {"kendall_tau_b": np.clip(safe_divide(difference, den), -1.0, 1.0)}
 

@@ -66,9 +66,11 @@ def resample_weights(counts: FloatArray, n_resamples: int, seed: int) -> Iterato
             yield rng.multinomial(n, counts / n, size=k).astype(np.float64)
             continue
         idx = rng.integers(0, n, size=(k, n))
-        idx += (np.arange(k, dtype=np.int64) * n)[:, None]
-        drawn = np.bincount(idx.ravel(), minlength=k * n)
-        yield drawn.reshape(k, n).astype(np.float64)
+        # one bincount per row: its counts stay in cache, and no offsets are added
+        drawn = np.empty((k, n))
+        for row in range(k):
+            drawn[row] = np.bincount(idx[row], minlength=n)
+        yield drawn
 
 
 def cells_of(columns: FloatArray) -> tuple[FloatArray, FloatArray]:
@@ -79,10 +81,32 @@ def cells_of(columns: FloatArray) -> tuple[FloatArray, FloatArray]:
     they are not much fewer than the items (continuous scores) the items are kept as they
     are, one per cell."""
     n = columns.shape[0]
-    cells, counts = np.unique(columns, axis=0, return_counts=True)
-    if cells.shape[0] * MULTINOMIAL_RATIO <= n:
+    order, starts = _sorted_runs(columns)
+    if starts.shape[0] * MULTINOMIAL_RATIO <= n:
+        cells = columns[order[starts]]
+        counts = np.diff(np.append(starts, n))
         return cells.astype(np.float64), counts.astype(np.float64)
     return columns, np.ones(n)
+
+
+def _sorted_runs(columns: FloatArray) -> tuple[IntArray, IntArray]:
+    """Rows in lexicographic order and where each run of equal rows starts in it (as
+    ``np.unique(axis=0)`` orders them, at a tenth of its cost: no structured view)."""
+    order = np.lexsort(columns.T[::-1]).astype(np.int64)
+    ordered = columns[order]
+    new_run = np.ones(columns.shape[0], dtype=bool)
+    new_run[1:] = np.any(ordered[1:] != ordered[:-1], axis=1)
+    return order, np.flatnonzero(new_run).astype(np.int64)
+
+
+def row_codes(columns: FloatArray) -> IntArray:
+    """Each row's position among the distinct rows of ``columns`` (lexicographic)."""
+    order, starts = _sorted_runs(columns)
+    new_run = np.zeros(columns.shape[0], dtype=np.int64)
+    new_run[starts] = 1
+    codes = np.empty(columns.shape[0], dtype=np.int64)
+    codes[order] = np.cumsum(new_run) - 1
+    return codes
 
 
 DENSE_INDICATOR_CODES = 8

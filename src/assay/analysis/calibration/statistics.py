@@ -287,12 +287,13 @@ def _ordered_cells(
     kind: Kind, cells: FloatArray, counts: FloatArray
 ) -> tuple[FloatArray, FloatArray]:
     """Cells ordered for the statistics of ``kind``: binary by label, then score (each
-    class is then one slice for the ranking statistics); the others by score (score
-    groups are then contiguous runs, see ``resample.Groups``)."""
+    class is then one slice for the ranking statistics); the others by score, then label
+    (score order is then the cells' own order for ``ranks.Ranking`` and the inversion
+    count)."""
     if kind == "binary":
         order = np.lexsort((cells[:, 1], cells[:, 0]))
-    else:
-        order = np.argsort(cells[:, 1], kind="stable")
+    else:  # ties on the score by label: the ranks and inversions need no gather then
+        order = np.lexsort((cells[:, 0], cells[:, 1]))
     return cells[order], counts[order]
 
 

@@ -21,6 +21,7 @@ from fastapi.templating import Jinja2Templates
 from assay.live.status import LiveRunNotFoundError, live_status
 from assay.operations.annotations import annotation_history
 from assay.operations.calibration_view import calibration_view
+from assay.operations.judge_corrected import certificate_judge_corrected
 from assay.operations.optimizations_view import (
     best_candidate,
     lineage,
@@ -41,6 +42,7 @@ from assay.server.ui.judge_optimization import judge_view
 from assay.server.ui.paths import STATIC_DIR, TEMPLATES_DIR
 from assay.server.ui.svg_plots import (
     confusion_svg,
+    judge_corrected_svg,
     reliability_svg,
     run_trend_svg,
     scatter_svg,
@@ -484,12 +486,24 @@ def calibrations_page(request: Request) -> HTMLResponse:
 
 
 @router.get("/calibrations/{certificate_id}", response_class=HTMLResponse)
-def calibration_page(request: Request, certificate_id: str) -> HTMLResponse:
-    """One certificate with its plots, drawn as inline SVG from the certificate's run."""
+def calibration_page(
+    request: Request, certificate_id: str, ppi_run: str | None = None
+) -> HTMLResponse:
+    """One certificate with its plots, drawn as inline SVG from the certificate's run, and
+    the judge-corrected mean of its scorer on ``ppi_run`` (default: the calibration run)."""
     try:
         view = calibration_view(certificate_id, store=store_of(request))
     except (StoreError, LookupError) as error:
         return _problem(request, 404, str(error))
+    corrected: dict[str, Any] | None = None
+    corrected_error: str | None = None
+    if view.certificate.kind != "pairwise" and view.certificate.run_id is not None:
+        try:
+            corrected = certificate_judge_corrected(
+                view.certificate.id, run_id=ppi_run or None, store=store_of(request)
+            )
+        except (StoreError, LookupError, ValueError) as error:
+            corrected_error = str(error)
     low, high = view.score_range
     numeric = view.certificate.kind in ("numeric", "ordinal")
     return _page(
@@ -500,6 +514,10 @@ def calibration_page(request: Request, certificate_id: str) -> HTMLResponse:
         confusion_plot=confusion_svg(view.confusion) if view.confusion else None,
         reliability_plot=reliability_svg(view.reliability, low, high) if view.points else None,
         scatter_plot=scatter_svg(view.points, low, high) if view.points and numeric else None,
+        corrected=corrected,
+        corrected_error=corrected_error,
+        corrected_plot=judge_corrected_svg(corrected) if corrected else None,
+        ppi_run=ppi_run or "",
     )
 
 

@@ -101,6 +101,25 @@ def confusion_svg(confusion: dict[str, Any]) -> str:
     )
 
 
+def judge_corrected_svg(corrected: dict[str, Any]) -> str:
+    """The judge's plain mean beside the judge-corrected (PPI++) mean with its 95% CI, so
+    the bias the labels removed is the gap between the two bars."""
+    return charts.bar_chart(
+        [
+            charts.Bar("judge alone", corrected.get("judge_mean"), color="#9aa0a6"),
+            charts.Bar(
+                "judge-corrected",
+                corrected.get("value"),
+                low=corrected.get("ci_low"),
+                high=corrected.get("ci_high"),
+            ),
+        ],
+        title="Judge-corrected mean",
+        y_title="mean score",
+        testid="judge-corrected-chart",
+    )
+
+
 def score_trend_svg(candidates: Sequence[CandidateView]) -> str | None:
     """Validation score per candidate (dots) with the best score so far (line), so a
     reader sees every proposal and whether the search still improved; ``None`` when no
