@@ -8,14 +8,14 @@ from typing import Any
 
 import pytest
 
-from assay.operations.calibrate import calibrate
-from assay.operations.certificates import (
+from assay.calibration.certificates import (
     CalibrationRequiredError,
     calibration_status,
     certificate_for,
     require_calibrated,
     spec_calibration_status,
 )
+from assay.calibration.run import calibrate
 from assay.operations.reports import write_run_reports
 from assay.operations.run_config import RunConfig, run_config_async
 from assay.operations.stored_runs import run_stored
@@ -24,7 +24,7 @@ from assay.scoring.registry import create_scorer
 from assay.scoring.sync import run_sync
 from assay.store import Store, open_store
 
-from .test_calibrate import binary_config, binary_rows, judge_scorer, write_jsonl
+from .test_run import binary_config, binary_rows, judge_scorer, write_jsonl
 
 
 @pytest.fixture
@@ -185,7 +185,7 @@ def test_a_required_statistic_that_is_undefined_stores_a_failed_certificate(
 def test_an_unknown_required_statistic_is_refused_before_any_judge_call(
     tmp_path: Path, store: Store
 ) -> None:
-    from assay.operations.calibration_config import CalibrationConfigError
+    from assay.calibration.config import CalibrationConfigError
 
     data = write_jsonl(tmp_path / "b.jsonl", binary_rows())
     calls: list[str] = []

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from assay.operations.calibration_config import (
+from assay.calibration.config import (
     CalibrationConfigError,
     label_text,
     load_calibration_config,

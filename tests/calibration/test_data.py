@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from assay.operations.calibration_config import make_calibration_config
-from assay.operations.calibration_data import (
+from assay.calibration.config import make_calibration_config
+from assay.calibration.data import (
     CalibrationDataError,
     file_data_key,
     label_value,

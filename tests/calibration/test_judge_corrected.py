@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from assay.operations.judge_corrected import judge_corrected_means
+from assay.calibration.judge_corrected import judge_corrected_means
 from assay.operations.stored_runs import run_stored
 from assay.scoring.scorer import Scorer
 from assay.store import open_store

@@ -7,12 +7,12 @@ from typing import Any
 
 from rich.console import Console
 
-from assay.analysis.report_calibration import (
+from assay.analysis.report_html import render_html_report
+from assay.calibration.report import (
     calibration_section,
     calibration_tables,
     comparison_table,
 )
-from assay.analysis.report_html import render_html_report
 from assay.types import RunInfo, RunRecord, TargetSpec
 
 SVG = "{http://www.w3.org/2000/svg}"
@@ -127,7 +127,9 @@ def test_the_html_section_has_heatmap_reliability_scatter_disagreements_and_cert
         status="completed",
     )
     points = {"judge": [{"item_id": "i1", "label": 0.2, "score": 0.3}]}
-    html = render_html_report(record, [], calibration=_report("numeric"), calibration_points=points)
+    html = render_html_report(
+        record, [], calibration_section=calibration_section(_report("numeric"), points)
+    )
     assert 'id="calibration"' in html
     for div in ("cal-confusion-0", "cal-reliability-0", "cal-scatter-0"):
         assert f'id="plot-{div}"' in html

@@ -1,4 +1,4 @@
-"""``assay.operations.calibrate``: calibration runs end to end on a real SQLite store."""
+"""``assay.calibration.run``: calibration runs end to end on a real SQLite store."""
 
 from __future__ import annotations
 
@@ -13,11 +13,12 @@ import pytest
 from pydantic import BaseModel
 from scipy import stats
 
+from assay.calibration.config import CalibrationConfigError
+from assay.calibration.data import CalibrationDataError
+from assay.calibration.report import write_disagreements
+from assay.calibration.run import calibrate
 from assay.datasets.io import read_items
 from assay.models.base import ChatMessage
-from assay.operations.calibrate import calibrate, write_disagreements
-from assay.operations.calibration_config import CalibrationConfigError
-from assay.operations.calibration_data import CalibrationDataError
 from assay.scoring.scorer import Scorer
 from assay.scoring.steps import JudgeConfig, judge_step
 from assay.store import Store, open_store

@@ -1,4 +1,4 @@
-"""``operations.calibration_view``: a certificate's plot data, rebuilt from its stored run."""
+"""``calibration.view``: a certificate's plot data, rebuilt from its stored run."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from assay.operations.calibrate import calibrate
-from assay.operations.calibration_view import calibration_view
+from assay.calibration.run import calibrate
+from assay.calibration.view import calibration_view
 from assay.scoring.scorer import Scorer
 from assay.store import Store, open_store
 

@@ -15,8 +15,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from assay.calibration.measures import describe_estimate, headline
 from assay.fingerprint import digest, value_identity
-from assay.operations.calibration_measures import describe_estimate, headline
 from assay.runner.scorer_set import build_scorers
 from assay.scoring.scorer import Scorer
 from assay.store import Certificate, Store, using_store

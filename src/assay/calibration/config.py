@@ -24,7 +24,7 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from assay.operations.config_env import MissingVariableError, substitute_env
+from assay.config_file import MissingVariableError, substitute_env
 
 CalibrationKind = Literal["binary", "ordinal", "numeric", "pairwise"]
 GateOn = Literal["ci", "point"]

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from assay.operations.calibration_config import CalibrationConfig, label_text
+from assay.calibration.config import CalibrationConfig, label_text
 from assay.types import Item
 
 SWAPPED_SUFFIX = "::swapped"

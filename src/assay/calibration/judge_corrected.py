@@ -3,7 +3,7 @@
 The plain judge mean inherits every bias of the judge. Prediction-powered inference
 (Angelopoulos et al. 2023) corrects it with the labelled subset: the judge's mean on all
 items plus the mean human-minus-judge gap on the labelled ones, with a CI that accounts for
-both parts (``assay.analysis.calibration.ppi_mean``). Both are reported side by side, so a
+both parts (``assay.calibration.statistics.ppi_mean``). Both are reported side by side, so a
 reader sees how far the judge alone would have misled them.
 """
 
@@ -15,9 +15,9 @@ from typing import Any
 
 import numpy as np
 
-from assay.operations.calibration_config import label_text
-from assay.operations.calibration_data import label_value
-from assay.operations.calibration_measures import ppi_json
+from assay.calibration.config import label_text
+from assay.calibration.data import label_value
+from assay.calibration.measures import ppi_json
 from assay.store import Store, using_store
 from assay.types import Item
 

@@ -1,6 +1,6 @@
 """The statistics a calibration reports, as JSON-ready sections.
 
-The numbers come from ``assay.analysis.calibration`` (the statistics room: every statistic
+The numbers come from ``assay.calibration.statistics`` (the statistics room: every statistic
 with a seeded bootstrap CI, checked against scipy / scikit-learn). This module only chooses
 which to compute for a calibration's ``kind`` and shapes them for the report, the gates and
 the certificate: ``{name: {value, ci_low, ci_high, n}}``, with an undefined statistic as
@@ -18,8 +18,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from assay.analysis.calibration import StatisticsTable
-from assay.operations.calibration_config import CalibrationKind
+from assay.calibration.config import CalibrationKind
+from assay.calibration.statistics import StatisticsTable
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -68,7 +68,7 @@ def statistics_json(
     """Every statistic of ``kind`` with its bootstrap CI (see the module docstring), plus
     the binary confusion matrix and reliability curve when the statistics room gives them:
     ``{"statistics": {...}, "confusion_matrix": ..., "reliability": ...}``."""
-    from assay.analysis.calibration import calibration_statistics
+    from assay.calibration.statistics import calibration_statistics
 
     result = calibration_statistics(
         kind, labels, scores, threshold=threshold, n_resamples=n_resamples, seed=seed
@@ -126,7 +126,7 @@ def self_consistency_json(
     """How much a scorer disagrees with itself across repeats (items x repeats; NaN where a
     repeat failed): ``mean_spread``, ``flip_rate`` at ``threshold`` and Krippendorff's α
     with the repeats as coders, each with its CI, plus the per-item spread."""
-    from assay.analysis.calibration import self_consistency
+    from assay.calibration.statistics import self_consistency
 
     result = self_consistency(by_repeat, threshold=threshold, n_resamples=n_resamples, seed=seed)
     return {
@@ -149,7 +149,7 @@ def paired_differences_json(
 ) -> dict[str, dict[str, Any]]:
     """Each statistic of ``candidate`` minus ``baseline`` on the same items, with a paired
     bootstrap 95% CI (the same resampled items for both)."""
-    from assay.analysis.calibration import paired_difference
+    from assay.calibration.statistics import paired_difference
 
     result = paired_difference(
         kind, labels, candidate, baseline, threshold=threshold, n_resamples=n_resamples, seed=seed
@@ -162,7 +162,7 @@ def ppi_json(
 ) -> dict[str, Any]:
     """The prediction-powered (judge-corrected) mean with its 95% CI beside the plain judge
     mean; ``value: null`` with a ``reason`` when there are too few items."""
-    from assay.analysis.calibration import ppi_mean
+    from assay.calibration.statistics import ppi_mean
 
     try:
         result = ppi_mean(judge_all, judge_labelled, human_labelled)

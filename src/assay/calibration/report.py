@@ -5,20 +5,26 @@ shape ``assay calibrate --json`` writes, so the terminal, the HTML page and a fi
 can never show different numbers. The HTML section has a confusion heatmap, the reliability
 curve (binary), a score-vs-label scatter (numeric and ordinal labels), drawn by
 ``svg_charts``, the statistics with their CIs and gates, the disagreement table and the
-certificate. ``report_html`` imports this module, never the other way round.
+certificate; ``write_calibration_report`` hands the section to ``report_html`` (the
+analysis room below knows nothing of calibration).
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 from rich.table import Table
 
 from assay.analysis import svg_charts as charts
 from assay.analysis.formatting import clip
+from assay.analysis.report_html import write_html_report
 from assay.analysis.svg_charts import Chart, Point, Series
+from assay.calibration.results import CalibrationReport
+from assay.store import Store, using_store
 
 _TEXT_CHARS = 200
 
@@ -276,3 +282,55 @@ def calibration_section(
         "scorers": scorers,
         "comparison": comparison,
     }
+
+
+def write_disagreements(report: CalibrationReport, path: str | Path) -> int:
+    """Write the most-disagreeing items of every scorer as a JSONL dataset file that
+    ``assay datasets import`` accepts: the item with its human label as ``expected_output``
+    (to relabel, or to use as few-shot examples) and the scorer's score and reason in
+    metadata. Returns the number of rows. Written to a temporary file and renamed, so a
+    failure never leaves half a file."""
+    target = Path(path)
+    rows: list[str] = []
+    for calibration in report.scorers:
+        multi = len(report.scorers) > 1
+        for row in calibration.disagreements:
+            item_id = f"{calibration.scorer_id}:{row['item_id']}" if multi else row["item_id"]
+            record = {
+                "id": item_id,
+                "input": row["input"],
+                "output": row["output"],
+                "expected_output": row["label"],
+                "context": row["context"],
+                "metadata": {
+                    "scorer": calibration.scorer_id,
+                    "score": row["score"],
+                    "reason": row["reason"],
+                    "gap": row["gap"],
+                    "direction": row["direction"],
+                    "split": row["split"],
+                    "calibration_run": calibration.run_id,
+                },
+            }
+            rows.append(json.dumps(record, ensure_ascii=False))
+    partial = target.with_name(target.name + ".partial")
+    partial.write_text("".join(line + "\n" for line in rows), encoding="utf-8")
+    partial.replace(target)
+    return len(rows)
+
+
+def write_calibration_report(
+    report: CalibrationReport, path: str | Path, *, store: Store | None = None
+) -> Path:
+    """The HTML report of the (first) calibration run with the calibration section: every
+    scorer's statistics, plots, disagreements and certificate."""
+    first = report.scorers[0]
+    points = {s.scorer_id: s.points for s in report.scorers}
+    with using_store(store) as db:
+        record = db.runs.get(first.run_id)
+        return write_html_report(
+            path,
+            record,
+            db.runs.results(record.id),
+            calibration_section=calibration_section(report.to_json(), points),
+        )

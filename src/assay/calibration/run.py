@@ -21,7 +21,6 @@ An item whose scorer failed (every repeat) is left out of the statistics and *co
 
 from __future__ import annotations
 
-import json
 import math
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
@@ -31,15 +30,15 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
-from assay.extras import require_extra
-from assay.operations.calibration_config import (
+from assay.calibration.certificates import certificate_parts, judge_model_of, scorer_identity
+from assay.calibration.config import (
     CalibrationConfig,
     CalibrationConfigError,
     CalibrationKind,
     load_calibration_config,
     make_calibration_config,
 )
-from assay.operations.calibration_data import (
+from assay.calibration.data import (
     SWAPPED_SUFFIX,
     CalibrationDataError,
     LabelledItem,
@@ -48,8 +47,13 @@ from assay.operations.calibration_data import (
     labelled_items,
     pairwise_run_items,
 )
-from assay.operations.calibration_measures import (
-    LOWER_IS_BETTER,
+from assay.calibration.gates import (
+    check_gate_names,
+    check_gates,
+    check_requirements,
+    threshold_of,
+)
+from assay.calibration.measures import (
     FloatArray,
     as_array,
     confusion_json,
@@ -58,7 +62,8 @@ from assay.operations.calibration_measures import (
     self_consistency_json,
     statistics_json,
 )
-from assay.operations.certificates import certificate_parts, judge_model_of, scorer_identity
+from assay.calibration.results import CalibrationReport, ScorerCalibration
+from assay.extras import require_extra
 from assay.runner.options import RunOptions
 from assay.runner.scorer_set import build_scorers
 from assay.scoring.scorer import Scorer
@@ -67,181 +72,8 @@ from assay.store import Certificate, Store, StoreError, using_store
 from assay.targets.scorer import ScorerTarget
 from assay.types import Item, ItemResult
 
-DEFAULT_THRESHOLD = 0.5
 HIGH, LOW = "scorer high, humans low", "scorer low, humans high"
 """The two dangerous cells of a disagreement."""
-
-
-class GateResult(BaseModel):
-    """One gate: a ``min`` gate (``statistic`` must be at least ``bound``: its CI's lower end
-    with ``on="ci"``, its value with ``on="point"``) or a ``require`` gate (``on="defined"``,
-    no bound: the statistic must have a value and a CI)."""
-
-    statistic: str
-    bound: float | None
-    on: str
-    observed: float | None
-    passed: bool
-    reason: str
-
-
-class ScorerCalibration(BaseModel):
-    """One scorer's calibration: its run, statistics, sections and certificate."""
-
-    model_config = ConfigDict(arbitrary_types_allowed=True)
-
-    scorer_id: str
-    scorer_label: str
-    scorer_type: str
-    fingerprint: str
-    judge_model: str | None
-    run_id: str
-    n: int
-    errors: list[dict[str, Any]] = Field(default_factory=list)
-    statistics: dict[str, dict[str, Any]]
-    confusion_matrix: dict[str, Any] | None = None
-    reliability: dict[str, Any] | None = None
-    splits: dict[str, dict[str, Any]] = Field(default_factory=dict)
-    self_consistency: dict[str, Any] | None = None
-    position_bias: dict[str, Any] | None = None
-    disagreements: list[dict[str, Any]] = Field(default_factory=list)
-    points: list[dict[str, Any]] = Field(default_factory=list)
-    gates: list[GateResult] = Field(default_factory=list)
-    passed: bool = True
-    certificate: Certificate | None = None
-
-
-class CalibrationReport(BaseModel):
-    """What ``calibrate`` returns and ``--json`` writes."""
-
-    name: str | None
-    kind: str
-    label: str
-    data_key: str
-    threshold: float | None
-    repeats: int
-    split: dict[str, Any] | None
-    gate_on: str
-    items: int
-    scorers: list[ScorerCalibration]
-    comparison: list[dict[str, Any]] = Field(default_factory=list)
-
-    @property
-    def passed(self) -> bool:
-        return all(s.passed for s in self.scorers)
-
-    def to_json(self) -> dict[str, Any]:
-        """The report as JSON-ready data: per scorer every statistic under its plain name
-        (``statistics.kappa.value``/``ci_low``/``ci_high``/``n``), and at the top level the
-        first scorer's statistics too, so ``kappa`` is one lookup away."""
-        data = self.model_dump(mode="json", exclude={"scorers": {"__all__": {"points"}}})
-        data["passed"] = self.passed
-        if self.scorers:
-            data["statistics"] = data["scorers"][0]["statistics"]
-        return data
-
-
-def _threshold(config: CalibrationConfig) -> float | None:
-    if config.kind == "binary":
-        return DEFAULT_THRESHOLD if config.threshold is None else config.threshold
-    return config.threshold
-
-
-def check_gates(
-    statistics: Mapping[str, Mapping[str, Any]], gates: Mapping[str, float], on: str
-) -> list[GateResult]:
-    """Each gate's outcome. An unknown statistic is a config error (naming the ones there
-    are); an undefined one fails its gate (no evidence is not a pass)."""
-    results: list[GateResult] = []
-    for name, bound in gates.items():
-        if name in LOWER_IS_BETTER:
-            raise CalibrationConfigError(
-                f"key 'min': {name!r} is lower-is-better; a minimum on it is meaningless"
-            )
-        if name not in statistics:
-            known = ", ".join(sorted(statistics))
-            raise CalibrationConfigError(
-                f"key 'min': no statistic {name!r} for this calibration (there are: {known})"
-            )
-        estimate = statistics[name]
-        observed = estimate.get("ci_low" if on == "ci" else "value")
-        if observed is None:
-            why = estimate.get("reason") or "undefined"
-            results.append(
-                GateResult(
-                    statistic=name,
-                    bound=bound,
-                    on=on,
-                    observed=None,
-                    passed=False,
-                    reason=f"{name} has no {'CI' if on == 'ci' else 'value'}: {why}",
-                )
-            )
-            continue
-        passed = float(observed) >= bound
-        what = "lower 95% CI bound" if on == "ci" else "estimate"
-        relation = ">=" if passed else "<"
-        results.append(
-            GateResult(
-                statistic=name,
-                bound=bound,
-                on=on,
-                observed=float(observed),
-                passed=passed,
-                reason=f"{name} {what} {float(observed):.4g} {relation} {bound:g}",
-            )
-        )
-    return results
-
-
-def check_requirements(
-    statistics: Mapping[str, Mapping[str, Any]], required: Sequence[str]
-) -> list[GateResult]:
-    """One gate per ``require``d statistic: it passes only when the statistic has a value
-    and a CI. An undefined statistic is no evidence, so it fails (and the certificate it
-    goes into says ``passed: false``)."""
-    results: list[GateResult] = []
-    for name in required:
-        estimate = statistics.get(name, {})
-        defined = estimate.get("value") is not None and estimate.get("ci_low") is not None
-        why = estimate.get("reason") or "undefined"
-        results.append(
-            GateResult(
-                statistic=name,
-                bound=None,
-                on="defined",
-                observed=estimate.get("value") if defined else None,
-                passed=defined,
-                reason=f"{name} is defined with a CI"
-                if defined
-                else f"{name} is required but has no CI: {why}",
-            )
-        )
-    return results
-
-
-def check_gate_names(config: CalibrationConfig) -> None:
-    """Refuse a gate (``min`` or ``require``) on a statistic the ``kind`` does not have (or
-    a ``min`` on a lower-is-better one) before anything runs, naming the ones there are."""
-    from assay.analysis.calibration import STATISTICS
-
-    known = STATISTICS[config.kind]
-    for name in config.require:
-        if name not in known:
-            raise CalibrationConfigError(
-                f"key 'require': no statistic {name!r} for kind {config.kind!r} "
-                f"(there are: {', '.join(sorted(known))})"
-            )
-    for name in config.gates:
-        if name in LOWER_IS_BETTER:
-            raise CalibrationConfigError(
-                f"key 'min': {name!r} is lower-is-better; a minimum on it is meaningless"
-            )
-        if name not in known:
-            raise CalibrationConfigError(
-                f"key 'min': no statistic {name!r} for kind {config.kind!r} "
-                f"(there are: {', '.join(sorted(known))})"
-            )
 
 
 def _scores_by_item(
@@ -407,13 +239,13 @@ def _disagreements(
 ) -> list[dict[str, Any]]:
     """The items where scorer and humans disagree most, with ``direction`` naming the
     dangerous cell. Binary: the verdicts that differ at the threshold, largest gap first
-    (``assay.analysis.calibration.disagreements``). Otherwise both sides are put on [0, 1]
+    (``assay.calibration.statistics.disagreements``). Otherwise both sides are put on [0, 1]
     (min-max over the items) and ranked by the gap."""
     if config.disagreements == 0:
         return []
     ranked: list[tuple[int, float, bool]]  # (position, gap, scorer higher than humans)
     if config.kind == "binary" and threshold is not None:
-        from assay.analysis.calibration import disagreements
+        from assay.calibration.statistics import disagreements
 
         found = disagreements(labels, scores, threshold=threshold, limit=config.disagreements)
         ranked = [(d.position, d.gap, d.kind == "judge_high_human_low") for d in found]
@@ -476,7 +308,7 @@ def _calibrate_one(
     results: Sequence[ItemResult],
     config: CalibrationConfig,
 ) -> ScorerCalibration:
-    threshold = _threshold(config)
+    threshold = threshold_of(config)
     low, high = scorer.score_range
     observed = _observe(labelled, results, config, (float(low), float(high)))
     if len(observed.entries) < 2:
@@ -578,7 +410,7 @@ def _comparison(
         stat_labels,
         baseline,
         candidate,
-        threshold=_threshold(config),
+        threshold=threshold_of(config),
         n_resamples=config.resamples,
         seed=config.seed,
     )
@@ -633,7 +465,7 @@ async def calibrate_async(
     built = build_scorers(scorers if scorers is not None else cfg.scorer_configs)
     if not built:
         raise CalibrationConfigError("key 'scorer': no scorer to calibrate")
-    threshold = _threshold(cfg)
+    threshold = threshold_of(cfg)
     with using_store(store) as db:
         if cfg.dataset is not None:
             found = db.datasets.get(cfg.dataset)
@@ -766,58 +598,3 @@ def calibrate(
 ) -> CalibrationReport:
     """``calibrate_async`` for synchronous code."""
     return run_sync(lambda: calibrate_async(config, **options))
-
-
-def write_disagreements(report: CalibrationReport, path: str | Path) -> int:
-    """Write the most-disagreeing items of every scorer as a JSONL dataset file that
-    ``assay datasets import`` accepts: the item with its human label as ``expected_output``
-    (to relabel, or to use as few-shot examples) and the scorer's score and reason in
-    metadata. Returns the number of rows. Written to a temporary file and renamed, so a
-    failure never leaves half a file."""
-    target = Path(path)
-    rows: list[str] = []
-    for calibration in report.scorers:
-        multi = len(report.scorers) > 1
-        for row in calibration.disagreements:
-            item_id = f"{calibration.scorer_id}:{row['item_id']}" if multi else row["item_id"]
-            record = {
-                "id": item_id,
-                "input": row["input"],
-                "output": row["output"],
-                "expected_output": row["label"],
-                "context": row["context"],
-                "metadata": {
-                    "scorer": calibration.scorer_id,
-                    "score": row["score"],
-                    "reason": row["reason"],
-                    "gap": row["gap"],
-                    "direction": row["direction"],
-                    "split": row["split"],
-                    "calibration_run": calibration.run_id,
-                },
-            }
-            rows.append(json.dumps(record, ensure_ascii=False))
-    partial = target.with_name(target.name + ".partial")
-    partial.write_text("".join(line + "\n" for line in rows), encoding="utf-8")
-    partial.replace(target)
-    return len(rows)
-
-
-def write_calibration_report(
-    report: CalibrationReport, path: str | Path, *, store: Store | None = None
-) -> Path:
-    """The HTML report of the (first) calibration run with the calibration section: every
-    scorer's statistics, plots, disagreements and certificate."""
-    from assay.analysis.report_html import write_html_report
-
-    first = report.scorers[0]
-    points = {s.scorer_id: s.points for s in report.scorers}
-    with using_store(store) as db:
-        record = db.runs.get(first.run_id)
-        return write_html_report(
-            path,
-            record,
-            db.runs.results(record.id),
-            calibration=report.to_json(),
-            calibration_points=points,
-        )

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
-from assay.operations.calibration_measures import confusion_json, ordinal_predictions
+from assay.calibration.measures import confusion_json, ordinal_predictions
 from assay.store import Certificate, Store, using_store
 
 RELIABILITY_BINS = 10

@@ -91,11 +91,15 @@ def calibrate(
 
     Exit codes: 0 every gate passed; 1 a gate failed; 2 bad input (config, data, labels);
     130 interrupted."""
-    from assay.analysis.report_calibration import calibration_tables, comparison_table
-    from assay.operations.calibrate import calibrate as run_calibration
-    from assay.operations.calibrate import write_calibration_report, write_disagreements
-    from assay.operations.calibration_config import CalibrationConfigError
-    from assay.operations.calibration_data import CalibrationDataError
+    from assay.calibration.config import CalibrationConfigError
+    from assay.calibration.data import CalibrationDataError
+    from assay.calibration.report import (
+        calibration_tables,
+        comparison_table,
+        write_calibration_report,
+        write_disagreements,
+    )
+    from assay.calibration.run import calibrate as run_calibration
     from assay.store import StoreError
 
     if gate_on is not None and gate_on not in ("ci", "point"):
@@ -185,8 +189,8 @@ def calibrate(
 def _judge_corrected(config: Path, run_id: str) -> dict[str, dict[str, object]]:
     """``judge_corrected_means`` of a stored run with the config's label, label_map and
     label_range (a bad run id or label is a ``CliError``)."""
-    from assay.operations.calibration_config import load_calibration_config
-    from assay.operations.judge_corrected import judge_corrected_means
+    from assay.calibration.config import load_calibration_config
+    from assay.calibration.judge_corrected import judge_corrected_means
     from assay.store import StoreError
 
     cfg = load_calibration_config(config)

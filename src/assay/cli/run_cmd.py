@@ -226,7 +226,7 @@ def run(
 def _print_calibration(specs: list[ScorerSpec]) -> None:
     """One ``calibrated: yes/no/stale`` line per judge scorer (and per scorer that was ever
     calibrated): whether its scores are backed by agreement with human labels."""
-    from assay.operations.certificates import is_judge_spec, spec_calibration_status
+    from assay.calibration.certificates import is_judge_spec, spec_calibration_status
 
     for spec in specs:
         status = spec_calibration_status(spec)

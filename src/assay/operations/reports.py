@@ -112,8 +112,8 @@ def _calibration_notes(
     """What a stored run's report says about its scorers' calibration: ``calibrated: yes
     (...) / no / stale (...)`` per judge scorer (and per scorer ever calibrated), and the
     judge-corrected means of scorers with human-labelled items (``metadata.human_label``)."""
-    from assay.operations.certificates import is_judge_spec, spec_calibration_status
-    from assay.operations.judge_corrected import judge_corrected_means
+    from assay.calibration.certificates import is_judge_spec, spec_calibration_status
+    from assay.calibration.judge_corrected import judge_corrected_means
 
     calibrated: dict[str, str] = {}
     for spec in record.info.scorers:

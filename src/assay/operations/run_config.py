@@ -16,7 +16,7 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from assay.operations.config_env import MissingVariableError, substitute_env
+from assay.config_file import MissingVariableError, substitute_env
 from assay.operations.item_selection import ItemSelection
 from assay.runner.hooks import RunHooks
 from assay.runner.options import Backend, RunOptions
@@ -210,7 +210,7 @@ async def run_config_async(
     options = config.run_options(progress=progress, hooks=hooks)
     selection = config.selection()
     if config.require_calibrated:
-        from assay.operations.certificates import require_calibrated
+        from assay.calibration.certificates import require_calibrated
 
         require_calibrated(config.scorers)
     if config.dataset is not None:

@@ -15,8 +15,8 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from assay.config_file import MissingVariableError, substitute_env
 from assay.models.base import ModelSettings
-from assay.operations.config_env import MissingVariableError, substitute_env
 
 
 class OptimizeConfigError(ValueError):

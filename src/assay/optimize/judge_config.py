@@ -135,7 +135,7 @@ class JudgeOptimizeConfig(SearchSettings):
     @field_validator("label_map", mode="before")
     @classmethod
     def _label_keys_as_text(cls, value: Any) -> Any:
-        from assay.operations.calibration_config import label_text
+        from assay.calibration.config import label_text
 
         if isinstance(value, dict):
             return {label_text(k): v for k, v in value.items()}

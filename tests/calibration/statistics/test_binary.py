@@ -7,9 +7,9 @@ import pytest
 from sklearn import metrics
 from sklearn.calibration import calibration_curve
 
-from assay.analysis.calibration import binary, calibration_statistics
-from assay.analysis.calibration.resample import cells_of, resample_weights
-from tests.analysis.calibration.conftest import Labelled
+from assay.calibration.statistics import binary, calibration_statistics
+from assay.calibration.statistics.resample import cells_of, resample_weights
+from tests.calibration.statistics.conftest import Labelled
 
 TOL = 1e-9
 

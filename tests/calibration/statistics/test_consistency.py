@@ -6,8 +6,8 @@ import krippendorff
 import numpy as np
 import pytest
 
-from assay.analysis.calibration import self_consistency
-from tests.analysis.calibration.conftest import Labelled
+from assay.calibration.statistics import self_consistency
+from tests.calibration.statistics.conftest import Labelled
 
 
 def repeats_of(stsb: Labelled, seed: int = 5) -> np.ndarray:

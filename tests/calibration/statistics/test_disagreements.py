@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from assay.analysis.calibration import disagreements
-from tests.analysis.calibration.conftest import Labelled
+from assay.calibration.statistics import disagreements
+from tests.calibration.statistics.conftest import Labelled
 
 
 def test_ranked_by_gap_with_both_kinds(feedbackqa: Labelled) -> None:

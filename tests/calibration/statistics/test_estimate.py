@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 from pydantic import ValidationError
 
-from assay.analysis.calibration.estimate import Estimate, PointOnly, estimate_from
-from assay.analysis.calibration.statistics import calibration_statistics
+from assay.calibration.statistics.estimate import Estimate, PointOnly, estimate_from
+from assay.calibration.statistics.statistics import calibration_statistics
 
 
 def test_estimate_rejects_nan_and_reversed_intervals() -> None:

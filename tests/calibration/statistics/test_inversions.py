@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from assay.analysis.calibration.inversions import CHUNK, FINE, WeightedInversions
+from assay.calibration.statistics.inversions import CHUNK, FINE, WeightedInversions
 
 
 def _by_pairs(x: np.ndarray, y: np.ndarray, weights: np.ndarray) -> np.ndarray:

@@ -11,9 +11,9 @@ import pytest
 import scipy.stats
 from sklearn import metrics
 
-from assay.analysis.calibration import calibration_statistics, ordinal
-from assay.analysis.calibration.resample import FloatArray, StatGroup, resample_weights
-from tests.analysis.calibration.conftest import Labelled
+from assay.calibration.statistics import calibration_statistics, ordinal
+from assay.calibration.statistics.resample import FloatArray, StatGroup, resample_weights
+from tests.calibration.statistics.conftest import Labelled
 
 TOL = 1e-9
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from assay.analysis.calibration import calibration_statistics
-from tests.analysis.calibration.conftest import Pairs
+from assay.calibration.statistics import calibration_statistics
+from tests.calibration.statistics.conftest import Pairs
 
 
 def by_definition(human: list[str], verdicts: list[tuple[str, str]]) -> dict[str, float]:

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 from scipy.stats import norm
 
-from assay.analysis.calibration import ppi_mean
-from tests.analysis.calibration.conftest import Labelled
+from assay.calibration.statistics import ppi_mean
+from tests.calibration.statistics.conftest import Labelled
 
 SPLITS = 200
 LABELLED = 40

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from assay.analysis.calibration.resample import (
+from assay.calibration.statistics.resample import (
     FloatArray,
     Groups,
     StatGroup,

@@ -7,12 +7,12 @@ import json
 import numpy as np
 import pytest
 
-from assay.analysis.calibration import (
+from assay.calibration.statistics import (
     STATISTICS,
     calibration_statistics,
     paired_difference,
 )
-from tests.analysis.calibration.conftest import Labelled
+from tests.calibration.statistics.conftest import Labelled
 
 
 def both_kinds(feedbackqa: Labelled, stsb: Labelled) -> list[tuple[str, Labelled, float | None]]:
@@ -137,7 +137,7 @@ def test_paired_difference_values_and_pairing(stsb: Labelled) -> None:
 
 
 def test_paired_difference_pairwise(llmbar: object) -> None:
-    from tests.analysis.calibration.conftest import Pairs
+    from tests.calibration.statistics.conftest import Pairs
 
     assert isinstance(llmbar, Pairs)
     fair = [(h, h) for h in llmbar.human]  # an oracle judge, consistent in both orders

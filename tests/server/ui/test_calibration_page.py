@@ -9,7 +9,7 @@ from pathlib import Path
 
 from fastapi.testclient import TestClient
 
-from assay.operations.calibrate import calibrate
+from assay.calibration.run import calibrate
 from assay.scoring.scorer import Scorer
 from assay.store import Certificate, Store
 

@@ -1,7 +1,7 @@
 """Judge calibration statistics: how well a scorer agrees with human labels, with CIs.
 
 Pure functions of arrays (numpy, scipy, scikit-learn, krippendorff); no store, no runner.
-The calibration runs, config, CLI, certificates and reports (``assay.operations.calibrate``)
+The calibration runs, config, CLI, certificates and reports (``assay.calibration.run``)
 are built on these names:
 
 - ``calibration_statistics(kind, labels, scores, threshold=..., n_resamples=..., seed=...)``
@@ -16,11 +16,11 @@ are built on these names:
 
 from __future__ import annotations
 
-from assay.analysis.calibration.consistency import self_consistency
-from assay.analysis.calibration.disagreements import disagreements
-from assay.analysis.calibration.estimate import Estimate
-from assay.analysis.calibration.ppi import ppi_mean
-from assay.analysis.calibration.results import (
+from assay.calibration.statistics.consistency import self_consistency
+from assay.calibration.statistics.disagreements import disagreements
+from assay.calibration.statistics.estimate import Estimate
+from assay.calibration.statistics.ppi import ppi_mean
+from assay.calibration.statistics.results import (
     CalibrationStats,
     ConfusionMatrix,
     Disagreement,
@@ -33,7 +33,7 @@ from assay.analysis.calibration.results import (
     SelfConsistency,
     StatisticsTable,
 )
-from assay.analysis.calibration.statistics import (
+from assay.calibration.statistics.statistics import (
     STATISTICS,
     calibration_statistics,
     paired_difference,

@@ -13,7 +13,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from assay.analysis.calibration.resample import (
+from assay.calibration.statistics.resample import (
     FloatArray,
     IntArray,
     StatGroup,

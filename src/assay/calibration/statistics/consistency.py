@@ -13,15 +13,15 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from assay.analysis.calibration.estimate import Estimate, PointOnly, estimate_from
-from assay.analysis.calibration.resample import (
+from assay.calibration.statistics.estimate import Estimate, PointOnly, estimate_from
+from assay.calibration.statistics.resample import (
     FloatArray,
     StatGroup,
     cells_of,
     run_bootstrap,
     safe_divide,
 )
-from assay.analysis.calibration.results import SelfConsistency
+from assay.calibration.statistics.results import SelfConsistency
 
 CONSISTENCY_STATISTICS: dict[str, str] = {
     "mean_spread": "no item has two scored repeats",

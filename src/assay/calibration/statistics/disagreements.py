@@ -13,9 +13,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from assay.analysis.calibration.resample import FloatArray
-from assay.analysis.calibration.results import Disagreement
-from assay.analysis.calibration.statistics import float_array
+from assay.calibration.statistics.resample import FloatArray
+from assay.calibration.statistics.results import Disagreement
+from assay.calibration.statistics.statistics import float_array
 
 
 def disagreements(

@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from assay.analysis.calibration.resample import FloatArray, IntArray
+from assay.calibration.statistics.resample import FloatArray, IntArray
 
 CHUNK = 64
 """Items per chunk (the size of the 0/1 matrices multiplied per resample)."""

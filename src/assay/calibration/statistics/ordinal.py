@@ -20,8 +20,8 @@ from collections.abc import Callable
 
 import numpy as np
 
-from assay.analysis.calibration.inversions import WeightedInversions
-from assay.analysis.calibration.resample import (
+from assay.calibration.statistics.inversions import WeightedInversions
+from assay.calibration.statistics.resample import (
     FloatArray,
     Groups,
     IntArray,

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from assay.analysis.calibration.resample import FloatArray, IntArray, StatGroup
+from assay.calibration.statistics.resample import FloatArray, IntArray, StatGroup
 
 VERDICTS = ("A", "B", "tie")
 

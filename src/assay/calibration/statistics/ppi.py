@@ -43,8 +43,8 @@ from typing import Literal
 
 import numpy as np
 
-from assay.analysis.calibration.resample import FloatArray
-from assay.analysis.calibration.results import PPIEstimate
+from assay.calibration.statistics.resample import FloatArray
+from assay.calibration.statistics.results import PPIEstimate
 
 
 def _values(values: Sequence[float] | FloatArray, field: str, minimum: int) -> FloatArray:

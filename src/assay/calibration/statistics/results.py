@@ -6,7 +6,7 @@ from typing import Any, Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from assay.analysis.calibration.estimate import Estimate, undefined_json
+from assay.calibration.statistics.estimate import Estimate, undefined_json
 
 Kind = Literal["binary", "ordinal", "numeric", "pairwise"]
 

@@ -14,9 +14,9 @@ from typing import Any
 
 import numpy as np
 
-from assay.analysis.calibration import binary, ordinal, pairwise
-from assay.analysis.calibration.estimate import Estimate, PointOnly, estimate_from
-from assay.analysis.calibration.resample import (
+from assay.calibration.statistics import binary, ordinal, pairwise
+from assay.calibration.statistics.estimate import Estimate, PointOnly, estimate_from
+from assay.calibration.statistics.resample import (
     BootstrapResult,
     FloatArray,
     IntArray,
@@ -24,7 +24,7 @@ from assay.analysis.calibration.resample import (
     cells_of,
     run_bootstrap,
 )
-from assay.analysis.calibration.results import (
+from assay.calibration.statistics.results import (
     CalibrationStats,
     ConfusionMatrix,
     Kind,

@@ -15,9 +15,9 @@ from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, Response
 from fastapi.templating import Jinja2Templates
 
+from assay.calibration.view import calibration_view
 from assay.live.status import LiveRunNotFoundError, live_status
 from assay.operations.annotations import annotation_history
-from assay.operations.calibration_view import calibration_view
 from assay.operations.optimizations_view import (
     best_candidate,
     lineage,

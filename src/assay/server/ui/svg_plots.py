@@ -12,7 +12,7 @@ from typing import Any
 
 from assay.analysis import svg_charts as charts
 from assay.analysis.svg_charts import Point, Series, number
-from assay.operations.calibration_view import CalibrationPoint, ReliabilityBin
+from assay.calibration.view import CalibrationPoint, ReliabilityBin
 from assay.operations.optimizations_view import CandidateView
 
 SIZE = 360

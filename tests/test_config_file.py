@@ -6,11 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from assay.operations.calibration_config import (
+from assay.calibration.config import (
     CalibrationConfigError,
     load_calibration_config,
 )
-from assay.operations.config_env import MissingVariableError, substitute_env
+from assay.config_file import MissingVariableError, substitute_env
 from assay.operations.run_config import RunConfigError, load_run_config
 
 
