@@ -16,21 +16,25 @@ certify a judge nobody gated.
 
 from __future__ import annotations
 
-import difflib
 import math
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, Self
 
-import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from assay.config_file import MissingVariableError, substitute_env
+from assay.config_file import (
+    ConfigError,
+    anchor_paths,
+    merge_overrides,
+    read_config_file,
+    validate_config,
+)
 
 CalibrationKind = Literal["binary", "ordinal", "numeric", "pairwise"]
 GateOn = Literal["ci", "point"]
 
 
-class CalibrationConfigError(ValueError):
+class CalibrationConfigError(ConfigError):
     """The calibration config is invalid; the message names the file and the key."""
 
 
@@ -43,15 +47,13 @@ class SplitConfig(BaseModel):
     seed: int = Field(default=0, description="Seed of the random assignment to dev/test.")
 
 
-class CalibrationConfig(BaseModel):
-    """A calibration: scorer(s), labelled data, how to read the label, and the gates."""
+class LabelledDataKeys(BaseModel):
+    """Where the human labels are and how to read them: the keys a calibration config and an
+    ``optimize-judge`` config share (a calibration config becomes a judge-optimization
+    config by adding the search settings), defined and checked once here."""
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
-    name: str | None = None
-    scorer: str | dict[str, Any] | list[str | dict[str, Any]] = Field(
-        description="A scorer type or {type, params}; a list compares configurations."
-    )
     data: str | None = Field(default=None, description="A labelled data file.")
     dataset: str | None = Field(default=None, description="A stored labelled dataset.")
     version: int | None = Field(default=None, ge=0, description="Dataset version to pin.")
@@ -73,19 +75,6 @@ class CalibrationConfig(BaseModel):
     threshold: float | None = Field(
         default=None, description="Scores at or above it are positive verdicts (binary)."
     )
-    repeats: int = Field(default=1, ge=1)
-    split: SplitConfig | None = None
-    gates: dict[str, float] = Field(default_factory=dict, alias="min")
-    gate_on: GateOn = "ci"
-    require: list[str] = Field(
-        default_factory=list,
-        description="Statistics that must be defined with a CI; each is a gate of its own.",
-    )
-    concurrency: int = Field(default=8, ge=1)
-    timeout: float | None = Field(default=None, gt=0)
-    resamples: int = Field(default=1000, ge=100, description="Bootstrap resamples per CI.")
-    seed: int = Field(default=0, description="Seed of the bootstrap.")
-    disagreements: int = Field(default=20, ge=0, description="How many to list and export.")
 
     @model_validator(mode="before")
     @classmethod
@@ -104,16 +93,8 @@ class CalibrationConfig(BaseModel):
             return {_label_text(k): v for k, v in value.items()}
         return value
 
-    @field_validator("gates")
-    @classmethod
-    def _finite_gates(cls, value: dict[str, float]) -> dict[str, float]:
-        for metric, bound in value.items():
-            if not math.isfinite(bound):
-                raise ValueError(f"gate {metric!r}: {bound} is not a finite number")
-        return value
-
     @model_validator(mode="after")
-    def _consistent(self) -> CalibrationConfig:
+    def _one_labelled_source(self) -> Self:
         sources = [self.data, self.dataset, self.annotations]
         if sum(source is not None for source in sources) != 1:
             raise ValueError(
@@ -134,6 +115,55 @@ class CalibrationConfig(BaseModel):
                 "first output, below 0.5 the second, 0.5 is a tie)"
             )
         return self
+
+    def labelled_data_keys(self) -> dict[str, Any]:
+        """These keys as given (``None`` left out): what a ``CalibrationConfig`` needs
+        besides its scorer to read the same labels."""
+        keys = self.model_dump(include=set(LabelledDataKeys.model_fields), exclude_none=True)
+        keys.pop("label_map", None)
+        if self.label_map is not None:
+            keys["label_map"] = dict(self.label_map)
+        return keys
+
+
+class GateKeys(BaseModel):
+    """The gates a judge must clear (``min``, on the CI or the estimate) and the bootstrap
+    that gives the CIs: shared by calibrations and judge optimizations."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+    gates: dict[str, float] = Field(default_factory=dict, alias="min")
+    gate_on: GateOn = "ci"
+    resamples: int = Field(default=1000, ge=100, description="Bootstrap resamples per CI.")
+    concurrency: int = Field(default=8, ge=1)
+
+    @field_validator("gates")
+    @classmethod
+    def _finite_gates(cls, value: dict[str, float]) -> dict[str, float]:
+        for metric, bound in value.items():
+            if not math.isfinite(bound):
+                raise ValueError(f"gate {metric!r}: {bound} is not a finite number")
+        return value
+
+
+class CalibrationConfig(LabelledDataKeys, GateKeys):
+    """A calibration: scorer(s), labelled data, how to read the label, and the gates."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+    name: str | None = None
+    scorer: str | dict[str, Any] | list[str | dict[str, Any]] = Field(
+        description="A scorer type or {type, params}; a list compares configurations."
+    )
+    repeats: int = Field(default=1, ge=1)
+    split: SplitConfig | None = None
+    require: list[str] = Field(
+        default_factory=list,
+        description="Statistics that must be defined with a CI; each is a gate of its own.",
+    )
+    timeout: float | None = Field(default=None, gt=0)
+    seed: int = Field(default=0, description="Seed of the bootstrap.")
+    disagreements: int = Field(default=20, ge=0, description="How many to list and export.")
 
     @property
     def scorer_configs(self) -> list[str | dict[str, Any]]:
@@ -157,58 +187,27 @@ def label_text(value: Any) -> str:
 
 
 def load_calibration_config(path: str | Path, **overrides: Any) -> CalibrationConfig:
-    """Read a YAML calibration config; ``overrides`` (CLI flags that were given) win.
+    """Read a YAML calibration config; ``overrides`` (CLI flags that were given) win
+    (``min`` gates merge with the file's, ``require`` extends it).
 
     A relative ``data`` path is relative to the config file's folder.
     """
     path = Path(path)
-    try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    except OSError as exc:
-        raise CalibrationConfigError(f"cannot read {path}: {exc.strerror or exc}") from exc
-    except yaml.YAMLError as exc:
-        raise CalibrationConfigError(f"{path}: invalid YAML: {exc}") from exc
-    if not isinstance(raw, dict):
-        raise CalibrationConfigError(f"{path}: expected a mapping at the top level")
-    try:
-        raw = substitute_env(raw)
-    except MissingVariableError as exc:
-        raise CalibrationConfigError(f"{path}: {exc}") from None
-    value = raw.get("data")
-    if isinstance(value, str) and not Path(value).is_absolute():
-        raw["data"] = str(path.parent / value)
-    given = {key: value for key, value in overrides.items() if value is not None}
-    if "min" in given and isinstance(raw.get("min"), dict):
-        given["min"] = {**raw["min"], **given["min"]}
-    if "require" in given and isinstance(raw.get("require"), list):
-        given["require"] = [*raw["require"], *given["require"]]
-    return make_calibration_config({**raw, **given}, source=str(path))
+    raw = read_config_file(path, error=CalibrationConfigError)
+    anchor_paths(raw, ("data",), path.parent)
+    return make_calibration_config(
+        merge_overrides(raw, overrides, merged=("min", "require")), source=str(path)
+    )
 
 
 def make_calibration_config(
     raw: dict[str, Any], *, source: str = "calibration config"
 ) -> CalibrationConfig:
     """Validate a calibration config; the error names the key in the user's words."""
-    if isinstance(raw.get("label_map"), dict):
-        raw = {**raw, "label_map": {_label_text(k): v for k, v in raw["label_map"].items()}}
-    try:
-        return CalibrationConfig.model_validate(raw)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        loc = [str(part) for part in first["loc"]]
-        top = loc[0] if loc else ""
-        where = ".".join(loc) or "config"
-        if first["type"] == "extra_forbidden" and len(loc) == 1:
-            keys = sorted({f.alias or name for name, f in CalibrationConfig.model_fields.items()})
-            close = difflib.get_close_matches(top, keys, n=1, cutoff=0.6)
-            hint = f"; did you mean {close[0]!r}?" if close else ""
-            message = f"unknown key {top!r}{hint} (allowed keys: {', '.join(keys)})"
-        elif first["type"] == "missing":
-            message = f"missing key {where!r}"
-        elif top == "kind":
-            message = (
-                f"key 'kind': {raw.get('kind')!r} is not one of binary, ordinal, numeric, pairwise"
-            )
-        else:
-            message = f"key {where!r}: {first['msg']}"
-        raise CalibrationConfigError(f"{source}: {message}") from exc
+    return validate_config(
+        CalibrationConfig,
+        raw,
+        source=source,
+        error=CalibrationConfigError,
+        nested={"split": SplitConfig},
+    )
