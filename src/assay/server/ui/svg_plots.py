@@ -13,7 +13,7 @@ from typing import Any
 from assay.analysis import svg_charts as charts
 from assay.analysis.svg_charts import Point, Series, number
 from assay.calibration.view import CalibrationPoint, ReliabilityBin
-from assay.operations.optimizations_view import CandidateView
+from assay.server.optimizations_view import CandidateView
 
 SIZE = 360
 """Width and height of the square calibration charts (both axes share one scale)."""

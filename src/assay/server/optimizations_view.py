@@ -1,9 +1,11 @@
 """Stored optimizations shaped for reading over HTTP: the list and one optimization's
 detail (config, candidate lineage with scores, cost, progress, result).
 
-Built from the store alone (this room sits below ``optimize``), so the server routes stay
-free of logic. Cost is summed over the stored evaluations and reflections; records whose
-cost is unknown are counted in ``unpriced_records`` rather than silently read as zero."""
+A view model of the web UI and the JSON API, so it lives with them in ``server``; built
+from the store alone (no ``optimize`` import: reading a stored optimization needs no GEPA),
+so the routes stay free of logic. Cost is summed over the stored evaluations and
+reflections; records whose cost is unknown are counted in ``unpriced_records`` rather than
+silently read as zero."""
 
 from __future__ import annotations
 
