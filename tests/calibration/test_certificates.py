@@ -13,6 +13,7 @@ from assay.calibration.certificates import (
     calibration_status,
     certificate_for,
     require_calibrated,
+    shown_calibration_statuses,
     spec_calibration_status,
 )
 from assay.calibration.run import calibrate
@@ -223,3 +224,20 @@ def test_stale_reasons_name_the_param_and_the_data_that_changed(
     elsewhere = calibration_status(judge, store=store, data_key="sha256:other (c.jsonl)")
     assert elsewhere.state == "stale"
     assert elsewhere.reason == f"data changed: certified on {report.data_key}"
+
+
+def test_a_run_shows_its_judges_and_its_ever_calibrated_scorers_only(
+    tmp_path: Path, store: Store
+) -> None:
+    """Summary and report lines: a judge never calibrated says "no" (news for a judge), a
+    code scorer never calibrated says nothing, a calibrated one says what it has."""
+    judge, _ = _calibrated(tmp_path, store, kappa=0.5)
+    fresh_judge = judge_scorer(float, instructions="Grade kindly.", model="openai/gpt-4o-mini")
+    code = create_scorer("exact-match")
+    specs = [scorer_spec(judge), scorer_spec(fresh_judge), scorer_spec(code)]
+    shown = shown_calibration_statuses(specs, store=store)
+    assert [(spec.id, status.state) for spec, status in shown] == [
+        (specs[0].id, "yes"),
+        (specs[1].id, "stale"),
+    ]
+    assert shown_calibration_statuses([scorer_spec(code)], store=store) == []

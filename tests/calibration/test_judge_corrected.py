@@ -8,7 +8,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from assay.calibration.judge_corrected import judge_corrected_means
+from assay.calibration.config import make_calibration_config
+from assay.calibration.judge_corrected import judge_corrected_for_config, judge_corrected_means
 from assay.operations.stored_runs import run_stored
 from assay.scoring.scorer import Scorer
 from assay.store import open_store
@@ -68,3 +69,33 @@ def test_the_run_report_shows_the_corrected_mean_beside_the_plain_one(tmp_path: 
     assert '<th class="num">λ</th>' in row
     assert f'<td class="num">{expected["weight"]:.2f}</td>' in row
     assert html_escape(expected["warning"]) in row
+
+
+def test_a_calibration_config_reads_the_labels_its_own_way(tmp_path: Path) -> None:
+    """``--ppi RUN``: the run's labels read with the config's label, label_map and
+    label_range (text grades on a 0..4 scale here, mapped onto the scorer's 0..1)."""
+    grades = ["bad", "poor", "fair", "good", "great"]
+    items = [
+        {"id": f"i{k}", "input": "q", "output": "a", "metadata": {"grade": grades[k % 5]}}
+        for k in range(40)
+    ]
+    scorer = Scorer("half").score(lambda ctx: 0.5)
+    config = make_calibration_config(
+        {
+            "scorer": "half",
+            "data": "unused.jsonl",
+            "kind": "numeric",
+            "label": "grade",
+            "label_map": {g: float(v) for v, g in enumerate(grades)},
+            "label_range": [0, 4],
+        }
+    )
+    with open_store(f"sqlite:///{tmp_path / 'ppi.db'}") as store:
+        run = run_stored(items, None, [scorer], store=store, progress=False)
+        result = judge_corrected_for_config(config, run.id, store=store)["half"]
+        with pytest.raises(
+            ValueError, match="pass label_map"
+        ):  # the config's map is what reads them
+            judge_corrected_means(run.id, label="metadata.grade", store=store)
+    assert result["n_labelled"] == 40 and result["value"] == pytest.approx(0.5)
+    assert result["ci_low"] < 0.5 < result["ci_high"]

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import json
 import xml.etree.ElementTree as ET
+from pathlib import Path
 from typing import Any
 
+import pytest
 from rich.console import Console
 
 from assay.analysis.report_html import render_html_report
@@ -12,7 +15,10 @@ from assay.calibration.report import (
     calibration_section,
     calibration_tables,
     comparison_table,
+    judge_corrected_text,
+    write_calibration_files,
 )
+from assay.calibration.results import CalibrationReport
 from assay.types import RunInfo, RunRecord, TargetSpec
 
 SVG = "{http://www.w3.org/2000/svg}"
@@ -163,3 +169,61 @@ def test_the_scatter_leaves_out_labels_that_are_not_numbers_and_escapes_ids() ->
     assert str(dot.findtext(f"{SVG}title")).startswith("</svg><script>x</script>: human 1")
     assert "2 non-numeric values left out" in str(root.findtext(f"{SVG}desc"))
     assert "<script>" not in scatter.svg
+
+
+def _empty_report() -> CalibrationReport:
+    return CalibrationReport(
+        name=None,
+        kind="binary",
+        label="label",
+        data_key="d",
+        threshold=0.5,
+        repeats=1,
+        split=None,
+        gate_on="ci",
+        items=0,
+        scorers=[],
+    )
+
+
+def test_the_requested_files_are_written_whole_and_named(tmp_path: Path) -> None:
+    data = {"kind": "binary", "judge_corrected": {"j": {"value": None}}, "text": "é <b>"}
+    lines = write_calibration_files(
+        _empty_report(),
+        data,
+        json_path=tmp_path / "out" / "cal.json",
+        disagreements_path=tmp_path / "dis.jsonl",
+    )
+    assert lines == [
+        f"wrote {tmp_path / 'out' / 'cal.json'}",
+        f"wrote 0 disagreements to {tmp_path / 'dis.jsonl'}",
+    ]
+    assert json.loads((tmp_path / "out" / "cal.json").read_text(encoding="utf-8")) == data
+    assert sorted(p.name for p in tmp_path.rglob("*")) == ["cal.json", "dis.jsonl", "out"]
+    assert write_calibration_files(_empty_report(), data) == []  # nothing asked, nothing written
+
+
+def test_an_unwritable_json_path_raises_and_leaves_no_file(tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("x", encoding="utf-8")
+    with pytest.raises(OSError):
+        write_calibration_files(_empty_report(), {}, json_path=blocker / "cal.json")
+    assert [p.name for p in tmp_path.iterdir()] == ["file"]
+
+
+def test_a_judge_corrected_mean_reads_as_one_line() -> None:
+    corrected = {
+        "value": 0.61234,
+        "ci_low": 0.5,
+        "ci_high": 0.7,
+        "judge_mean": 0.8,
+        "n_labelled": 40,
+        "n": 400,
+        "weight": 0.25,
+    }
+    assert judge_corrected_text(corrected) == (
+        "0.6123 [0.5000, 0.7000] (judge alone 0.8000, 40 of 400 labelled, λ 0.25)"
+    )
+    assert judge_corrected_text({"value": None, "reason": "2 labelled items"}) == (
+        "no estimate: 2 labelled items"
+    )

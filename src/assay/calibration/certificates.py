@@ -219,6 +219,17 @@ def is_judge_spec(spec: ScorerSpec) -> bool:
     return any(name.endswith(" judge") for name in spec.fingerprint_parts)
 
 
+def shown_calibration_statuses(
+    specs: Iterable[ScorerSpec], *, store: Store | None = None
+) -> list[tuple[ScorerSpec, CalibrationStatus]]:
+    """The calibration status of each recorded scorer worth a line in a run's summary or
+    report: every judge scorer (its scores need human backing, so "no" is news) and every
+    scorer that was ever calibrated; a code scorer never calibrated is left out."""
+    with using_store(store) as db:
+        statuses = [(spec, spec_calibration_status(spec, store=db)) for spec in specs]
+    return [(spec, s) for spec, s in statuses if s.state != "no" or is_judge_spec(spec)]
+
+
 def calibration_statuses(
     scorers: Iterable[Scorer | str | dict[str, Any]], *, store: Store | None = None
 ) -> list[CalibrationStatus]:

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from assay.calibration.config import label_text
+from assay.calibration.config import CalibrationConfig, label_text
 from assay.calibration.data import label_value
 from assay.calibration.measures import ppi_json
 from assay.store import Store, using_store
@@ -93,3 +93,18 @@ def judge_corrected_means(
             human,
         )
     return out
+
+
+def judge_corrected_for_config(
+    config: CalibrationConfig, run_id: str, *, store: Store | None = None
+) -> dict[str, dict[str, Any]]:
+    """``judge_corrected_means`` of a stored run, reading its human labels the way the
+    calibration ``config`` reads them (``label``, ``label_map``, ``label_range``): what
+    ``assay calibrate --ppi RUN`` prints and writes as ``judge_corrected``."""
+    return judge_corrected_means(
+        run_id,
+        label=config.label,
+        label_map=config.label_map,
+        label_range=config.label_range,
+        store=store,
+    )

@@ -22,6 +22,7 @@ from rich.table import Table
 from assay.analysis import svg_charts as charts
 from assay.analysis.formatting import clip
 from assay.analysis.report_html import write_html_report
+from assay.analysis.report_json import write_json_file
 from assay.analysis.svg_charts import Chart, Point, Series
 from assay.calibration.results import CalibrationReport
 from assay.store import Store, using_store
@@ -334,3 +335,38 @@ def write_calibration_report(
             db.runs.results(record.id),
             calibration_section=calibration_section(report.to_json(), points),
         )
+
+
+def judge_corrected_text(corrected: Mapping[str, Any]) -> str:
+    """One scorer's judge-corrected mean as a line: the estimate with its CI beside the
+    judge alone, how many items were labelled, and λ (how much of the judge it kept)."""
+    if corrected.get("value") is None:
+        return f"no estimate: {corrected.get('reason')}"
+    return (
+        f"{corrected['value']:.4f} [{corrected['ci_low']:.4f}, {corrected['ci_high']:.4f}] "
+        f"(judge alone {corrected['judge_mean']:.4f}, {corrected['n_labelled']} of "
+        f"{corrected['n']} labelled, λ {corrected.get('weight', 1.0):.2f})"
+    )
+
+
+def write_calibration_files(
+    report: CalibrationReport,
+    data: Mapping[str, Any],
+    *,
+    json_path: str | Path | None = None,
+    disagreements_path: str | Path | None = None,
+    html_path: str | Path | None = None,
+    store: Store | None = None,
+) -> list[str]:
+    """Write what ``assay calibrate`` was asked for: ``data`` (the report's JSON, with any
+    extra sections) to ``json_path``, the disagreements as a dataset file, the HTML report.
+    Returns one ``wrote ...`` line per file. Each file is written whole or not at all."""
+    written: list[str] = []
+    if json_path is not None:
+        written.append(f"wrote {write_json_file(json_path, data)}")
+    if disagreements_path is not None:
+        count = write_disagreements(report, disagreements_path)
+        written.append(f"wrote {count} disagreements to {disagreements_path}")
+    if html_path is not None:
+        written.append(f"wrote {write_calibration_report(report, html_path, store=store)}")
+    return written
