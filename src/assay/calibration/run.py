@@ -5,7 +5,7 @@ A calibration is a run with the scorer as its target (``ScorerTarget``) over lab
 items, so it is stored, listed by ``runs list`` and resumable like any run. Then the
 scorer's scores are set against the human labels:
 
-* every statistic of the ``kind`` with a seeded bootstrap 95% CI (the statistics room);
+* every statistic of the ``kind`` with a seeded bootstrap 95% CI (``calibration.statistics``);
 * with a ``split``: the same per split, and the gates judge the held-out ``test`` part, so a
   prompt iterated on ``dev`` is not graded on its own exam;
 * with ``repeats`` > 1: the scorer's self-consistency (an item's score is its mean);
@@ -17,6 +17,11 @@ scorer's scores are set against the human labels:
 
 An item whose scorer failed (every repeat) is left out of the statistics and *counted* in
 ``errors``: the statistics say on how many items they stand (``n``).
+
+This is the one module of the calibration room above ``operations`` (it runs the scorer
+through ``operations.stored_runs``); the gates (``gates``), the report models (``results``)
+and the files ``assay calibrate`` writes (``report``) sit below it, where ``optimize-judge``,
+run reports and the web UI use them too.
 """
 
 from __future__ import annotations
