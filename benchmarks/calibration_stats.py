@@ -41,13 +41,13 @@ os.environ.setdefault("MKL_NUM_THREADS", "1")
 
 import numpy as np
 
-from assay.analysis.calibration import (
+from assay.calibration.statistics import (
     disagreements,
     ppi_mean,
     self_consistency,
 )
-from assay.analysis.calibration import statistics as calibration
-from assay.analysis.calibration.resample import cells_of, run_bootstrap
+from assay.calibration.statistics import statistics as calibration
+from assay.calibration.statistics.resample import cells_of, run_bootstrap
 
 
 def binary_data(rng: np.random.Generator, n: int) -> tuple[np.ndarray, np.ndarray]:

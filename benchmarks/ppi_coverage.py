@@ -18,9 +18,9 @@ from scipy.stats import norm
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from tests.analysis.calibration.conftest import coverage, read
+from tests.calibration.statistics.conftest import coverage, read
 
-from assay.analysis.calibration import ppi_mean
+from assay.calibration.statistics import ppi_mean
 
 
 def main(splits: int) -> None:

@@ -3,7 +3,9 @@
 The map (see docs/architecture.md) is ``LAYERS`` below: a room may import rooms of lower
 layers, never a room of its own layer or a higher one. On top of the layers: ``scoring``
 sees only the ``Model`` protocol of ``models`` (``assay.models.base``), and a built-in scorer
-module never imports another (shared code lives in ``scorers/_lib``). Every import counts,
+module never imports another (shared code lives in ``scorers/_lib``). The calibration room
+spans two layers: ``calibration.run`` (it runs through ``operations``) sits above the rest
+of the room, which ``operations`` uses. Every import counts,
 also those inside functions and under ``TYPE_CHECKING``: a lazy import is still a dependency.
 A module in no known room fails the test, so a new room has to be placed on the map.
 """
@@ -18,7 +20,14 @@ import pytest
 SRC = Path(__file__).parents[1] / "src"
 
 LAYERS: list[set[str]] = [
-    {"types", "rounding", "fingerprint", "registry", "extras"},  # import nothing of ours
+    {
+        "types",
+        "rounding",
+        "fingerprint",
+        "registry",
+        "extras",
+        "config_file",
+    },  # import nothing of ours
     {"messages", "summary", "models", "datasets"},
     {"scoring"},
     {"scorers._lib"},
@@ -26,7 +35,9 @@ LAYERS: list[set[str]] = [
     {"tasks"},
     {"runner"},
     {"store", "analysis"},
+    {"calibration"},  # judge calibration: config, data, statistics, certificates, report
     {"operations", "live"},
+    {"calibration.run"},  # runs a calibration as a stored run, through operations
     {"optimize", "testing"},
     {"server"},
     {"cli"},
@@ -52,6 +63,8 @@ def room_of(module: str) -> str:
         return "assay"
     if parts[1] == "scorers" and len(parts) > 2 and parts[2] == "_lib":
         return "scorers._lib"
+    if parts[1] == "calibration" and len(parts) > 2 and parts[2] == "run":
+        return "calibration.run"
     return parts[1]
 
 
@@ -141,6 +154,11 @@ def test_every_module_is_in_a_room_on_the_map() -> None:
         ("assay.cli.app", "assay"),
         ("assay.analysis.compare", "assay.testing.scripted"),
         ("assay.runner.api", "assay.nowhere.thing"),
+        ("assay.analysis.report_html", "assay.calibration.report"),
+        ("assay.calibration.certificates", "assay.operations.stored_runs"),
+        ("assay.operations.reports", "assay.calibration.run"),
+        ("assay.calibration.gates", "assay.calibration.run"),  # the room's run sits above it
+        ("assay.config_file", "assay.calibration.config"),
     ],
 )
 def test_the_rules_catch_upward_imports(importer: str, imported: str) -> None:
@@ -159,6 +177,11 @@ def test_the_rules_catch_upward_imports(importer: str, imported: str) -> None:
         ("assay.operations.stored_runs", "assay.store"),
         ("assay.cli.runs", "assay.operations.stored_runs"),
         ("assay", "assay.operations.stored_runs"),
+        ("assay.calibration.run", "assay.operations.stored_runs"),
+        ("assay.operations.reports", "assay.calibration.certificates"),
+        ("assay.optimize.judge", "assay.calibration.run"),
+        ("assay.calibration.run", "assay.calibration.gates"),
+        ("assay.optimize.judge_config", "assay.config_file"),
     ],
 )
 def test_the_rules_allow_inward_imports(importer: str, imported: str) -> None:

@@ -24,11 +24,11 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:  # what the lazy names below resolve to, for type checkers
     from assay.analysis.compare import compare_runs
     from assay.analysis.report_html import write_html_report
+    from assay.calibration.certificates import calibration_status, certificate_for
+    from assay.calibration.run import calibrate, calibrate_async
     from assay.datasets.load import load_items
     from assay.live import monitor
     from assay.models.base import ChatMessage, Model, ModelResponse, ModelSettings
-    from assay.operations.calibrate import calibrate, calibrate_async
-    from assay.operations.certificates import calibration_status, certificate_for
     from assay.operations.datasets import import_file
     from assay.operations.stored_runs import (
         compare_stored,
@@ -91,10 +91,10 @@ _LAZY = {
     "Model": "assay.models.base",
     "ModelResponse": "assay.models.base",
     "ModelSettings": "assay.models.base",
-    "calibrate": "assay.operations.calibrate",
-    "calibrate_async": "assay.operations.calibrate",
-    "calibration_status": "assay.operations.certificates",
-    "certificate_for": "assay.operations.certificates",
+    "calibrate": "assay.calibration.run",
+    "calibrate_async": "assay.calibration.run",
+    "calibration_status": "assay.calibration.certificates",
+    "certificate_for": "assay.calibration.certificates",
     "import_file": "assay.operations.datasets",
     "compare_stored": "assay.operations.stored_runs",
     "resume_run": "assay.operations.stored_runs",

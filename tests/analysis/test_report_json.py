@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from assay.analysis.report_json import run_report_dict, write_run_json
+from assay.analysis.report_json import run_report_dict, write_json_file, write_run_json
 from assay.summary.accumulator import SummaryAccumulator
 from assay.types import ItemResult, RunRecord
 
@@ -68,3 +68,15 @@ def test_failed_export_leaves_no_file(tmp_path: Path) -> None:
     with pytest.raises(RuntimeError):
         write_run_json(path, record(), broken())
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_json_document_is_written_whole_or_not_at_all(tmp_path: Path) -> None:
+    value = {"aggregate": {"acc,none": 0.5}, "name": "é"}
+    written = write_json_file(tmp_path / "deep" / "out.json", value)
+    assert written == tmp_path / "deep" / "out.json"
+    assert json.loads(written.read_text(encoding="utf-8")) == value
+    assert "é" in written.read_text(encoding="utf-8")  # non-ASCII kept
+    with pytest.raises(TypeError):  # not JSON: nothing replaces the earlier file
+        write_json_file(written, {"bad": object()})
+    assert json.loads(written.read_text(encoding="utf-8")) == value
+    assert sorted(p.name for p in (tmp_path / "deep").iterdir()) == ["out.json"]

@@ -31,7 +31,6 @@ import numpy as np
 from assay.analysis import formatting as fmt
 from assay.analysis import svg_charts as charts
 from assay.analysis.compare import RunComparison, top_items
-from assay.analysis.report_calibration import calibration_section
 from assay.analysis.svg_charts import Chart
 from assay.summary.accumulator import SummaryAccumulator
 from assay.summary.columns import ScoreColumns
@@ -417,16 +416,15 @@ def render_html_report(
     *,
     comparison: RunComparison | None = None,
     max_rows: int = 2000,
-    calibration: Mapping[str, Any] | None = None,
-    calibration_points: Mapping[str, Sequence[Mapping[str, Any]]] | None = None,
+    calibration_section: Mapping[str, Any] | None = None,
     calibrated: Mapping[str, str] | None = None,
     judge_corrected: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> str:
-    """The report as one HTML string (see the module docstring). ``calibration`` (a
-    calibration report's JSON, with ``calibration_points`` for the scatter) adds the
-    calibration section; ``calibrated`` (scorer id → ``calibrated: yes (...)``) a header
-    line; ``judge_corrected`` (scorer id → a prediction-powered mean) the judge-corrected
-    means beside the plain ones."""
+    """The report as one HTML string (see the module docstring). ``calibration_section``
+    (``assay.calibration.report.calibration_section``: built by the calibration room, which
+    sits above this one) adds the calibration section; ``calibrated`` (scorer id →
+    ``calibrated: yes (...)``) a header line; ``judge_corrected`` (scorer id → a
+    prediction-powered mean) the judge-corrected means beside the plain ones."""
     collected = _collect(results, max_rows, record.info.scorers)
     acc = collected.acc
     specs = _specs(record, acc.builder.scorer_ids())
@@ -473,9 +471,7 @@ def render_html_report(
         "summary_computed": computed,
         "distributions": plots,
         "comparison": _comparison_context(comparison) if comparison is not None else None,
-        "calibration": calibration_section(calibration, calibration_points)
-        if calibration is not None
-        else None,
+        "calibration": calibration_section,
         "score_columns": [s.id for s in specs],
         "show_repeat": record.info.repeats > 1,
         "item_rows": item_rows,
@@ -494,8 +490,7 @@ def write_html_report(
     *,
     comparison: RunComparison | None = None,
     max_rows: int = 2000,
-    calibration: Mapping[str, Any] | None = None,
-    calibration_points: Mapping[str, Sequence[Mapping[str, Any]]] | None = None,
+    calibration_section: Mapping[str, Any] | None = None,
     calibrated: Mapping[str, str] | None = None,
     judge_corrected: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> Path:
@@ -506,8 +501,7 @@ def write_html_report(
         results,
         comparison=comparison,
         max_rows=max_rows,
-        calibration=calibration,
-        calibration_points=calibration_points,
+        calibration_section=calibration_section,
         calibrated=calibrated,
         judge_corrected=judge_corrected,
     )

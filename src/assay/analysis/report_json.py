@@ -4,6 +4,8 @@
 run from the store costs the memory of one result. Both functions produce the same document
 (``json.load(file) == run_report_dict(...)``). Output is strict JSON: a non-finite float in
 a user's output becomes ``null`` rather than the non-standard ``NaN`` that other tools reject.
+``write_json_file`` writes any other JSON document (a task's aggregates, a calibration
+report) the same careful way: whole or not at all.
 """
 
 from __future__ import annotations
@@ -77,3 +79,19 @@ def write_run_json(
         tmp.unlink(missing_ok=True)
         raise
     return count
+
+
+def write_json_file(path: str | os.PathLike[str], value: Any) -> Path:
+    """Write ``value`` as indented JSON (UTF-8, non-ASCII kept) to ``path``, creating its
+    folder; through a sibling temporary file renamed at the end, so a failure never leaves
+    half a document under the final name. Returns the path written."""
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = target.with_name(target.name + ".tmp")
+    try:
+        tmp.write_text(json.dumps(value, indent=2, ensure_ascii=False), encoding="utf-8")
+        tmp.replace(target)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    return target

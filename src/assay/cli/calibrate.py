@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
-import json
 import math
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from assay.cli.common import CliError, console, err_console
+
+if TYPE_CHECKING:
+    from assay.calibration.results import ScorerCalibration
 
 _GATE_HELP = (
     "METRIC=VALUE: exit 1 when the statistic's lower 95% CI bound (--gate-on ci, the "
@@ -91,11 +93,15 @@ def calibrate(
 
     Exit codes: 0 every gate passed; 1 a gate failed; 2 bad input (config, data, labels);
     130 interrupted."""
-    from assay.analysis.report_calibration import calibration_tables, comparison_table
-    from assay.operations.calibrate import calibrate as run_calibration
-    from assay.operations.calibrate import write_calibration_report, write_disagreements
-    from assay.operations.calibration_config import CalibrationConfigError
-    from assay.operations.calibration_data import CalibrationDataError
+    from assay.calibration.config import CalibrationConfigError
+    from assay.calibration.data import CalibrationDataError
+    from assay.calibration.report import (
+        calibration_tables,
+        comparison_table,
+        judge_corrected_text,
+        write_calibration_files,
+    )
+    from assay.calibration.run import calibrate as run_calibration
     from assay.store import StoreError
 
     if gate_on is not None and gate_on not in ("ci", "point"):
@@ -122,15 +128,7 @@ def calibrate(
     if ppi is not None:
         data["judge_corrected"] = _judge_corrected(config, ppi)
         for scorer_id, corrected in data["judge_corrected"].items():
-            if corrected.get("value") is None:
-                shown = f"no estimate: {corrected.get('reason')}"
-            else:
-                shown = (
-                    f"{corrected['value']:.4f} [{corrected['ci_low']:.4f}, "
-                    f"{corrected['ci_high']:.4f}] (judge alone {corrected['judge_mean']:.4f}, "
-                    f"{corrected['n_labelled']} of {corrected['n']} labelled, "
-                    f"λ {corrected.get('weight', 1.0):.2f})"
-                )
+            shown = judge_corrected_text(corrected)
             console.print(f"judge-corrected {scorer_id}: {shown}", highlight=False)
             if corrected.get("warning"):
                 err_console.print(f"warning: {corrected['warning']}", highlight=False)
@@ -140,59 +138,59 @@ def calibrate(
     if differences is not None:
         console.print(differences)
     try:
-        if json_out:
-            target = Path(json_out)
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_text(json.dumps(data, indent=2, ensure_ascii=False), encoding="utf-8")
-            console.print(f"wrote {target}", highlight=False)
-        if disagreements:
-            count = write_disagreements(result, disagreements)
-            console.print(f"wrote {count} disagreements to {disagreements}", highlight=False)
-        if report:
-            written = write_calibration_report(result, report)
-            console.print(f"wrote {written}", highlight=False)
+        written = write_calibration_files(
+            result,
+            data,
+            json_path=json_out or None,
+            disagreements_path=disagreements or None,
+            html_path=report or None,
+        )
     except OSError as exc:
         raise CliError(f"cannot write output: {exc}") from exc
-    failed = False
+    for line in written:
+        console.print(line, highlight=False)
     for scorer in result.scorers:
-        console.print(
-            f"{scorer.scorer_id}: run {scorer.run_id} stored · certificate "
-            f"{scorer.certificate.id[:8] if scorer.certificate else '—'}",
+        _print_outcome(scorer)
+    if not result.passed:
+        raise typer.Exit(1)
+
+
+def _print_outcome(scorer: ScorerCalibration) -> None:
+    """One scorer's run and certificate on stdout; its item errors and failed gates on
+    stderr."""
+    certificate = scorer.certificate.id[:8] if scorer.certificate else "—"
+    console.print(
+        f"{scorer.scorer_id}: run {scorer.run_id} stored · certificate {certificate}",
+        highlight=False,
+    )
+    if scorer.errors:
+        first = scorer.errors[0]
+        err_console.print(
+            f"{scorer.scorer_id}: {len(scorer.errors)} item error(s), left out of the "
+            f"statistics; first: item {first['item_id']}: {first['error']}",
+            markup=False,
             highlight=False,
+            soft_wrap=True,
         )
-        if scorer.errors:
-            first = scorer.errors[0]
+    for gate in scorer.gates:
+        if not gate.passed:
             err_console.print(
-                f"{scorer.scorer_id}: {len(scorer.errors)} item error(s), left out of the "
-                f"statistics; first: item {first['item_id']}: {first['error']}",
+                f"gate failed: {scorer.scorer_id}: {gate.reason}",
                 markup=False,
                 highlight=False,
                 soft_wrap=True,
             )
-        for gate in scorer.gates:
-            if not gate.passed:
-                failed = True
-                err_console.print(
-                    f"gate failed: {scorer.scorer_id}: {gate.reason}",
-                    markup=False,
-                    highlight=False,
-                    soft_wrap=True,
-                )
-    if failed:
-        raise typer.Exit(1)
 
 
 def _judge_corrected(config: Path, run_id: str) -> dict[str, dict[str, object]]:
     """``judge_corrected_means`` of a stored run with the config's label, label_map and
     label_range (a bad run id or label is a ``CliError``)."""
-    from assay.operations.calibration_config import load_calibration_config
-    from assay.operations.judge_corrected import judge_corrected_means
+    from assay.calibration.config import load_calibration_config
+    from assay.calibration.judge_corrected import judge_corrected_for_config
     from assay.store import StoreError
 
     cfg = load_calibration_config(config)
     try:
-        return judge_corrected_means(
-            run_id, label=cfg.label, label_map=cfg.label_map, label_range=cfg.label_range
-        )
+        return judge_corrected_for_config(cfg, run_id)
     except (StoreError, ValueError, LookupError) as exc:
         raise CliError(f"--ppi {run_id!r}: {exc}") from exc

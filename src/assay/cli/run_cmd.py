@@ -11,6 +11,8 @@ import typer
 from assay.cli.common import CliError, console, err_console
 
 if TYPE_CHECKING:
+    from assay.operations.run_config import RunConfig
+    from assay.runner.result import RunResult
     from assay.types import RunInfo, ScorerSpec
 
 
@@ -129,20 +131,16 @@ def run(
     Exit codes: 0 passed; 1 a gate failed (every item failed, a scorer produced no score,
     --fail-under, --max-errors);
     2 bad input; 130 interrupted (the run can be resumed)."""
-    from assay.analysis.gates import GateError, MaxErrors, check_run, parse_thresholds
-    from assay.analysis.report_terminal import summary_table
+    from assay.analysis.gates import GateError
     from assay.operations.inputs import InputError, json_or_text, scorer_value
-    from assay.operations.reports import write_run_reports
     from assay.operations.run_config import RunConfigError, run_config, run_config_from
+    from assay.operations.run_gates import RunGates
+    from assay.runner.hooks import RunHooks
 
     try:
-        if gate_on not in ("mean", "ci"):
-            raise GateError(f"--gate-on {gate_on!r}: expected 'mean' or 'ci'")
-        thresholds = parse_thresholds(fail_under or [])
-        error_budget = MaxErrors.parse(max_errors) if max_errors is not None else None
+        gates = RunGates.parse(fail_under or [], on=gate_on, max_errors=max_errors)
     except GateError as exc:
         raise CliError(str(exc)) from exc
-
     try:
         cfg = run_config_from(
             config,
@@ -168,33 +166,36 @@ def run(
             ray_address=ray_address,
             workers=workers,
         )
-    except (RunConfigError, InputError) as exc:
+        gates.check_scorers(cfg.scorers)
+    except (RunConfigError, InputError, GateError, ValueError, TypeError, KeyError) as exc:
         raise CliError(str(exc)) from exc
-    if thresholds:
-        from assay.analysis.gates import validate_thresholds
-        from assay.runner.scorer_set import build_scorers
-
-        try:  # a --fail-under typo must cost nothing, not a whole run's judge calls
-            built = build_scorers(cfg.scorers)
-            validate_thresholds(thresholds, {s.id: s.label for s in built})
-        except (GateError, ValueError, TypeError, KeyError) as exc:
-            raise CliError(str(exc)) from exc
-    from assay.runner.hooks import RunHooks
 
     started: list[RunInfo] = []
-    hooks = RunHooks(on_run_start=started.append)
     try:
-        result = run_config(cfg, progress=progress, hooks=hooks)
+        result = run_config(cfg, progress=progress, hooks=RunHooks(on_run_start=started.append))
     except KeyboardInterrupt:
-        if started and cfg.store:
-            run_id = started[0].id[:8]
-            hint = f"`assay runs resume {run_id}` finishes run {run_id}"
-        else:
-            hint = "nothing was stored (--no-store)"
-        err_console.print(f"interrupted: finished results are kept; {hint}", highlight=False)
+        _print_interrupted(started[0].id[:8] if started and cfg.store else None)
         raise typer.Exit(130) from None
     except (ValueError, TypeError, KeyError, LookupError) as exc:
         raise CliError(str(exc)) from exc
+
+    _print_result(result, cfg)
+    try:
+        failures = gates.failures(result.summary)
+    except GateError as exc:
+        raise CliError(str(exc)) from exc
+    for failure in failures:
+        err_console.print(f"gate failed: {failure.reason}", markup=False, soft_wrap=True)
+    if failures:
+        raise typer.Exit(1)
+
+
+def _print_result(result: RunResult, cfg: RunConfig) -> None:
+    """The summary table, the report files written, and for a stored run its id and its
+    judge scorers' calibration."""
+    from assay.analysis.report_terminal import summary_table
+    from assay.operations.reports import write_run_reports
+
     console.print(summary_table(result.record))
     try:
         written = write_run_reports(
@@ -208,27 +209,21 @@ def run(
         hint = f"run {result.id} stored · `assay runs show {result.id[:8]}`"
         console.print(hint, highlight=False)
         _print_calibration(result.record.info.scorers)
-    try:
-        failures = check_run(
-            result.summary,
-            fail_under=thresholds,
-            on="ci" if gate_on == "ci" else "mean",
-            max_errors=error_budget,
-        )
-    except GateError as exc:
-        raise CliError(str(exc)) from exc
-    for failure in failures:
-        err_console.print(f"gate failed: {failure.reason}", markup=False, soft_wrap=True)
-    if failures:
-        raise typer.Exit(1)
+
+
+def _print_interrupted(run_id: str | None) -> None:
+    """What an interrupted run left: a stored run to resume, or nothing (``--no-store``)."""
+    if run_id is not None:
+        hint = f"`assay runs resume {run_id}` finishes run {run_id}"
+    else:
+        hint = "nothing was stored (--no-store)"
+    err_console.print(f"interrupted: finished results are kept; {hint}", highlight=False)
 
 
 def _print_calibration(specs: list[ScorerSpec]) -> None:
     """One ``calibrated: yes/no/stale`` line per judge scorer (and per scorer that was ever
     calibrated): whether its scores are backed by agreement with human labels."""
-    from assay.operations.certificates import is_judge_spec, spec_calibration_status
+    from assay.calibration.certificates import shown_calibration_statuses
 
-    for spec in specs:
-        status = spec_calibration_status(spec)
-        if status.state != "no" or is_judge_spec(spec):
-            console.print(f"{spec.id}: {status.describe()}", highlight=False)
+    for spec, status in shown_calibration_statuses(specs):
+        console.print(f"{spec.id}: {status.describe()}", highlight=False)

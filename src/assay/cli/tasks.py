@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
-import json
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.table import Table
 
 from assay.cli.common import CliError, console, err_console, print_json
+
+if TYPE_CHECKING:
+    from assay.operations.tasks import GroupRun, TaskRun
 
 tasks_app = typer.Typer(
     help="Benchmark tasks in lm-evaluation-harness YAML.", no_args_is_help=False
@@ -229,26 +232,21 @@ def tasks_run(
         raise CliError(str(exc)) from exc
     except (ValueError, TypeError, KeyError, LookupError) as exc:
         raise CliError(f"{type(exc).__name__}: {exc}") from exc
+    _print_task(task.name, outcome, json_path, store)
+
+
+def _print_task(name: str, outcome: TaskRun, json_path: Path | None, store: bool) -> None:
+    """One task's aggregates as a table (and as lm-eval's JSON with ``--json``), the stored
+    run, and the docs that failed (exit 1: the aggregates leave them out)."""
     report = outcome.report
-    table = Table(title=f"task {task.name} · {report['n_docs']} docs")
+    table = Table(title=f"task {name} · {report['n_docs']} docs")
     for column in ("metric", "filter", "value", "stderr", "higher is better"):
         table.add_column(column)
-    for key, value in report["aggregate"].items():
-        metric, _, pipeline = key.partition(",")
-        if metric.endswith("_stderr"):
-            continue
-        stderr = report["aggregate"].get(f"{metric}_stderr,{pipeline}")
-        table.add_row(
-            metric,
-            pipeline,
-            _number(value),
-            _number(stderr),
-            "yes" if report["higher_is_better"].get(metric, True) else "no",
-        )
+    for metric, pipeline, value, stderr in _aggregate_rows(report["aggregate"]):
+        better = "yes" if report["higher_is_better"].get(metric, True) else "no"
+        table.add_row(metric, pipeline, value, stderr, better)
     console.print(table)
-    if json_path is not None:
-        json_path.write_text(json.dumps(report, indent=2, ensure_ascii=False), encoding="utf-8")
-        console.print(f"wrote {json_path}", highlight=False)
+    _write_json(json_path, report)
     if store:
         run_id = outcome.run.id
         console.print(f"run {run_id} stored · `assay runs show {run_id[:8]}`", highlight=False)
@@ -260,6 +258,31 @@ def tasks_run(
             soft_wrap=True,
         )
         raise typer.Exit(1)
+
+
+def _aggregate_rows(aggregate: Mapping[str, Any]) -> list[tuple[str, str, str, str]]:
+    """lm-eval's ``{"metric,filter": value, "metric_stderr,filter": stderr}`` as rows of
+    (metric, filter, value, stderr), shown."""
+    rows = []
+    for key, value in aggregate.items():
+        metric, _, pipeline = key.partition(",")
+        if metric.endswith("_stderr"):
+            continue
+        stderr = aggregate.get(f"{metric}_stderr,{pipeline}")
+        rows.append((metric, pipeline, _number(value), _number(stderr)))
+    return rows
+
+
+def _write_json(path: Path | None, report: Mapping[str, Any]) -> None:
+    from assay.analysis.report_json import write_json_file
+
+    if path is None:
+        return
+    try:
+        write_json_file(path, report)
+    except OSError as exc:
+        raise CliError(f"cannot write {path}: {exc.strerror or exc}") from exc
+    console.print(f"wrote {path}", highlight=False)
 
 
 def _is_group(file: Path) -> bool:
@@ -308,6 +331,12 @@ def _run_group(
         raise CliError(str(exc)) from exc
     except (ValueError, TypeError, KeyError, LookupError) as exc:
         raise CliError(f"{type(exc).__name__}: {exc}") from exc
+    _print_group(outcome, json_path)
+
+
+def _print_group(outcome: GroupRun, json_path: Path | None) -> None:
+    """The group's aggregate and each task's, as one table (and JSON with ``--json``); the
+    tasks with failed docs (exit 1)."""
     table = Table(title=f"group {outcome.group} · {len(outcome.tasks)} tasks")
     for column in ("task", "metric", "filter", "value", "stderr"):
         table.add_column(column)
@@ -315,18 +344,10 @@ def _run_group(
         (name, run.report["aggregate"]) for name, run in outcome.tasks.items()
     ]
     for name, aggregate in rows:
-        for key, value in aggregate.items():
-            metric, _, pipeline = key.partition(",")
-            if metric.endswith("_stderr"):
-                continue
-            stderr = aggregate.get(f"{metric}_stderr,{pipeline}")
-            table.add_row(name, metric, pipeline, _number(value), _number(stderr))
+        for row in _aggregate_rows(aggregate):
+            table.add_row(name, *row)
     console.print(table)
-    if json_path is not None:
-        json_path.write_text(
-            json.dumps(outcome.report, indent=2, ensure_ascii=False), encoding="utf-8"
-        )
-        console.print(f"wrote {json_path}", highlight=False)
+    _write_json(json_path, outcome.report)
     failed = {name: run.errors for name, run in outcome.tasks.items() if run.errors}
     if failed:
         err_console.print(

@@ -112,14 +112,13 @@ def _calibration_notes(
     """What a stored run's report says about its scorers' calibration: ``calibrated: yes
     (...) / no / stale (...)`` per judge scorer (and per scorer ever calibrated), and the
     judge-corrected means of scorers with human-labelled items (``metadata.human_label``)."""
-    from assay.operations.certificates import is_judge_spec, spec_calibration_status
-    from assay.operations.judge_corrected import judge_corrected_means
+    from assay.calibration.certificates import shown_calibration_statuses
+    from assay.calibration.judge_corrected import judge_corrected_means
 
-    calibrated: dict[str, str] = {}
-    for spec in record.info.scorers:
-        status = spec_calibration_status(spec, store=db)
-        if status.state != "no" or is_judge_spec(spec):
-            calibrated[spec.id] = status.describe()
+    calibrated = {
+        spec.id: status.describe()
+        for spec, status in shown_calibration_statuses(record.info.scorers, store=db)
+    }
     try:
         corrected = judge_corrected_means(record.id, store=db)
     except ValueError:  # labels that are not numbers: no correction rather than a wrong one

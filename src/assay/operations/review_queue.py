@@ -4,7 +4,7 @@ item to review, and how much of the run has been reviewed (Langfuse's annotation
 The queue is the run's items in data order; "unreviewed only" skips items that already
 have an annotation (the item on screen stays reachable even once reviewed, so a reviewer
 can look back). Reviews are the run's annotations, which already feed calibration
-(``operations.calibration_data``): the queue only decides what comes next.
+(``calibration.data``): the queue only decides what comes next.
 """
 
 from __future__ import annotations

@@ -9,14 +9,13 @@ is an error naming the field, not a silently ignored key. Its settings map onto
 
 from __future__ import annotations
 
-import difflib
 from pathlib import Path
 from typing import Any
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic_core import ErrorDetails
 
-from assay.operations.config_env import MissingVariableError, substitute_env
+from assay.config_file import ConfigError, anchor_paths, read_config_file, validate_config
 from assay.operations.item_selection import ItemSelection
 from assay.runner.hooks import RunHooks
 from assay.runner.options import Backend, RunOptions
@@ -24,7 +23,7 @@ from assay.runner.result import RunResult
 from assay.scoring.sync import run_sync
 
 
-class RunConfigError(ValueError):
+class RunConfigError(ConfigError):
     """The run config is invalid; the message names the file and field."""
 
 
@@ -133,22 +132,8 @@ def load_run_config(path: str | Path, **overrides: Any) -> RunConfig:
     Relative ``data``/``report`` paths are relative to the config file's folder.
     """
     path = Path(path)
-    try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    except OSError as exc:
-        raise RunConfigError(f"cannot read {path}: {exc.strerror or exc}") from exc
-    except yaml.YAMLError as exc:
-        raise RunConfigError(f"{path}: invalid YAML: {exc}") from exc
-    if not isinstance(raw, dict):
-        raise RunConfigError(f"{path}: expected a mapping at the top level")
-    try:
-        raw = substitute_env(raw)
-    except MissingVariableError as exc:
-        raise RunConfigError(f"{path}: {exc}") from None
-    for key in ("data", "report", "json"):
-        value = raw.get(key)
-        if isinstance(value, str) and not Path(value).is_absolute():
-            raw[key] = str(path.parent / value)
+    raw = read_config_file(path, error=RunConfigError)
+    anchor_paths(raw, ("data", "report", "json"), path.parent)
     return make_run_config({**raw, **overrides}, source=str(path))
 
 
@@ -175,30 +160,22 @@ _FLAGS = {
 
 def make_run_config(raw: dict[str, Any], *, source: str = "run config") -> RunConfig:
     """Validate a run config; the error names the key (and its flag) in the user's words."""
-    try:
-        return RunConfig.model_validate(raw)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(part) for part in first["loc"]) or "config"
-        top = str(first["loc"][0]) if first["loc"] else ""
-        if first["type"] == "missing" and top == "scorers":
-            message = (
-                f"no scorer given: pass {_FLAGS['scorers']} or set 'scorers:' in the config "
-                "file (see `assay scorers list`)"
-            )
-        elif first["type"] == "extra_forbidden":
-            keys = sorted({f.alias or name for name, f in RunConfig.model_fields.items()})
-            close = difflib.get_close_matches(top, keys, n=1, cutoff=0.6)
-            hint = f"; did you mean {close[0]!r}?" if close else ""
-            message = f"unknown key {top!r}{hint} (allowed keys: {', '.join(keys)})"
-        elif first["type"] == "missing":
-            flag = f" (flag {_FLAGS[top]})" if top in _FLAGS else ""
-            message = f"missing key {where!r}{flag}"
-        elif first["type"] == "value_error" and not first["loc"]:
-            message = str(first["msg"]).removeprefix("Value error, ")
-        else:
-            message = f"field {where!r}: {first['msg']}"
-        raise RunConfigError(f"{source}: {message}") from exc
+    return validate_config(RunConfig, raw, source=source, error=RunConfigError, explain=_explain)
+
+
+def _explain(error: ErrorDetails) -> str | None:
+    """A missing key named with the CLI flag that gives it (``no scorer given: ...``)."""
+    top = str(error["loc"][0]) if error["loc"] else ""
+    if error["type"] != "missing":
+        return None
+    if top == "scorers":
+        return (
+            f"no scorer given: pass {_FLAGS['scorers']} or set 'scorers:' in the config "
+            "file (see `assay scorers list`)"
+        )
+    where = ".".join(str(part) for part in error["loc"])
+    flag = f" (flag {_FLAGS[top]})" if top in _FLAGS else ""
+    return f"missing key {where!r}{flag}"
 
 
 async def run_config_async(
@@ -210,7 +187,7 @@ async def run_config_async(
     options = config.run_options(progress=progress, hooks=hooks)
     selection = config.selection()
     if config.require_calibrated:
-        from assay.operations.certificates import require_calibrated
+        from assay.calibration.certificates import require_calibrated
 
         require_calibrated(config.scorers)
     if config.dataset is not None:

@@ -8,26 +8,23 @@ instead of a silently ignored setting.
 
 from __future__ import annotations
 
-import difflib
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from assay.config_file import (
+    ConfigError,
+    anchor_paths,
+    read_config_file,
+    validate_config,
+)
 from assay.models.base import ModelSettings
-from assay.operations.config_env import MissingVariableError, substitute_env
 
 
-class OptimizeConfigError(ValueError):
-    """The optimization config is invalid; the message names the file and the key.
-
-    ``key`` is the offending key's path (``budget.max_metric_calls``) when it is known, so
-    the HTTP API can answer a 422 that names the field instead of parsing the message."""
-
-    def __init__(self, message: str, *, key: str | None = None) -> None:
-        super().__init__(message)
-        self.key = key
+class OptimizeConfigError(ConfigError):
+    """The optimization config is invalid; the message names the file and the key
+    (``key``: its dotted path, for the HTTP API's 422)."""
 
 
 class DataRef(BaseModel):
@@ -187,28 +184,15 @@ def load_optimize_config(path: str | Path, **overrides: Any) -> OptimizeConfig:
     """Read a YAML optimization config; relative data paths and ``run_dir`` are relative to
     its folder."""
     path = Path(path)
-    try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    except OSError as exc:
-        raise OptimizeConfigError(f"cannot read {path}: {exc.strerror or exc}") from exc
-    except yaml.YAMLError as exc:
-        raise OptimizeConfigError(f"{path}: invalid YAML: {exc}") from exc
-    if not isinstance(raw, dict):
-        raise OptimizeConfigError(f"{path}: expected a mapping at the top level")
-    try:
-        raw = substitute_env(raw)
-    except MissingVariableError as exc:
-        raise OptimizeConfigError(f"{path}: {exc}") from None
+    raw = read_config_file(path, error=OptimizeConfigError)
+    folder = path.resolve().parent
     for split in ("train", "val", "test"):
         ref = raw.get(split)
         if isinstance(ref, str):
             ref = raw[split] = {"data": ref}
-        data = ref.get("data") if isinstance(ref, dict) else None
-        if isinstance(ref, dict) and isinstance(data, str) and not Path(data).is_absolute():
-            ref["data"] = str(path.resolve().parent / data)
-    run_dir = raw.get("run_dir")
-    if isinstance(run_dir, str) and not Path(run_dir).is_absolute():
-        raw["run_dir"] = str(path.resolve().parent / run_dir)
+        if isinstance(ref, dict):
+            anchor_paths(ref, ("data",), folder)
+    anchor_paths(raw, ("run_dir",), folder)
     return make_optimize_config({**raw, **overrides}, source=str(path))
 
 
@@ -219,24 +203,10 @@ def make_optimize_config(raw: dict[str, Any], *, source: str = "optimize config"
     for split in ("train", "val", "test"):
         if isinstance(raw.get(split), str):
             raw[split] = {"data": raw[split]}
-    try:
-        return OptimizeConfig.model_validate(raw)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        loc = [str(part) for part in first["loc"]]
-        where = ".".join(loc) or "config"
-        if first["type"] == "extra_forbidden":
-            model: type[BaseModel] = OptimizeConfig
-            if len(loc) > 1 and loc[0] == "budget":
-                model = Budget
-            elif len(loc) > 1 and loc[0] in ("train", "val", "test"):
-                model = DataRef
-            keys = sorted(model.model_fields)
-            close = difflib.get_close_matches(loc[-1], keys, n=1, cutoff=0.6)
-            hint = f"; did you mean {close[0]!r}?" if close else ""
-            message = f"unknown key {where!r}{hint} (allowed: {', '.join(keys)})"
-        elif first["type"] == "missing":
-            message = f"missing key {where!r}"
-        else:
-            message = f"key {where!r}: {first['msg']}"
-        raise OptimizeConfigError(f"{source}: {message}", key=where) from exc
+    return validate_config(
+        OptimizeConfig,
+        raw,
+        source=source,
+        error=OptimizeConfigError,
+        nested={"budget": Budget, "train": DataRef, "val": DataRef, "test": DataRef},
+    )

@@ -28,29 +28,24 @@ import numpy as np
 import yaml
 from pydantic import BaseModel, Field
 
-from assay.extras import require_extra
-from assay.models.base import Model
-from assay.operations.calibrate import (
-    DEFAULT_THRESHOLD,
-    GateResult,
-    _on_scorer_scale,
-    check_gate_names,
-    check_gates,
-)
-from assay.operations.calibration_config import (
+from assay.calibration.certificates import certificate_parts, judge_model_of, scorer_identity
+from assay.calibration.config import (
     CalibrationConfig,
     CalibrationConfigError,
     make_calibration_config,
 )
-from assay.operations.calibration_data import (
+from assay.calibration.data import (
     CalibrationDataError,
     dataset_data_key,
     file_data_key,
     labelled_items,
     split_test_ids,
 )
-from assay.operations.calibration_measures import paired_differences_json, statistics_json
-from assay.operations.certificates import certificate_parts, judge_model_of, scorer_identity
+from assay.calibration.gates import DEFAULT_THRESHOLD, GateResult, check_gate_names, check_gates
+from assay.calibration.measures import paired_differences_json, statistics_json
+from assay.calibration.run import _on_scorer_scale
+from assay.extras import require_extra
+from assay.models.base import Model
 from assay.optimize.candidate_target import candidate_hash
 from assay.optimize.config import OptimizeConfigError
 from assay.optimize.events import EventHandler, TestChecked

@@ -26,8 +26,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from assay.calibration.data import pair_outputs
 from assay.models.base import Model
-from assay.operations.calibration_data import pair_outputs
 from assay.optimize.row_scores import RowScore
 from assay.optimize.session import Session
 from assay.optimize.splits import Example
@@ -231,7 +231,7 @@ class JudgeEvaluator:
 
     def statistic(self, labels: list[float], scores: list[Any]) -> float | None:
         """The objective's point value on these items, or ``None`` where it is undefined."""
-        from assay.analysis.calibration import calibration_statistics
+        from assay.calibration.statistics import calibration_statistics
 
         if len(labels) < 2:
             return None

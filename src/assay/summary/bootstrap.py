@@ -30,7 +30,7 @@ BOOTSTRAP_MAX_CELLS = 1 << 21
 
 MULTINOMIAL_RATIO = 8
 """At most one distinct number per 8 values: resample counts per number, not indices (the
-rule ``assay.analysis.calibration.resample`` uses for its cells)."""
+rule ``assay.calibration.statistics.resample`` uses for its cells)."""
 
 HISTOGRAM_MAX_NUMBERS = 4096
 """At most this many distinct numbers for the counts method (what a streaming summary's

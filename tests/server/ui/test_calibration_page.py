@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 from fastapi.testclient import TestClient
 
-from assay.analysis.calibration import ppi_mean
-from assay.operations.calibrate import calibrate
+from assay.calibration.run import calibrate
+from assay.calibration.statistics import ppi_mean
 from assay.operations.stored_runs import run_stored
 from assay.scoring.registry import create_scorer
 from assay.scoring.scorer import Scorer

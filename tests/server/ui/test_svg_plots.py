@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 import xml.etree.ElementTree as ET
 
-from assay.operations.calibration_view import CalibrationPoint, ReliabilityBin
+from assay.calibration.view import CalibrationPoint, ReliabilityBin
 from assay.server.ui.svg_plots import confusion_svg, reliability_svg, scatter_svg
 
 SVG = "{http://www.w3.org/2000/svg}"

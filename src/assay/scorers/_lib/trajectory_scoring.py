@@ -16,7 +16,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Final, TypedDict
 
 from assay.messages.tool_calls import extract_trajectory
-from assay.messages.trajectory import (
+from assay.messages.trajectory import js_truthy, trajectory_steps, trajectory_to_expected_steps
+from assay.rounding import round2_plain
+from assay.scorers._lib.trajectory_checks import (
     ToolFailureAnalysisResult,
     TrajectoryBlacklistResult,
     TrajectoryComparisonResult,
@@ -25,11 +27,7 @@ from assay.messages.trajectory import (
     check_trajectory_blacklist,
     check_trajectory_efficiency,
     compare_trajectories,
-    js_truthy,
-    trajectory_steps,
-    trajectory_to_expected_steps,
 )
-from assay.rounding import round2_plain
 from assay.scorers._lib.trajectory_params import TrajectoryExpectation
 
 __all__ = [

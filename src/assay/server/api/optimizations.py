@@ -17,18 +17,18 @@ from fastapi.responses import StreamingResponse
 from pydantic import BaseModel
 from starlette.concurrency import run_in_threadpool
 
-from assay.operations.optimizations_view import (
-    OptimizationDetail,
-    OptimizationSummary,
-    list_optimizations,
-    optimization_detail,
-)
 from assay.operations.run_items import MAX_PAGE
 from assay.optimize.feed import FeedReader, event_line
 from assay.optimize.requests import OptimizeRequest
 from assay.server.api.deps import OptimizationJobsDep, StoreDep, responses
 from assay.server.client_view import event_for_client
 from assay.server.jobs import OptimizationJobs
+from assay.server.optimizations_view import (
+    OptimizationDetail,
+    OptimizationSummary,
+    list_optimizations,
+    optimization_detail,
+)
 from assay.server.sse import sse_response
 from assay.store import Store
 

@@ -18,17 +18,10 @@ from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, Response
 from fastapi.templating import Jinja2Templates
 
+from assay.calibration.judge_corrected import certificate_judge_corrected
+from assay.calibration.view import calibration_view
 from assay.live.status import LiveRunNotFoundError, live_status
 from assay.operations.annotations import annotation_history
-from assay.operations.calibration_view import calibration_view
-from assay.operations.judge_corrected import certificate_judge_corrected
-from assay.operations.optimizations_view import (
-    best_candidate,
-    lineage,
-    list_optimizations,
-    optimization_detail,
-    scorer_diagnostics,
-)
 from assay.operations.review_queue import review_queue
 from assay.operations.run_items import MAX_PAGE, RunItemFilter, run_item
 from assay.operations.runs_overview import RUN_SORTS, score_trend, sort_runs, trend_choices
@@ -38,6 +31,13 @@ from assay.operations.ui_queries import SortOrder, compare_view, run_item_groups
 from assay.optimize.feed import current_state
 from assay.server.api.deps import MAX_OFFSET
 from assay.server.client_view import event_for_client, result_for_client
+from assay.server.optimizations_view import (
+    best_candidate,
+    lineage,
+    list_optimizations,
+    optimization_detail,
+    scorer_diagnostics,
+)
 from assay.server.ui.judge_optimization import judge_view
 from assay.server.ui.paths import STATIC_DIR, TEMPLATES_DIR
 from assay.server.ui.svg_plots import (

@@ -14,9 +14,9 @@ from typing import Any
 
 from assay.analysis import svg_charts as charts
 from assay.analysis.svg_charts import Point, Series, number
-from assay.operations.calibration_view import CalibrationPoint, ReliabilityBin
-from assay.operations.optimizations_view import CandidateView
+from assay.calibration.view import CalibrationPoint, ReliabilityBin
 from assay.operations.runs_overview import ScoreTrend, TrendPoint
+from assay.server.optimizations_view import CandidateView
 
 SIZE = 360
 """Width and height of the square calibration charts (both axes share one scale)."""
