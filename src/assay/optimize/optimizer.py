@@ -32,6 +32,7 @@ from pydantic import BaseModel
 
 from assay.models.base import Model
 from assay.models.resolve import resolve_model
+from assay.operations.stored_runs import check_backend
 from assay.optimize.adapter import AssayAdapter
 from assay.optimize.config import (
     OptimizeConfig,
@@ -50,6 +51,7 @@ from assay.optimize.session import Evaluator, OptimizationStopped, Progress, Ses
 from assay.optimize.splits import Splits, load_splits, pin_versions
 from assay.optimize.task_evaluator import TaskEvaluator
 from assay.optimize.watch import BudgetStopper, Watcher
+from assay.runner.options import Backend, RunOptions
 from assay.runner.scorer_set import build_scorers, scorer_spec
 from assay.scoring.scorer import Scorer
 from assay.scoring.sync import run_sync
@@ -167,12 +169,18 @@ async def optimize_async(
     reflection_model: str | Model | None = None,
     on_event: EventHandler | None = None,
     store: Store | None = None,
+    backend: Backend = "local",
+    ray_address: str | None = None,
+    workers: int | None = None,
     **fields: Any,
 ) -> OptimizeResult:
     """Optimize a prompt with GEPA; see ``OptimizeConfig`` for the settings (given as a
     config, a dict, or keywords). ``task_model``/``reflection_model`` may be model strings
     or ``Model`` objects (objects must be passed again to resume). ``on_event`` receives
-    the progress events (``assay.optimize.events``)."""
+    the progress events (``assay.optimize.events``). ``backend``/``ray_address``/
+    ``workers``: what executes each evaluation run, as for ``run_stored`` (``"ray"``:
+    Ray workers; docs/scale-out.md)."""
+    scale_out = RunOptions(backend=backend, ray_address=ray_address, workers=workers)
     raw: dict[str, Any]
     if isinstance(config, OptimizeConfig):
         raw = config.model_dump(exclude_unset=True)
@@ -195,10 +203,11 @@ async def optimize_async(
             )
     checked = make_optimize_config(raw)
     with using_store(store) as db:
+        check_backend(db, scale_out)  # before the optimization is stored
         started = create_optimization(
             checked, db, task_model=task_obj, reflection_model=reflection_obj
         )
-        return _task_result(await started.run(on_event))
+        return _task_result(await started.run(on_event, scale_out))
 
 
 def _task_result(result: BaseModel) -> OptimizeResult:
@@ -222,9 +231,13 @@ class StartedOptimization:
     progress: Progress
     resumed: bool
 
-    async def run(self, on_event: EventHandler | None = None) -> BaseModel:
+    async def run(
+        self, on_event: EventHandler | None = None, backend: RunOptions | None = None
+    ) -> BaseModel:
         """Execute it (GEPA, then the held-out check). Cancelling the awaiting task stops
-        GEPA's thread at its next step and leaves the optimization ``interrupted``."""
+        GEPA's thread at its next step and leaves the optimization ``interrupted``.
+        ``backend``: what executes each evaluation run (its ``backend``, ``ray_address``,
+        ``workers``; default: this process)."""
         return await _execute(
             self.prepared,
             self.id,
@@ -233,6 +246,7 @@ class StartedOptimization:
             self.progress,
             self.resumed,
             on_event,
+            backend,
         )
 
 
@@ -311,11 +325,17 @@ async def resume_optimization_async(
     reflection_model: Model | None = None,
     on_event: EventHandler | None = None,
     store: Store | None = None,
+    backend: Backend = "local",
+    ray_address: str | None = None,
+    workers: int | None = None,
 ) -> OptimizeResult:
-    """Continue a killed, failed or interrupted optimization (id or unique prefix)."""
+    """Continue a killed, failed or interrupted optimization (id or unique prefix);
+    ``backend``/``ray_address``/``workers`` as for ``optimize_async``."""
+    scale_out = RunOptions(backend=backend, ray_address=ray_address, workers=workers)
     with using_store(store) as db:
+        check_backend(db, scale_out)
         started = prepare_resume(ref, db, task_model=task_model, reflection_model=reflection_model)
-        return _task_result(await started.run(on_event))
+        return _task_result(await started.run(on_event, scale_out))
 
 
 PREPARERS: dict[
@@ -365,6 +385,7 @@ async def _execute(
     progress: Progress,
     resumed: bool,
     on_event: EventHandler | None,
+    backend: RunOptions | None = None,
 ) -> BaseModel:
     config = prepared.config
     session = Session(
@@ -376,6 +397,7 @@ async def _execute(
         loop=asyncio.get_running_loop(),
         progress=progress,
         on_event=on_event,
+        backend=backend,
     )
     session.save_progress()  # takes the lease before anything runs
     known = {c.idx: c.components for c in store.optimizations.candidates(optimization_id)}
