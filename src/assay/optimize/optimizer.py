@@ -31,7 +31,7 @@ from gepa.core.result import GEPAResult
 from pydantic import BaseModel
 
 from assay.models.base import Model
-from assay.models.resolve import resolve_model
+from assay.models.resolve import shippable_model
 from assay.operations.stored_runs import check_backend
 from assay.optimize.adapter import AssayAdapter
 from assay.optimize.config import (
@@ -107,7 +107,7 @@ def model_for(label: str, given: Model | None, base_url: str | None, key: str) -
     if given is not None:
         return given
     try:
-        return resolve_model(label, base_url=base_url)
+        return shippable_model(label, base_url=base_url)
     except (KeyError, ValueError) as exc:
         raise OptimizeConfigError(
             f"key {key!r}: cannot use model {label!r}: {exc}. A model given as a Python "
