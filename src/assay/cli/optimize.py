@@ -269,13 +269,9 @@ def optimize_command(
                 config = load_optimize_config(args[0])
                 preflight(config)
                 result = optimize(config, on_event=printer, store=store, **scale_out)
-        except (
-            OptimizeConfigError,
-            OptimizeResumeError,
-            PreflightError,
-            LookupError,
-            RayBackendError,
-        ) as exc:
+        except RayBackendError as exc:
+            raise CliError(str(exc)) from exc
+        except (OptimizeConfigError, OptimizeResumeError, PreflightError, LookupError) as exc:
             raise CliError(str(exc).strip("'\"")) from exc
     if printer.reflections_failed and not printer.proposed and result.best_val_score <= 0:
         err_console.print(

@@ -146,7 +146,9 @@ def optimize_judge_command(
                 **scale_out,
                 **({"min": gates} if gates else {}),
             )
-        except (OptimizeConfigError, LookupError, RayBackendError) as exc:
+        except RayBackendError as exc:
+            raise CliError(str(exc)) from exc
+        except (OptimizeConfigError, LookupError) as exc:
             raise CliError(str(exc).strip("'\"")) from exc
     report_judge(result, json_out, write_best)
 
