@@ -9,6 +9,7 @@ named below are never called: the Ray check comes first.
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 
@@ -102,3 +103,26 @@ def test_tasks_run_on_ray_refuses_no_store(tmp_path: Path) -> None:
         assay_without("ray", *args, "--backend", "ray", "--no-store", cwd=tmp_path),
         "--backend ray: its workers store the results, so --no-store cannot be used",
     )
+
+
+def test_tasks_run_backend_ray_runs_on_a_local_ray_and_records_it(tmp_path: Path) -> None:
+    """The flags reach the run: the CLI starts a local Ray of one worker, the run is stored
+    with the backend and worker count, and its numbers are the local run's."""
+    if not os.environ.get("CI"):
+        pytest.importorskip("ray")
+    args = [*_task(tmp_path), "--bootstrap-iters", "10"]
+    on_ray = assay_without("", *args, "--backend", "ray", "--workers", "1", cwd=tmp_path)
+    assert on_ray.returncode == 0, on_ray.stderr
+    local = assay_without("", *args, cwd=tmp_path)
+    assert local.returncode == 0, local.stderr
+    with open_store(f"sqlite:///{tmp_path / 'assay.db'}") as store:
+        runs = {r.info.backend: r for r in store.runs.list()}
+        assert (runs["ray"].info.workers, runs["local"].info.workers) == (1, None)
+        rows = {
+            backend: [
+                (r.item_id, r.output, r.scores["exact_match,none"].score)
+                for r in store.runs.results(run.info.id)
+            ]
+            for backend, run in runs.items()
+        }
+    assert rows["ray"] == rows["local"] == [("0", "4", 1.0)]
