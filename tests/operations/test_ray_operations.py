@@ -26,7 +26,8 @@ from assay.models.providers import reset_resolved_models
 from assay.models.reliability import reset_limiters
 from assay.operations.calibrate import calibrate
 from assay.operations.tasks import load_task, run_task
-from assay.optimize import optimize
+from assay.optimize import optimize, resume_optimization
+from assay.optimize.events import OptimizeEvent
 from assay.store import Store, open_store
 from assay.testing import ScriptedModel
 from assay.testing.openai_server import MockOpenAIServer
@@ -232,17 +233,16 @@ def test_a_calibration_on_ray_gives_the_local_statistics(
 # ------------------------------------------------------------------------ optimize
 
 
-@pytest.mark.usefixtures("local_ray")
-def test_an_optimization_on_ray_takes_the_same_steps_as_locally(
-    tmp_path: Path, store: Store
-) -> None:
-    """The same seeded optimization twice: every evaluation batch (a stored run) on Ray
-    scores what the local one scored, so GEPA takes the same steps to the same winner."""
+class Kill(BaseException):
+    """Stands in for SIGKILL/Ctrl-C: not an ``Exception``, so nothing may swallow it."""
+
+
+def _optimize_config(tmp_path: Path) -> dict[str, Any]:
     data = {
         split: write_jsonl(tmp_path / f"{split}.jsonl", arithmetic_rows(n, start=start))
         for split, n, start in (("train", 6, 0), ("val", 4, 10), ("test", 4, 20))
     }
-    config = {
+    return {
         "name": "arith",
         "candidate": {"instructions": "You solve arithmetic."},
         **data,
@@ -250,32 +250,73 @@ def test_an_optimization_on_ray_takes_the_same_steps_as_locally(
         "budget": {"max_metric_calls": 20},
         "concurrency": 4,
     }
+
+
+def _models() -> dict[str, ScriptedModel]:
+    """Deterministic task and reflection models (the task model is shipped to workers)."""
+    return {
+        "task_model": ScriptedModel(responder=task_reply, name="task"),
+        "reflection_model": ScriptedModel(responder=reflection_reply, name="reflect"),
+    }
+
+
+def _steps(store: Store, optimization_id: str) -> list[tuple[str, str, float | None]]:
+    return [
+        (e.split, e.candidate_hash, e.mean_score)
+        for e in store.optimizations.evaluations(optimization_id)
+    ]
+
+
+@pytest.mark.usefixtures("local_ray")
+def test_an_optimization_on_ray_takes_the_same_steps_as_locally(
+    tmp_path: Path, store: Store
+) -> None:
+    """The same seeded optimization twice: every evaluation batch (a stored run) on Ray
+    scores what the local one scored, so GEPA takes the same steps to the same winner."""
+    config = _optimize_config(tmp_path)
     results = {}
     for backend in ("local", "ray"):
         results[backend] = optimize(
             {**config, "run_dir": str(tmp_path / f"gepa-{backend}")},
-            task_model=ScriptedModel(responder=task_reply, name="task"),
-            reflection_model=ScriptedModel(responder=reflection_reply, name="reflect"),
             store=store,
             backend=backend,  # type: ignore[arg-type]
+            **_models(),
         )
     local, on_ray = results["local"], results["ray"]
     assert on_ray.best_candidate == local.best_candidate
     assert on_ray.best_val_score == local.best_val_score == 1.0
+    assert _steps(store, on_ray.optimization_id) == _steps(store, local.optimization_id)
     steps = {
         backend: store.optimizations.evaluations(result.optimization_id)
         for backend, result in results.items()
     }
-    assert len(steps["ray"]) == len(steps["local"]) >= 3
+    assert len(steps["ray"]) >= 3
     for ray_step, local_step in zip(steps["ray"], steps["local"], strict=True):
-        assert (ray_step.split, ray_step.candidate_hash, ray_step.mean_score) == (
-            local_step.split,
-            local_step.candidate_hash,
-            local_step.mean_score,
-        )
         if ray_step.run_id is None or local_step.run_id is None:
             continue
         assert _backend(store, ray_step.run_id) == ("ray", 2)
         assert _backend(store, local_step.run_id) == ("local", None)
         assert _rows(store, ray_step.run_id) == _rows(store, local_step.run_id)
         assert store.work_units.remaining(ray_step.run_id) == 0
+
+    # killed after its first evaluations (locally), resumed on Ray: the same search
+    def kill_after_the_seed(event: OptimizeEvent) -> None:
+        if event.kind == "evaluated" and event.split == "train":  # type: ignore[union-attr]
+            raise Kill
+
+    with pytest.raises(Kill):
+        optimize(
+            {**config, "run_dir": str(tmp_path / "gepa-killed")},
+            store=store,
+            on_event=kill_after_the_seed,
+            **_models(),
+        )
+    [killed] = [o for o in store.optimizations.list() if o.status == "interrupted"]
+    existing = {r.info.id for r in store.runs.list()}
+    resumed = resume_optimization(killed.id, store=store, backend="ray", **_models())
+    assert resumed.status == "completed"
+    assert resumed.best_candidate == local.best_candidate
+    assert _steps(store, killed.id)[-1] == _steps(store, local.optimization_id)[-1]
+    # evaluations the resume ran (a reused one points at the killed session's local run)
+    new_runs = {e.run_id for e in store.optimizations.evaluations(killed.id)} - existing - {None}
+    assert new_runs and {_backend(store, r) for r in new_runs if r} == {("ray", 2)}
