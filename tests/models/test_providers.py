@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import pickle
 import subprocess
 import sys
 from pathlib import Path
@@ -13,7 +15,13 @@ from assay.models.cache import CachedModel, SQLiteModelCache
 from assay.models.openai_compat import OpenAICompatibleModel
 from assay.models.providers import PROVIDERS
 from assay.models.reliability import ReliableModel
-from assay.models.resolve import LazyModel, UnknownModelError, known_providers, resolve_model
+from assay.models.resolve import (
+    LazyModel,
+    UnknownModelError,
+    known_providers,
+    resolve_model,
+    shippable_model,
+)
 from assay.testing.openai_server import MockOpenAIServer
 
 MESSAGES = [ChatMessage(role="user", content="hello")]
@@ -156,6 +164,33 @@ def test_lazy_model_resolves_on_first_use(server: MockOpenAIServer) -> None:
     broken = LazyModel("nope/x")  # no error until used
     with pytest.raises(UnknownModelError):
         broken.resolve()
+
+
+def test_a_used_lazy_model_pickles_as_its_string_and_the_copy_calls_again(
+    server: MockOpenAIServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What a Ray worker receives: the string and base URL, never this process's client,
+    cache database or limiter (which cannot be pickled at all)."""
+    monkeypatch.setenv("ASSAY_CACHE", "off")
+    lazy = LazyModel("openai-compatible/x", base_url=server.base_url)
+    messages = [ChatMessage(role="user", content="hi")]
+    asyncio.run(lazy.generate(messages, settings=ModelSettings(temperature=0.0)))
+    with pytest.raises(TypeError):
+        pickle.dumps(lazy.resolve())
+    copy = pickle.loads(pickle.dumps(lazy))
+    assert copy == lazy and copy._resolved is None
+    asyncio.run(copy.generate(messages, settings=ModelSettings(temperature=0.0)))
+    assert len(server.chat_requests) == 2
+
+
+def test_shippable_model_fails_now_and_ships_as_its_string(server: MockOpenAIServer) -> None:
+    with pytest.raises(UnknownModelError):
+        shippable_model("nope/x")
+    shipped = shippable_model("openai-compatible/x", base_url=server.base_url)
+    assert isinstance(shipped, LazyModel) and shipped._resolved is not None
+    assert pickle.loads(pickle.dumps(shipped)) == shipped
+    given = OpenAICompatibleModel("x", base_url=server.base_url)
+    assert shippable_model(given) is given
 
 
 def test_import_assay_does_not_import_the_sdk_or_providers() -> None:

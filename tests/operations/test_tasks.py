@@ -186,3 +186,12 @@ def test_a_python_task_class_is_refused_by_name(tmp_path: Path) -> None:
     path.write_text("task: py\nclass: !function mod.Task\n", encoding="utf-8")
     with pytest.raises(TaskConfigError, match=r"py.yaml: class: a Python task class"):
         load_task(path)
+
+
+def test_a_task_run_on_ray_must_be_stored(tree: Path) -> None:
+    """Refused before Ray is even looked for: the workers store the results."""
+    case = CASES[0]
+    task = load_task(task_file(tree, case), docs=case["docs"])
+    predictions = dict(enumerate(case["responses"]))
+    with pytest.raises(TaskRunError, match="its workers store the results"):
+        run_task(task, predictions=predictions, stored=False, backend="ray", progress=False)

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import pickle
+
 import pytest
 
 from assay.targets.model_prompt import ModelPromptTarget
@@ -55,3 +57,20 @@ async def test_a_prompt_with_a_variable_in_either_template_does_not_warn() -> No
     for prompt, system in [("{{ input }}", None), ("Answer.", "Item {{ id }}")]:
         target = ModelPromptTarget(prompt, ScriptedModel(["a"]), system=system)
         assert (await target.execute(Item(id="1", input="q"))).warnings == ()
+
+
+async def test_a_pickled_target_renders_and_answers_as_the_original() -> None:
+    """What a Ray worker receives: compiled Jinja templates pickle but cannot be loaded
+    again, so the target travels with its sources and compiles them on arrival."""
+    target = ModelPromptTarget(
+        "Answer {{ question }}", ScriptedModel(["Paris"]), system="Be brief about {{ id }}"
+    )
+    copy = pickle.loads(pickle.dumps(target))
+    item = Item(id="q1", input={"question": "capital of France?"})
+    assert copy.render(item) == target.render(item)
+    assert copy.spec == target.spec
+    assert (await copy.execute(item)).output == "Paris"
+    with pytest.raises(ValueError, match="'nope' is undefined"):
+        await pickle.loads(
+            pickle.dumps(ModelPromptTarget("{{ nope }}", ScriptedModel(["x"])))
+        ).execute(item)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -18,8 +19,9 @@ import pytest
 
 from assay.models.providers import reset_resolved_models
 from assay.models.reliability import reset_limiters
-from assay.operations.tasks import load_task, run_task
-from assay.tasks.target import cut_at_stop
+from assay.models.resolve import UnknownModelError
+from assay.operations.tasks import load_task, run_task, task_items
+from assay.tasks.target import TaskTarget, cut_at_stop
 from assay.testing.openai_server import MockOpenAIServer, MockReply, mock_tokens
 
 MODEL = "openai-compatible/mock-lm"
@@ -261,3 +263,39 @@ def test_a_task_run_is_not_silently_resumed_as_another_target(tmp_path: Path) ->
         assert target.spec.kind == "task"
         with pytest.raises(TargetResolutionError, match="benchmark task"):
             target_from_spec(target.spec)
+
+
+async def test_a_task_target_on_a_model_string_pickles_and_the_copy_answers(
+    tmp_path: Path, server: MockOpenAIServer
+) -> None:
+    """What a Ray worker receives (``tasks run --backend ray``): the task and the model
+    string, from which the worker builds its own client; a used target ships as well.
+    Shipped with Ray's cloudpickle, as the Ray backend does (a task's loaders are local
+    functions, which the standard pickle refuses)."""
+    cloudpickle = _ray_cloudpickle()
+    jsonl(tmp_path / "mc.jsonl", [{"q": "Pick", "choices": ["a long answer", "B"], "gold": 0}])
+    yaml = write(
+        tmp_path / "mc.yaml",
+        "task: mc\ndataset_path: mc.jsonl\ntest_split: train\noutput_type: multiple_choice\n"
+        'doc_to_text: "Q: {{q}}\\nA:"\ndoc_to_choice: choices\ndoc_to_target: gold\n',
+    )
+    task = load_task(yaml)
+    target = TaskTarget(task, MODEL, base_url=server.base_url)
+    [item] = task_items(task)
+    first = await target.execute(item)
+    copy = cloudpickle.loads(cloudpickle.dumps(target))
+    assert (await copy.execute(item)).output == first.output
+    assert first.output == [[mock_ll(" a long answer"), True], [mock_ll(" B"), False]]
+    assert copy.spec == target.spec
+    with pytest.raises(UnknownModelError):  # a bad model string still fails at once
+        TaskTarget(task, "nope/x")
+
+
+def _ray_cloudpickle() -> Any:
+    """Ray's cloudpickle; without Ray the test is skipped, except under CI (the dev extra
+    installs Ray, so its absence is a failure there)."""
+    if os.environ.get("CI"):
+        from ray import cloudpickle
+
+        return cloudpickle
+    return pytest.importorskip("ray.cloudpickle")

@@ -69,7 +69,7 @@ from assay.calibration.measures import (
 )
 from assay.calibration.results import CalibrationReport, ScorerCalibration
 from assay.extras import require_extra
-from assay.runner.options import RunOptions
+from assay.runner.options import Backend, RunOptions
 from assay.runner.scorer_set import build_scorers
 from assay.scoring.scorer import Scorer
 from assay.scoring.sync import run_sync
@@ -452,12 +452,18 @@ async def calibrate_async(
     store: Store | None = None,
     progress: bool | None = None,
     issue_certificates: bool = True,
+    backend: Backend = "local",
+    ray_address: str | None = None,
+    workers: int | None = None,
     **overrides: Any,
 ) -> CalibrationReport:
     """Calibrate the config's scorer(s) (or ``scorers``: ``Scorer`` objects or configs,
     which replace the config's ``scorer``) against its labelled data; see the module
     docstring. ``overrides`` are config keys (``min={"kappa": 0.6}``, ``gate_on="point"``).
+    ``backend``/``ray_address``/``workers``: what executes each scorer's run, as for
+    ``run_stored`` (``"ray"``: Ray workers over the store; docs/scale-out.md).
     """
+    scale_out = RunOptions(backend=backend, ray_address=ray_address, workers=workers)
     from assay.operations.stored_runs import run_dataset_async, run_stored_async
 
     # before the judge runs: its statistics need scipy (a missing extra after paid judge
@@ -500,7 +506,8 @@ async def calibrate_async(
         labelled = labelled_items(items, cfg)
         calibrations: list[ScorerCalibration] = []
         for scorer in built:
-            options = RunOptions(
+            options = RunOptions.of(
+                scale_out,
                 concurrency=cfg.concurrency,
                 repeats=cfg.repeats,
                 timeout_s=cfg.timeout,

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from assay.cli.backend_flags import BackendFlag, RayAddressFlag, WorkersFlag, backend_options
 from assay.cli.common import CliError, console, err_console
 
 if TYPE_CHECKING:
@@ -81,6 +82,9 @@ def calibrate(
             "in --json.",
         ),
     ] = None,
+    backend: BackendFlag = None,
+    ray_address: RayAddressFlag = None,
+    workers: WorkersFlag = None,
 ) -> None:
     """Calibrate a scorer against human labels: every statistic with a bootstrap 95% CI,
     stored as a run plus a certificate bound to the scorer's fingerprint.
@@ -107,10 +111,11 @@ def calibrate(
     if gate_on is not None and gate_on not in ("ci", "point"):
         raise CliError(f"--gate-on {gate_on!r}: expected 'ci' or 'point'")
     gates = parse_min(min_ or [])
+    scale_out = backend_options(backend, ray_address, workers)
     try:
         extra = {"require": list(require)} if require else {}
         result = run_calibration(
-            config, min=gates or None, gate_on=gate_on, progress=progress, **extra
+            config, min=gates or None, gate_on=gate_on, progress=progress, **scale_out, **extra
         )
     except KeyboardInterrupt:
         err_console.print(

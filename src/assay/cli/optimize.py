@@ -17,6 +17,7 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
+from assay.cli.backend_flags import BackendFlag, RayAddressFlag, WorkersFlag, backend_options
 from assay.cli.common import CliError, console, err_console, open_cli_store, when
 
 if TYPE_CHECKING:
@@ -230,8 +231,13 @@ def optimize_command(
         ),
     ] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress output.")] = False,
+    backend: BackendFlag = None,
+    ray_address: RayAddressFlag = None,
+    workers: WorkersFlag = None,
 ) -> None:
-    """Optimize a prompt with GEPA, scored by assay scorers (budgeted, stored, resumable)."""
+    """Optimize a prompt with GEPA, scored by assay scorers (budgeted, stored, resumable).
+
+    --backend ray executes every evaluation batch (a stored run) on Ray workers."""
     from assay.optimize import (
         OptimizeConfigError,
         OptimizeResumeError,
@@ -249,17 +255,22 @@ def optimize_command(
             return
     elif len(args) != 1:
         raise CliError("usage: assay optimize CONFIG.yaml | resume ID | show ID")
+    scale_out = backend_options(backend, ray_address, workers)
     if write_best is not None:
         _check_writable(write_best)
     printer = _Printer(quiet)
+    from assay.operations.ray_backend import RayBackendError
+
     with open_cli_store() as store:
         try:
             if args[0] == "resume":
-                result = resume_optimization(args[1], on_event=printer, store=store)
+                result = resume_optimization(args[1], on_event=printer, store=store, **scale_out)
             else:
                 config = load_optimize_config(args[0])
                 preflight(config)
-                result = optimize(config, on_event=printer, store=store)
+                result = optimize(config, on_event=printer, store=store, **scale_out)
+        except RayBackendError as exc:
+            raise CliError(str(exc)) from exc
         except (OptimizeConfigError, OptimizeResumeError, PreflightError, LookupError) as exc:
             raise CliError(str(exc).strip("'\"")) from exc
     if printer.reflections_failed and not printer.proposed and result.best_val_score <= 0:

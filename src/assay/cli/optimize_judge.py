@@ -16,6 +16,7 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
+from assay.cli.backend_flags import BackendFlag, RayAddressFlag, WorkersFlag, backend_options
 from assay.cli.calibrate import parse_min
 from assay.cli.common import CliError, console, err_console, open_cli_store
 from assay.cli.optimize import _check_writable, _Printer
@@ -114,6 +115,9 @@ def optimize_judge_command(
         typer.Option("--write-best", help="Write the winning judge as a scorer config YAML."),
     ] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress output.")] = False,
+    backend: BackendFlag = None,
+    ray_address: RayAddressFlag = None,
+    workers: WorkersFlag = None,
 ) -> None:
     """Optimize a judge scorer's prompt (instructions and step templates) with GEPA against
     human labels; check the winner on held-out items; certify it when the gates pass.
@@ -127,14 +131,23 @@ def optimize_judge_command(
     from assay.optimize.judge import optimize_judge
 
     gates = parse_min(min_ or [])
+    scale_out = backend_options(backend, ray_address, workers)
     if write_best is not None:
         _check_writable(write_best)
     printer = _Printer(quiet)
+    from assay.operations.ray_backend import RayBackendError
+
     with open_cli_store() as store:
         try:
             result = optimize_judge(
-                config, on_event=printer, store=store, **({"min": gates} if gates else {})
+                config,
+                on_event=printer,
+                store=store,
+                **scale_out,
+                **({"min": gates} if gates else {}),
             )
+        except RayBackendError as exc:
+            raise CliError(str(exc)) from exc
         except (OptimizeConfigError, LookupError) as exc:
             raise CliError(str(exc).strip("'\"")) from exc
     report_judge(result, json_out, write_best)

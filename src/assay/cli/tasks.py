@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 from rich.table import Table
 
+from assay.cli.backend_flags import BackendFlag, RayAddressFlag, WorkersFlag, backend_options
 from assay.cli.common import CliError, console, err_console, print_json
 
 if TYPE_CHECKING:
@@ -169,11 +170,15 @@ def tasks_run(
         str | None,
         typer.Option("--system-instruction", help="A system message put before the prompt."),
     ] = None,
+    backend: BackendFlag = None,
+    ray_address: RayAddressFlag = None,
+    workers: WorkersFlag = None,
 ) -> None:
     """Run a task on a model, or score recorded predictions, and print lm-eval's aggregates.
 
     Exit codes: 0 every doc scored; 1 some docs failed (the aggregates leave them out and
     say so); 2 bad input."""
+    from assay.operations.ray_backend import RayBackendError
     from assay.operations.tasks import (
         TaskRunError,
         load_task,
@@ -186,6 +191,9 @@ def tasks_run(
 
     if (model is None) == (predictions is None):
         raise CliError("give --model or --predictions (exactly one)")
+    scale_out = backend_options(backend, ray_address, workers)
+    if scale_out and not store:
+        raise CliError("--backend ray: its workers store the results, so --no-store cannot be used")
     try:
         chat = ChatOptions(apply_chat_template, fewshot_as_multiturn, system_instruction)
     except ValueError as exc:
@@ -204,13 +212,14 @@ def tasks_run(
             bootstrap_iters,
             store,
             chat,
+            scale_out,
         )
         return
     try:
         loaded_docs = load_docs_file(docs) if docs is not None else None
         task = load_task(file, docs=loaded_docs)
         preds = read_predictions(predictions) if predictions is not None else None
-        options: dict[str, Any] = {"progress": False}
+        options: dict[str, Any] = {"progress": False, **scale_out}
         if concurrency is not None:
             options["concurrency"] = concurrency
         if name is not None:
@@ -228,7 +237,7 @@ def tasks_run(
             chat=chat,
             **options,
         )
-    except (TaskConfigError, TaskRunError, OSError) as exc:
+    except (TaskConfigError, TaskRunError, RayBackendError, OSError) as exc:
         raise CliError(str(exc)) from exc
     except (ValueError, TypeError, KeyError, LookupError) as exc:
         raise CliError(f"{type(exc).__name__}: {exc}") from exc
@@ -307,12 +316,14 @@ def _run_group(
     bootstrap_iters: int,
     store: bool,
     chat: Any,
+    scale_out: dict[str, Any],
 ) -> None:
+    from assay.operations.ray_backend import RayBackendError
     from assay.operations.tasks import TaskRunError, run_group
     from assay.tasks.errors import TaskConfigError
 
     assert model is not None
-    options: dict[str, Any] = {"progress": False}
+    options: dict[str, Any] = {"progress": False, **scale_out}
     if concurrency is not None:
         options["concurrency"] = concurrency
     try:
@@ -327,7 +338,7 @@ def _run_group(
             chat=chat,
             **options,
         )
-    except (TaskConfigError, TaskRunError, OSError) as exc:
+    except (TaskConfigError, TaskRunError, RayBackendError, OSError) as exc:
         raise CliError(str(exc)) from exc
     except (ValueError, TypeError, KeyError, LookupError) as exc:
         raise CliError(f"{type(exc).__name__}: {exc}") from exc

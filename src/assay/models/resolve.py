@@ -180,3 +180,20 @@ class LazyModel:
     def __repr__(self) -> str:
         where = f" at {self.base_url}" if self.base_url else ""
         return f"LazyModel({self.spec}{where})"
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickled as its string: the resolved model (HTTP clients, the cache's database,
+        the endpoint's limiter) belongs to this process; another (a Ray worker) resolves
+        the string again on its first call."""
+        return {**self.__dict__, "_resolved": None}
+
+
+def shippable_model(spec: str | Model, *, base_url: str | None = None) -> Model:
+    """``resolve_model``, checked now (an unknown provider or a bad base URL fails here),
+    but for a model string a ``LazyModel`` that pickles as its string: what a target
+    holds, so a Ray worker can be sent the target and build its own client."""
+    if not isinstance(spec, str):
+        return spec
+    model = LazyModel(spec, base_url=base_url)
+    model.resolve()
+    return model

@@ -47,9 +47,11 @@ class ResumeError(ValueError):
     """The run cannot be resumed as asked (finished, or its target/scorers changed)."""
 
 
-def _prepare_backend(store: Store, plan: RunPlan, options: RunOptions) -> RayDispatch | None:
+def prepare_backend(store: Store, plan: RunPlan, options: RunOptions) -> RayDispatch | None:
     """The Ray backend's dispatch, checked (and the backend recorded on ``plan.info``)
-    before the run is stored; ``None`` for a local run."""
+    before the run is stored; ``None`` for a local run. Public because every stored-run
+    path (tasks, calibration, optimization batches) goes through it and ``execute_stored``
+    rather than a copy of the Ray plumbing."""
     if options.backend != "ray":
         return None
     from assay.operations.ray_backend import prepare
@@ -57,9 +59,23 @@ def _prepare_backend(store: Store, plan: RunPlan, options: RunOptions) -> RayDis
     return prepare(store, plan, options)
 
 
-async def _execute_stored(
+def check_backend(store: Store, options: RunOptions) -> None:
+    """For an operation that stores something before its first run (an optimization):
+    Ray installed and reachable, and ``store`` one its workers can open, checked up front
+    (``RayBackendError``, one line). ``prepare_backend`` checks again per run, cheaply:
+    joining Ray is done once per process."""
+    if options.backend != "ray":
+        return
+    from assay.operations.ray_backend import check_store, connect
+
+    check_store(store, connect(options.ray_address, options.workers), options.ray_address)
+
+
+async def execute_stored(
     store: Store, plan: RunPlan, options: RunOptions, dispatch: RayDispatch | None = None
 ) -> RunResult:
+    """Execute a stored run (already created in ``store``) locally or, with ``dispatch``
+    from ``prepare_backend``, on Ray workers; the summary is read from the stored rows."""
     if dispatch is None and plan.resumed:
         # units a scaled-out session left: resumed here, they are no one's to store
         store.work_units.clear(plan.info.id)
@@ -112,9 +128,9 @@ async def run_dataset_async(
             dataset_name=found.name,
             dataset_version=pinned,
         )
-        dispatch = _prepare_backend(db, plan, run_options)
+        dispatch = prepare_backend(db, plan, run_options)
         db.runs.create(plan.info)
-        return await _execute_stored(db, plan, run_options, dispatch)
+        return await execute_stored(db, plan, run_options, dispatch)
 
 
 async def run_stored_async(
@@ -144,13 +160,13 @@ async def run_stored_async(
             total_items=None,
             data_source=source,
         )
-        dispatch = _prepare_backend(db, plan, run_options)
+        dispatch = prepare_backend(db, plan, run_options)
         loaded = load_items(data, unique_ids=False)
         if selection is not None:
             loaded = select_items(loaded, selection)
         record = runs.create(plan.info, _non_empty(loaded, source))
         plan.info = plan.info.model_copy(update={"total_items": record.info.total_items})
-        return await _execute_stored(db, plan, run_options, dispatch)
+        return await execute_stored(db, plan, run_options, dispatch)
 
 
 def _with_selection(options: RunOptions, selection: ItemSelection | None) -> RunOptions:
@@ -254,8 +270,8 @@ async def resume_run_async(
             ray_address=ray_address if chosen == "ray" else None,
             workers=(workers or info.workers) if chosen == "ray" else None,
         )
-        dispatch = _prepare_backend(db, plan, options)
-        return await _execute_stored(db, plan, options, dispatch)
+        dispatch = prepare_backend(db, plan, options)
+        return await execute_stored(db, plan, options, dispatch)
 
 
 def _require_dataset(db: Store, info: RunInfo) -> None:

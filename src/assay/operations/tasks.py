@@ -205,6 +205,11 @@ async def run_task_async(
     are the chat messages the model receives."""
     if (model is None) == (predictions is None):
         raise TaskRunError("give a model or predictions (exactly one)")
+    run_options = RunOptions.of(options, **option_values)
+    if run_options.backend == "ray" and not stored:
+        raise TaskRunError(
+            "backend 'ray': its workers store the results, so stored=False cannot be used"
+        )
     items = task_items(
         task,
         limit=limit,
@@ -223,7 +228,6 @@ async def run_task_async(
         assert model is not None
         target = TaskTarget(task, model, base_url=base_url)
     scorers = task_scorers(task, bootstrap_iters=bootstrap_iters)
-    run_options = RunOptions.of(options, **option_values)
     if run_options.name is None:
         run_options = RunOptions.of(run_options, name=f"task {task.name}")
     if stored:

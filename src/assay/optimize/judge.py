@@ -46,6 +46,7 @@ from assay.calibration.measures import paired_differences_json, statistics_json
 from assay.calibration.run import _on_scorer_scale
 from assay.extras import require_extra
 from assay.models.base import Model
+from assay.operations.stored_runs import check_backend
 from assay.optimize.candidate_target import candidate_hash
 from assay.optimize.config import OptimizeConfigError
 from assay.optimize.events import EventHandler, TestChecked
@@ -74,6 +75,7 @@ from assay.optimize.optimizer import (
 from assay.optimize.results import HeldOutCheck, HeldOutVerdict, OptimizeResult
 from assay.optimize.session import Evaluation, Session
 from assay.optimize.splits import Example, Splits, file_sha256
+from assay.runner.options import Backend, RunOptions
 from assay.scorers._lib.judge_scorer import COMPUTED_PROMPT
 from assay.scoring.registry import (
     ScorerConfig,
@@ -577,12 +579,18 @@ async def optimize_judge_async(
     reflection_model: str | Model | None = None,
     on_event: EventHandler | None = None,
     store: Store | None = None,
+    backend: Backend = "local",
+    ray_address: str | None = None,
+    workers: int | None = None,
     **fields: Any,
 ) -> JudgeOptimizeResult:
     """Optimize a judge's prompt against human labels; see ``JudgeOptimizeConfig`` and the
     module docstring. ``config`` is a config object, a dict or a YAML path; ``fields`` are
     config keys (``min={"kappa": 0.6}``). ``judge_model`` (a ``Model`` object, e.g. a
-    scripted one) replaces the judge's model; objects must be passed again to resume."""
+    scripted one) replaces the judge's model; objects must be passed again to resume.
+    ``backend``/``ray_address``/``workers``: what executes each evaluation run, as for
+    ``run_stored`` (``"ray"``: Ray workers; docs/scale-out.md)."""
+    scale_out = RunOptions(backend=backend, ray_address=ray_address, workers=workers)
     # the held-out check is a calibration: without its extra, one line before any judge call
     require_extra("calibration", "judge optimization")
     raw: dict[str, Any]
@@ -597,10 +605,11 @@ async def optimize_judge_async(
     reflection_obj = given_model(raw, "reflection_model", reflection_model)
     cfg = make_judge_optimize_config(raw)
     with using_store(store) as db:
+        check_backend(db, scale_out)  # before the optimization is stored
         started = create_judge_optimization(
             cfg, db, judge_model=judge_model, reflection_model=reflection_obj
         )
-        return judge_result(await started.run(on_event))
+        return judge_result(await started.run(on_event, scale_out))
 
 
 async def resume_judge_optimization_async(
@@ -610,6 +619,9 @@ async def resume_judge_optimization_async(
     reflection_model: Model | None = None,
     on_event: EventHandler | None = None,
     store: Store | None = None,
+    backend: Backend = "local",
+    ray_address: str | None = None,
+    workers: int | None = None,
 ) -> JudgeOptimizeResult:
     """Continue a killed, failed or interrupted judge optimization (id or unique prefix);
     model objects given to the first call must be given again."""
@@ -620,6 +632,7 @@ async def resume_judge_optimization_async(
             reflection_model=reflection_model,
             on_event=on_event,
             store=store,
+            scale_out=RunOptions(backend=backend, ray_address=ray_address, workers=workers),
         )
     )
 

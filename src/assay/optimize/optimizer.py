@@ -31,7 +31,8 @@ from gepa.core.result import GEPAResult
 from pydantic import BaseModel
 
 from assay.models.base import Model
-from assay.models.resolve import resolve_model
+from assay.models.resolve import shippable_model
+from assay.operations.stored_runs import check_backend
 from assay.optimize.adapter import AssayAdapter
 from assay.optimize.config import (
     OptimizeConfig,
@@ -50,6 +51,7 @@ from assay.optimize.session import Evaluator, OptimizationStopped, Progress, Ses
 from assay.optimize.splits import Splits, load_splits, pin_versions
 from assay.optimize.task_evaluator import TaskEvaluator
 from assay.optimize.watch import BudgetStopper, Watcher
+from assay.runner.options import Backend, RunOptions
 from assay.runner.scorer_set import build_scorers, scorer_spec
 from assay.scoring.scorer import Scorer
 from assay.scoring.sync import run_sync
@@ -105,7 +107,7 @@ def model_for(label: str, given: Model | None, base_url: str | None, key: str) -
     if given is not None:
         return given
     try:
-        return resolve_model(label, base_url=base_url)
+        return shippable_model(label, base_url=base_url)
     except (KeyError, ValueError) as exc:
         raise OptimizeConfigError(
             f"key {key!r}: cannot use model {label!r}: {exc}. A model given as a Python "
@@ -179,12 +181,18 @@ async def optimize_async(
     reflection_model: str | Model | None = None,
     on_event: EventHandler | None = None,
     store: Store | None = None,
+    backend: Backend = "local",
+    ray_address: str | None = None,
+    workers: int | None = None,
     **fields: Any,
 ) -> OptimizeResult:
     """Optimize a prompt with GEPA; see ``OptimizeConfig`` for the settings (given as a
     config, a dict, or keywords). ``task_model``/``reflection_model`` may be model strings
     or ``Model`` objects (objects must be passed again to resume). ``on_event`` receives
-    the progress events (``assay.optimize.events``)."""
+    the progress events (``assay.optimize.events``). ``backend``/``ray_address``/
+    ``workers``: what executes each evaluation run, as for ``run_stored`` (``"ray"``:
+    Ray workers; docs/scale-out.md)."""
+    scale_out = RunOptions(backend=backend, ray_address=ray_address, workers=workers)
     raw: dict[str, Any]
     if isinstance(config, OptimizeConfig):
         raw = config.model_dump(exclude_unset=True)
@@ -195,10 +203,11 @@ async def optimize_async(
     reflection_obj = given_model(raw, "reflection_model", reflection_model)
     checked = make_optimize_config(raw)
     with using_store(store) as db:
+        check_backend(db, scale_out)  # before the optimization is stored
         started = create_optimization(
             checked, db, task_model=task_obj, reflection_model=reflection_obj
         )
-        return _task_result(await started.run(on_event))
+        return _task_result(await started.run(on_event, scale_out))
 
 
 def _task_result(result: BaseModel) -> OptimizeResult:
@@ -222,9 +231,13 @@ class StartedOptimization:
     progress: Progress
     resumed: bool
 
-    async def run(self, on_event: EventHandler | None = None) -> BaseModel:
+    async def run(
+        self, on_event: EventHandler | None = None, backend: RunOptions | None = None
+    ) -> BaseModel:
         """Execute it (GEPA, then the held-out check). Cancelling the awaiting task stops
-        GEPA's thread at its next step and leaves the optimization ``interrupted``."""
+        GEPA's thread at its next step and leaves the optimization ``interrupted``.
+        ``backend``: what executes each evaluation run (its ``backend``, ``ray_address``,
+        ``workers``; default: this process)."""
         return await _execute(
             self.prepared,
             self.id,
@@ -233,6 +246,7 @@ class StartedOptimization:
             self.progress,
             self.resumed,
             on_event,
+            backend,
         )
 
 
@@ -311,8 +325,12 @@ async def resume_optimization_async(
     reflection_model: Model | None = None,
     on_event: EventHandler | None = None,
     store: Store | None = None,
+    backend: Backend = "local",
+    ray_address: str | None = None,
+    workers: int | None = None,
 ) -> OptimizeResult:
-    """Continue a killed, failed or interrupted optimization (id or unique prefix)."""
+    """Continue a killed, failed or interrupted optimization (id or unique prefix);
+    ``backend``/``ray_address``/``workers`` as for ``optimize_async``."""
     return _task_result(
         await resume_stored(
             ref,
@@ -320,6 +338,7 @@ async def resume_optimization_async(
             reflection_model=reflection_model,
             on_event=on_event,
             store=store,
+            scale_out=RunOptions(backend=backend, ray_address=ray_address, workers=workers),
         )
     )
 
@@ -331,12 +350,15 @@ async def resume_stored(
     reflection_model: Model | None,
     on_event: EventHandler | None,
     store: Store | None,
+    scale_out: RunOptions,
 ) -> BaseModel:
     """Resume optimization ``ref`` whatever its kind (its stored config says how it is
-    prepared, see ``PREPARERS``); the caller checks that the result is the kind it expects."""
+    prepared, see ``PREPARERS``), its batches on ``scale_out``'s backend; the caller checks
+    that the result is the kind it expects."""
     with using_store(store) as db:
+        check_backend(db, scale_out)
         started = prepare_resume(ref, db, task_model=task_model, reflection_model=reflection_model)
-        return await started.run(on_event)
+        return await started.run(on_event, scale_out)
 
 
 PREPARERS: dict[
@@ -386,6 +408,7 @@ async def _execute(
     progress: Progress,
     resumed: bool,
     on_event: EventHandler | None,
+    backend: RunOptions | None = None,
 ) -> BaseModel:
     config = prepared.config
     session = Session(
@@ -397,6 +420,7 @@ async def _execute(
         loop=asyncio.get_running_loop(),
         progress=progress,
         on_event=on_event,
+        backend=backend,
     )
     session.save_progress()  # takes the lease before anything runs
     known = {c.idx: c.components for c in store.optimizations.candidates(optimization_id)}

@@ -33,6 +33,7 @@ from assay.optimize.events import Evaluated, EventHandler, OptimizeEvent
 from assay.optimize.row_scores import RowScore
 from assay.optimize.splits import Example
 from assay.runner.api import execute_run, plan_run
+from assay.runner.engine import RunPlan
 from assay.runner.options import RunOptions
 from assay.runner.sink import MemorySink
 from assay.scoring.scorer import Scorer
@@ -111,8 +112,12 @@ class Session:
         loop: asyncio.AbstractEventLoop,
         progress: Progress,
         on_event: EventHandler | None,
+        backend: RunOptions | None = None,
     ) -> None:
         self.id = optimization_id
+        self.backend = backend or RunOptions()
+        """What executes each evaluation run: its ``backend``, ``ray_address`` and
+        ``workers`` (the other run settings come from the config)."""
         self.config = config
         self.store = store
         self.reflection_model = reflection_model
@@ -241,8 +246,10 @@ class Session:
         optimization (named and tagged with the split, the candidate and the iteration):
         (run id, results, cost of target and judges)."""
         digest = candidate_hash(candidate)
+        on_ray = self.backend.backend == "ray"
         memory = MemorySink()
-        options = RunOptions(
+        options = RunOptions.of(
+            self.backend,
             concurrency=self.config.concurrency,
             timeout_s=self.config.timeout,
             name=f"{self.config.name or 'optimize'} · {split} · {digest[:8]}",
@@ -253,7 +260,8 @@ class Session:
                 "iteration": self.iteration,
             },
             progress=False,
-            sink=memory,
+            # Ray workers store the results themselves: they are read back from the store
+            sink=None if on_ray else memory,
         )
         plan = plan_run(
             lambda: items,
@@ -263,11 +271,28 @@ class Session:
             total_items=len(items),
             data_source=f"optimization {self.id[:8]} {split}",
         )
+        if on_ray:
+            return await self._run_on_ray(plan, options, items)
         await asyncio.to_thread(self.store.runs.create, plan.info, items)
         outcome = await execute_run(plan, StoreSink(self.store), options)
         summary = outcome.summary
         cost = (summary.target_cost_usd or 0.0) + (summary.cost_usd or 0.0)
         return plan.info.id, memory.results, cost
+
+    async def _run_on_ray(
+        self, plan: RunPlan, options: RunOptions, items: list[Item]
+    ) -> tuple[str, list[ItemResult], float]:
+        """The evaluation run on Ray workers, through the stored-run path every Ray run
+        takes (checks before the run is stored, units, summary from the stored rows)."""
+        from assay.operations.stored_runs import execute_stored, prepare_backend
+
+        dispatch = prepare_backend(self.store, plan, options)
+        await asyncio.to_thread(self.store.runs.create, plan.info, items)
+        run = await execute_stored(self.store, plan, options, dispatch)
+        results = await asyncio.to_thread(lambda: list(self.store.runs.results(plan.info.id)))
+        summary = run.summary
+        cost = (summary.target_cost_usd or 0.0) + (summary.cost_usd or 0.0)
+        return plan.info.id, results, cost
 
     def _stored_results(
         self, digest: str, split: str, item_ids: list[str]

@@ -20,7 +20,7 @@ import jinja2
 import jinja2.meta
 
 from assay.models.base import ChatMessage, Model, ModelSettings
-from assay.models.resolve import resolve_model
+from assay.models.resolve import shippable_model
 from assay.targets.base import TargetOutput
 from assay.types import Item, TargetSpec
 
@@ -55,6 +55,7 @@ class ModelPromptTarget:
         settings: ModelSettings | None = None,
         base_url: str | None = None,
     ) -> None:
+        self._sources = (prompt, system)
         try:
             self.template = _ENV.from_string(prompt)
             self.system_template = _ENV.from_string(system) if system else None
@@ -65,7 +66,7 @@ class ModelPromptTarget:
         self.constant_warning = constant_prompt_warning(prompt, system)
         if self.constant_warning is not None:
             log.warning("model prompt target: %s", self.constant_warning)
-        self.model = resolve_model(model, base_url=base_url)
+        self.model = shippable_model(model, base_url=base_url)
         self.settings = settings
         config: dict[str, Any] = {
             "prompt": prompt,
@@ -82,6 +83,17 @@ class ModelPromptTarget:
     @property
     def spec(self) -> TargetSpec:
         return self._spec
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickled with its templates' sources: a compiled Jinja template pickles but
+        cannot be loaded again, and a Ray worker needs the target whole."""
+        return {k: v for k, v in self.__dict__.items() if k not in ("template", "system_template")}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        prompt, system = self._sources
+        self.template = _ENV.from_string(prompt)
+        self.system_template = _ENV.from_string(system) if system else None
 
     def render(self, item: Item) -> list[ChatMessage]:
         """The messages sent for ``item``."""

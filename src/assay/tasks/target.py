@@ -31,7 +31,7 @@ from assay.models.base import (
     RollingLoglikelihoodModel,
     unsupported,
 )
-from assay.models.resolve import resolve_model
+from assay.models.resolve import shippable_model
 from assay.targets.base import TargetOutput
 from assay.tasks.processing import uses_mutual_info
 from assay.tasks.responses import instances
@@ -99,7 +99,7 @@ class TaskTarget:
 
     def __init__(self, task: Task, model: str | Model, *, base_url: str | None = None) -> None:
         self.task = task
-        self.model = resolve_model(model, base_url=base_url)
+        self.model = shippable_model(model, base_url=base_url)
         self.settings, self.until = model_settings(task)
         self.mutual_info = uses_mutual_info(task.config.metric_entries())
         label = model if isinstance(model, str) else self.model.model_id
