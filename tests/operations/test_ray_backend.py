@@ -327,3 +327,59 @@ def test_sqlite_with_a_cluster_on_other_hosts_is_refused(tmp_path: Path) -> None
         check_store(store, _Cluster, None)  # a local Ray: every worker is here
     with open_store("sqlite://") as memory, pytest.raises(RayBackendError, match="in-memory"):
         check_store(memory, _Cluster, None)  # type: ignore[arg-type]
+
+
+def _judge(server: MockOpenAIServer) -> dict[str, object]:
+    return {
+        "type": "toxicity",
+        "params": {"model": "openai-compatible/judge", "base_url": server.base_url},
+    }
+
+
+@pytest.mark.usefixtures("local_ray")
+def test_one_limit_for_the_whole_run_across_two_workers(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """2 workers x 8 lanes could put 16 judge calls in flight; the run-wide limit is 4 and
+    the mock (which counts what is in flight at once) never sees more."""
+    monkeypatch.setenv("ASSAY_MAX_IN_FLIGHT", "4")
+    with MockOpenAIServer(latency_s=0.05) as server:
+        result = run_stored(
+            _items(160),
+            ray_targets.upper,
+            [_judge(server)],
+            store=store,
+            backend="ray",
+            workers=2,
+            concurrency=8,
+            progress=False,
+        )
+        peak = server.max_in_flight
+        calls = server.statuses[200]
+    _assert_whole(store, result, 160)
+    assert 2 <= peak <= 4
+    assert calls >= 160  # one judge call per item, two for some outputs
+    assert {row[3] for row in _scores(store, result.record.info.id)} == {"ready"}
+
+
+@pytest.mark.usefixtures("local_ray")
+def test_throttles_with_retry_after_lose_nothing(store: Store) -> None:
+    """A tenth of the judge calls answered 429 with Retry-After: every worker backs off
+    through the shared limiter, retries, and every item is scored."""
+    with MockOpenAIServer(latency_s=0.02, rate_limit_rate=0.1, retry_after="0.1") as server:
+        result = run_stored(
+            _items(200),
+            ray_targets.upper,
+            [_judge(server)],
+            store=store,
+            backend="ray",
+            workers=2,
+            concurrency=8,
+            progress=False,
+        )
+        throttled = server.statuses[429]
+    _assert_whole(store, result, 200)
+    assert throttled >= 5
+    assert {row[3] for row in _scores(store, result.record.info.id)} == {"ready"}
+    assert result.record.summary is not None
+    assert result.record.summary.scorers["toxicity"].count == 200

@@ -18,11 +18,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import math
+import os
 import socket
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from assay.operations.ray_limits import RunLimits, remote_limits
 from assay.operations.ray_worker import WorkerSettings, work_in_process
 from assay.runner.engine import RunPlan
 from assay.runner.options import RunOptions
@@ -164,14 +167,47 @@ def _probe(blobs: list[tuple[str, bytes]]) -> str | None:
 
 
 def _work(
-    store_url: str, info_json: str, payload: bytes, settings: WorkerSettings
+    store_url: str, info_json: str, payload: bytes, settings: WorkerSettings, limits: Any
 ) -> tuple[str, int, int]:
-    """Runs on a worker: the worker loop (``ray_worker.work_in_process``)."""
+    """Runs on a worker: the worker loop (``ray_worker.work_in_process``), its model calls
+    under the run's ``RunLimits`` actor ``limits``."""
     import ray
 
     target, scorers = ray.cloudpickle.loads(payload)
-    report = work_in_process(store_url, info_json, target, scorers, settings)
+    shared = remote_limits(limits) if limits is not None else None
+    report = work_in_process(store_url, info_json, target, scorers, settings, shared)
     return report.owner, report.claimed, report.stored
+
+
+MAX_IN_FLIGHT_ENV = "ASSAY_MAX_IN_FLIGHT"
+"""The run-wide ceiling of model calls in flight per endpoint (default: workers x
+concurrency, what the workers' lanes could put in flight)."""
+MAX_RATE_ENV = "ASSAY_MAX_REQUESTS_PER_S"
+"""The run-wide budget of model requests per second per endpoint (default: none)."""
+
+
+def run_limits_from_env(workers: int, concurrency: int) -> tuple[int, float | None]:
+    """``(max_in_flight, rate_per_s)`` of the run's ``RunLimits`` actor; a bad value is one
+    ``RayBackendError`` naming the variable."""
+    raw = os.environ.get(MAX_IN_FLIGHT_ENV, "").strip()
+    ceiling = workers * concurrency
+    if raw:
+        try:
+            ceiling = int(raw)
+        except ValueError:
+            ceiling = 0
+        if ceiling < 1:
+            raise RayBackendError(f"{MAX_IN_FLIGHT_ENV} must be a whole number >= 1, got {raw!r}")
+    raw = os.environ.get(MAX_RATE_ENV, "").strip()
+    rate: float | None = None
+    if raw:
+        try:
+            rate = float(raw)
+        except ValueError:
+            rate = 0.0
+        if not (rate > 0 and math.isfinite(rate)):
+            raise RayBackendError(f"{MAX_RATE_ENV} must be a positive number, got {raw!r}")
+    return ceiling, rate
 
 
 @dataclass
@@ -184,7 +220,10 @@ class RayDispatch:
     payload: bytes
     settings: WorkerSettings = field(default_factory=WorkerSettings)
     poll_s: float = 0.5
+    max_in_flight: int = 32
+    rate_per_s: float | None = None
     reports: list[tuple[str, int, int]] = field(default_factory=list)
+    limits_stats: dict[str, Any] = field(default_factory=dict)
 
     async def __call__(
         self, plan: RunPlan, units: Iterator[tuple[int, Item, int]], bar: RunProgress
@@ -194,9 +233,11 @@ class RayDispatch:
         await asyncio.to_thread(repo.release_gone, run_id)
         await asyncio.to_thread(repo.seed, run_id, units)
         url = self.store.engine.url.render_as_string(hide_password=False)
+        actor = self.ray.remote(num_cpus=0, max_concurrency=100_000)(RunLimits)
+        limits = actor.remote(self.max_in_flight, self.rate_per_s)
         task = self.ray.remote(num_cpus=1, max_retries=3, retry_exceptions=False)(_work)
         refs = [
-            task.remote(url, plan.info.model_dump_json(), self.payload, self.settings)
+            task.remote(url, plan.info.model_dump_json(), self.payload, self.settings, limits)
             for _ in range(self.workers)
         ]
         seen = await asyncio.to_thread(self.store.runs.completed_count, run_id)
@@ -211,11 +252,16 @@ class RayDispatch:
                     bar.advance(done - seen)
                     seen = done
             self.reports = [tuple(r) for r in self.ray.get(refs)]
+            with contextlib.suppress(Exception):
+                self.limits_stats = self.ray.get(limits.stats.remote(), timeout=30)
         except BaseException:
             for ref in refs:
                 with contextlib.suppress(Exception):
                     self.ray.cancel(ref, force=True)
             raise
+        finally:
+            with contextlib.suppress(Exception):
+                self.ray.kill(limits)
         left = await asyncio.to_thread(repo.remaining, run_id)
         if left:
             raise RayBackendError(f"{left} units of run {run_id[:8]} were not stored")
@@ -243,9 +289,17 @@ def prepare(store: Store, plan: RunPlan, options: RunOptions) -> RayDispatch:
     if problem is not None:
         raise RayBackendError(problem)
     workers = options.workers or _default_workers(ray, options.ray_address)
+    max_in_flight, rate = run_limits_from_env(workers, plan.info.concurrency)
     plan.info = plan.info.model_copy(update={"backend": "ray", "workers": workers})
     payload = ray.cloudpickle.dumps((plan.target, list(plan.scorers)))
-    return RayDispatch(store=store, ray=ray, workers=workers, payload=payload)
+    return RayDispatch(
+        store=store,
+        ray=ray,
+        workers=workers,
+        payload=payload,
+        max_in_flight=max_in_flight,
+        rate_per_s=rate,
+    )
 
 
 def _default_workers(ray: ModuleType, address: str | None) -> int:

@@ -20,7 +20,8 @@ import threading
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 
-from assay.models.reliability import RUN_CONCURRENCY
+from assay.models.cache import SHARED_CACHE
+from assay.models.reliability import RUN_CONCURRENCY, SHARED_LIMITS, EndpointLimiter
 from assay.runner.engine import RunPlan, run_unit
 from assay.scoring.scorer import Scorer
 from assay.store import Store, open_store
@@ -97,9 +98,31 @@ async def run_units(
 
 
 async def work(
-    store: Store, plan: RunPlan, settings: WorkerSettings, owner: str | None = None
+    store: Store,
+    plan: RunPlan,
+    settings: WorkerSettings,
+    owner: str | None = None,
+    *,
+    limits: Callable[[str], EndpointLimiter] | None = None,
+    shared_cache: bool = True,
 ) -> WorkerReport:
-    """Claim and score units of ``plan``'s run until none is left; returns the counts."""
+    """Claim and score units of ``plan``'s run until none is left; returns the counts.
+
+    ``limits``: the run-wide limiter of each endpoint (``SHARED_LIMITS``; the Ray backend's
+    actor), else this process's own. ``shared_cache``: model calls are cached in the
+    store's ``model_cache`` (``SHARED_CACHE``), so a call another worker made is a hit."""
+    limits_token = SHARED_LIMITS.set(limits)  # the lanes started below inherit both
+    cache_token = SHARED_CACHE.set(store.model_cache() if shared_cache else None)
+    try:
+        return await _work(store, plan, settings, owner)
+    finally:
+        SHARED_CACHE.reset(cache_token)
+        SHARED_LIMITS.reset(limits_token)
+
+
+async def _work(
+    store: Store, plan: RunPlan, settings: WorkerSettings, owner: str | None
+) -> WorkerReport:
     owner = owner or new_lease_owner()
     run_id = plan.info.id
     units_repo = store.work_units
@@ -153,9 +176,10 @@ def work_in_process(
     target: Target,
     scorers: Sequence[Scorer],
     settings: WorkerSettings,
+    limits: Callable[[str], EndpointLimiter] | None = None,
 ) -> WorkerReport:
     """The Ray task's body: open the store, rebuild the plan, ``work`` to the end."""
     info = RunInfo.model_validate_json(info_json)
     plan = RunPlan(info=info, items=tuple, target=target, scorers=list(scorers))
     with open_store(store_url) as store:
-        return asyncio.run(work(store, plan, settings))
+        return asyncio.run(work(store, plan, settings, limits=limits))
