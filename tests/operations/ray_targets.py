@@ -4,6 +4,7 @@ the Ray workers, whose ``PYTHONPATH`` names the repository."""
 
 from __future__ import annotations
 
+import os
 import time
 
 
@@ -15,4 +16,12 @@ def upper(input: str) -> str:
 def slow_upper(input: str) -> str:
     """``upper`` after 50 ms, so a run lasts long enough to kill a process in its middle."""
     time.sleep(0.05)
+    return input.upper()
+
+
+def exit_on_poison(input: str) -> str:
+    """``upper``, except that the item ``poison`` ends the process scoring it at once (no
+    exception, no cleanup: what a crash in native code or the OOM killer does)."""
+    if input == "poison":
+        os._exit(3)
     return input.upper()

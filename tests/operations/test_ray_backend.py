@@ -383,3 +383,26 @@ def test_throttles_with_retry_after_lose_nothing(store: Store) -> None:
     assert {row[3] for row in _scores(store, result.record.info.id)} == {"ready"}
     assert result.record.summary is not None
     assert result.record.summary.scorers["toxicity"].count == 200
+
+
+@pytest.mark.usefixtures("local_ray")
+def test_an_item_that_kills_every_worker_scoring_it_is_stored_as_an_error(store: Store) -> None:
+    """The target ends its process on one item (``os._exit``): after 3 worker deaths on it
+    the item is stored as an item error naming why, and the run completes."""
+    data = _items(40)
+    data[7]["input"] = "poison"
+    result = run_stored(
+        data,
+        ray_targets.exit_on_poison,
+        ["exact-match"],
+        store=store,
+        backend="ray",
+        concurrency=2,
+        progress=False,
+    )
+    _assert_whole(store, result, 40)
+    rows = {r.item_id: r for r in store.runs.results(result.record.info.id)}
+    poisoned = rows["i7"].error
+    assert poisoned is not None and poisoned.kind == "WorkerDied"
+    assert "worker died 3 times on this item" in poisoned.message
+    assert all(row.error is None for item_id, row in rows.items() if item_id != "i7")

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import socket
 import subprocess
 import sys
 import time
@@ -124,3 +125,32 @@ def test_a_call_one_worker_made_is_a_cache_hit_on_another(tmp_path: Path) -> Non
     assert [r.scores["toxicity"].score for r in results] == [
         results[0].scores["toxicity"].score
     ] * 2
+
+
+def test_a_unit_its_workers_died_on_too_often_is_stored_as_an_item_error(tmp_path: Path) -> None:
+    """Workers died three times holding unit 2 (their pids do not exist; the first held
+    the whole batch, the next two unit 2 alone, as the worker loop does with a unit claimed
+    before): the worker stores unit 2 as an error naming why instead of scoring it again,
+    and scores the others, whose claims by the dead did not count against them."""
+    plan, data = _plan(6, 0.0)
+    with open_store(f"sqlite:///{tmp_path / 's.db'}") as store:
+        store.runs.create(plan.info)
+        repo = store.work_units
+        run_id = plan.info.id
+        repo.seed(run_id, ((i, item, 0) for i, item in enumerate(data)))
+        for death in range(3):
+            dead = f"{socket.gethostname()}:{2**22 + death}:x"  # above Linux's pid_max
+            taken = repo.claim_counted(run_id, dead, 6)
+            if death:
+                repo.release(run_id, dead, [(p, r) for (p, _, r), _ in taken if p != 2])
+            assert repo.release_gone(run_id) == (6 if death == 0 else 1)
+        peek = {p: n for (p, _, _), n in repo.claim_counted(run_id, "peek", 6)}
+        repo.release(run_id, "peek")
+        assert peek == {0: 2, 1: 2, 2: 4, 3: 2, 4: 2, 5: 2}
+        report = asyncio.run(work(store, plan, WorkerSettings(batch=6, max_claims=3), "h:1:a"))
+        results = {r.position: r for r in store.runs.results(run_id)}
+    assert report.stored == 6 and sorted(results) == list(range(6))
+    poisoned = results[2].error
+    assert poisoned is not None and poisoned.kind == "WorkerDied"
+    assert "worker died 3 times on this item" in poisoned.message
+    assert all(results[i].error is None and results[i].scores for i in (0, 1, 3, 4, 5))

@@ -10,6 +10,14 @@ Why the worker waits for units held by others instead of leaving: a worker that 
 holding a batch leaves units whose lease lapses (or is freed at once when the dead worker
 ran on this host); the remaining workers take them over, so the run completes as long as
 one worker lives.
+
+Why a unit claimed before is scored alone, and a cap on its claims: an item that kills the
+process scoring it (``os._exit`` in the target, a crash in native code, memory) would
+otherwise kill one worker after another forever. Every claim is counted and every
+give-back uncounted, so a unit that comes back with a count above 1 is one whose worker
+died holding it; it is scored alone (its batch-mates are given back), so the next death
+counts against it only, and past ``WorkerSettings.max_claims`` it is stored as an item
+error ("worker died 3 times on this item") and the run finishes.
 """
 
 from __future__ import annotations
@@ -17,6 +25,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
+import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 
@@ -26,9 +35,9 @@ from assay.runner.engine import RunPlan, run_unit
 from assay.scoring.scorer import Scorer
 from assay.store import Store, open_store
 from assay.store.runs_repo import new_lease_owner
-from assay.store.work_units_repo import UNIT_LEASE_S, Unit
+from assay.store.work_units_repo import UNIT_LEASE_S, Unit, WorkUnitRepository
 from assay.targets.base import Target
-from assay.types import ItemResult, RunInfo
+from assay.types import ItemResult, RunInfo, TargetError
 
 log = logging.getLogger(__name__)
 
@@ -42,12 +51,14 @@ class WorkerSettings:
     that claims are a small part of a trivial item's cost. ``flush_s``: finished results
     are stored at least this often (progress shows, a killed worker loses less).
     ``lease_s``: a claimed unit's lease without heartbeat. ``idle_s``: pause when no unit
-    is free but some are still held by other workers."""
+    is free but some are still held by other workers. ``max_claims``: a unit whose workers
+    died this many times on it is stored as an item error instead of being tried again."""
 
     batch: int | None = None
     flush_s: float = 0.5
     lease_s: float = UNIT_LEASE_S
     idle_s: float = 0.2
+    max_claims: int = 3
 
     def batch_for(self, concurrency: int) -> int:
         return self.batch or min(512, max(32, 8 * concurrency))
@@ -141,16 +152,21 @@ async def _work(
     batch = settings.batch_for(plan.info.concurrency)
     try:
         while True:
-            units = await asyncio.to_thread(
-                units_repo.claim, run_id, owner, batch, lease_s=settings.lease_s
+            counted = await asyncio.to_thread(
+                units_repo.claim_counted, run_id, owner, batch, lease_s=settings.lease_s
             )
-            if not units:
+            if not counted:
                 if await asyncio.to_thread(units_repo.remaining, run_id) == 0:
                     break
                 await asyncio.to_thread(units_repo.release_gone, run_id)
                 await asyncio.sleep(settings.idle_s)
                 continue
-            claimed += len(units)
+            units, poisoned = await _triage(units_repo, run_id, owner, counted, settings)
+            claimed += len(units) + len(poisoned)
+            if poisoned:
+                stored += await asyncio.to_thread(units_repo.complete, run_id, owner, poisoned)
+            if not units:
+                continue
 
             async def store_results(results: list[ItemResult]) -> None:
                 nonlocal stored
@@ -168,6 +184,56 @@ async def _work(
         stop.set()
         beat.join()
     return WorkerReport(owner=owner, claimed=claimed, stored=stored)
+
+
+async def _triage(
+    units_repo: WorkUnitRepository,
+    run_id: str,
+    owner: str,
+    counted: list[tuple[Unit, int]],
+    settings: WorkerSettings,
+) -> tuple[list[Unit], list[ItemResult]]:
+    """What to score of a claimed batch: all of it when no unit was claimed before; else
+    only its first such suspect, alone (the rest given back uncounted), so a death while
+    scoring it counts against it and not its neighbours; and a suspect already claimed
+    more than ``max_claims`` times is not scored but stored as an item error."""
+    suspects = [(unit, count) for unit, count in counted if count > 1]
+    if not suspects:
+        return [unit for unit, _ in counted], []
+    unit, count = suspects[0]
+    others = [
+        (position, repeat)
+        for (position, _, repeat), _ in counted
+        if position != unit[0] or repeat != unit[2]
+    ]
+    if others:
+        await asyncio.to_thread(units_repo.release, run_id, owner, others)
+    if count > settings.max_claims:
+        return [], [poisoned_result(unit, count - 1)]
+    return [unit], []
+
+
+def poisoned_result(unit: Unit, deaths: int) -> ItemResult:
+    """The item error stored for a unit whose workers died ``deaths`` times on it."""
+    position, item, repeat = unit
+    stamp = time.time()
+    return ItemResult(
+        item_id=item.id,
+        repeat=repeat,
+        position=position,
+        input=item.input,
+        expected_output=item.expected_output,
+        error=TargetError(
+            message=(
+                f"worker died {deaths} times on this item (its process ended while scoring "
+                "it: os._exit, a crash in native code, out of memory); stored as an error "
+                "so the run can finish"
+            ),
+            kind="WorkerDied",
+        ),
+        started_at=stamp,
+        completed_at=stamp,
+    )
 
 
 def work_in_process(
