@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -406,3 +407,51 @@ def test_an_item_that_kills_every_worker_scoring_it_is_stored_as_an_error(store:
     assert poisoned is not None and poisoned.kind == "WorkerDied"
     assert "worker died 3 times on this item" in poisoned.message
     assert all(row.error is None for item_id, row in rows.items() if item_id != "i7")
+
+
+_MAIN_SCRIPT = """
+import sys
+from assay.operations.ray_backend import RayBackendError
+from assay.operations.stored_runs import run_stored
+from assay.store import open_store
+
+def shout(input):
+    return input.upper()
+
+targets = {"function": shout, "lambda": lambda input: input.upper()}
+with open_store(sys.argv[2]) as store:
+    try:
+        run_stored([{"id": "a", "input": "x"}], targets[sys.argv[1]], ["exact-match"],
+                   store=store, backend="ray", progress=False)
+    except RayBackendError as exc:
+        print(exc)
+        print("runs:", len(store.runs.list()), "ray started:", __import__("ray").is_initialized())
+        sys.exit(2)
+"""
+
+
+@pytest.mark.parametrize(
+    ("kind", "named"),
+    [("function", r"function 'shout' defined in __main__"), ("lambda", r"a lambda defined in")],
+)
+def test_a_target_defined_in_main_is_refused_before_anything(
+    kind: str, named: str, tmp_path: Path
+) -> None:
+    """A script's own function or lambda (cloudpickle would ship it by value, which breaks on
+    other nodes): refused by name before Ray starts or a run is stored."""
+    script = tmp_path / "score.py"
+    script.write_text(_MAIN_SCRIPT)
+    env = {**os.environ, "PYTHONPATH": PYTHONPATH}
+    done = subprocess.run(
+        [sys.executable, str(script), kind, f"sqlite:///{tmp_path / 's.db'}"],
+        env=env,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 2, done.stderr
+    first, second = done.stdout.splitlines()
+    assert re.search(rf"cannot ship the target .*: it uses {named}.*score\.py, line", first)
+    assert "move it to a module" in first
+    assert second == "runs: 0 ray started: False"

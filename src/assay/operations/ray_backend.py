@@ -9,7 +9,8 @@ so a killed driver leaves a run that ``assay runs resume`` finishes.
 Everything that can be wrong is found before a unit is seeded, each as one line
 (``RayBackendError``): Ray not installed, the cluster unreachable, a store the workers
 cannot reach (SQLite, in memory or with a cluster of other hosts), a target or scorer
-that cannot be serialized here or loaded on a worker (a missing module there).
+that uses a lambda, function or class of ``__main__`` (shipped by value, which breaks on
+other nodes), that cannot be serialized here or loaded on a worker (a missing module there).
 
 Ray is imported only here, and only when the Ray backend is chosen.
 """
@@ -18,9 +19,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import io
 import math
 import os
 import socket
+import types
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -154,6 +157,62 @@ def _serialized(ray: ModuleType, plan: RunPlan) -> list[tuple[str, bytes]]:
     return blobs
 
 
+class _DefinedInMain(Exception):
+    """Raised by ``_MainFinder`` at the first function or class of ``__main__``."""
+
+    def __init__(self, found: object) -> None:
+        super().__init__()
+        self.found = found
+
+
+def _main_definition(ray: ModuleType, part: object) -> object | None:
+    """The first function or class defined in ``__main__`` that ``part`` refers to (at any
+    depth, as the pickler walks it), else ``None``. cloudpickle ships those by value:
+    that works on this machine, then breaks on nodes where the code they use differs."""
+    base: type[Any] = ray.cloudpickle.CloudPickler
+
+    class _MainFinder(base):  # type: ignore[misc]
+        def reducer_override(self, obj: object) -> Any:
+            if (
+                isinstance(obj, types.FunctionType | type)
+                and getattr(obj, "__module__", None) == "__main__"
+            ):
+                raise _DefinedInMain(obj)
+            return super().reducer_override(obj)
+
+    try:
+        _MainFinder(io.BytesIO()).dump(part)
+    except _DefinedInMain as found:
+        return found.found
+    except Exception:
+        return None  # anything else unpicklable is named by ``_serialized``
+    return None
+
+
+def _describe(obj: object) -> str:
+    name = getattr(obj, "__qualname__", None) or repr(obj)
+    code = getattr(obj, "__code__", None)
+    where = f" ({code.co_filename}, line {code.co_firstlineno})" if code is not None else ""
+    if name.endswith("<lambda>"):
+        return f"a lambda defined in __main__{where}"
+    kind = "class" if isinstance(obj, type) else "function"
+    return f"{kind} {name!r} defined in __main__{where}"
+
+
+def check_importable(ray: ModuleType, plan: RunPlan) -> None:
+    """Refuse a target or scorer that uses a lambda, function or class of ``__main__`` (the
+    script being run), naming it: workers on other nodes cannot import it by name."""
+    parts: list[tuple[str, Any]] = [(f"target {plan.target.spec.label!r}", plan.target)]
+    parts += [(f"scorer {scorer.id!r}", scorer) for scorer in plan.scorers]
+    for what, part in parts:
+        found = _main_definition(ray, part)
+        if found is not None:
+            raise RayBackendError(
+                f"cannot ship the {what} to Ray workers: it uses {_describe(found)}, which "
+                "workers cannot import by name; move it to a module they can import"
+            )
+
+
 def _probe(blobs: list[tuple[str, bytes]]) -> str | None:
     """Runs on a worker: load every part; the first that fails, as a message."""
     import ray
@@ -278,6 +337,7 @@ def prepare(store: Store, plan: RunPlan, options: RunOptions) -> RayDispatch:
         )
     if options.sink is not None:
         raise RayBackendError("backend 'ray' stores results from the workers: no extra sink")
+    check_importable(require_ray(), plan)
     ray = connect(options.ray_address, options.workers)
     check_store(store, ray, options.ray_address)
     blobs = _serialized(ray, plan)
