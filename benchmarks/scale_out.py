@@ -18,10 +18,14 @@ folder. Starts a local Ray (2 CPUs, no dashboard). Nothing here is a test: numbe
 from __future__ import annotations
 
 import argparse
+import importlib
+import os
+import sys
 import tempfile
 import threading
 import time
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 
 from assay.operations.ray_backend import connect, shutdown
@@ -34,13 +38,27 @@ def upper(input: str) -> str:
     return input.upper()
 
 
+def importable_upper() -> Callable[[str], str]:
+    """``upper`` as the module ``scale_out`` (not ``__main__``: the Ray backend refuses what
+    workers cannot import by name); the workers find it through ``PYTHONPATH``."""
+    here = str(Path(__file__).resolve().parent)
+    if here not in sys.path:
+        sys.path.insert(0, here)
+    os.environ["PYTHONPATH"] = os.pathsep.join(
+        [here, *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))]
+    )
+    shout: Callable[[str], str] = importlib.import_module("scale_out").upper
+    return shout
+
+
 def items(n: int) -> list[dict[str, str]]:
     return [{"id": f"i{i}", "input": f"q{i}", "expected_output": f"Q{i}"} for i in range(n)]
 
 
 def timed_run(store: Store, n: int, **options: object) -> float:
     started = time.perf_counter()
-    result = run_stored(items(n), upper, ["exact-match"], store=store, progress=False, **options)
+    target = importable_upper()
+    result = run_stored(items(n), target, ["exact-match"], store=store, progress=False, **options)
     elapsed = time.perf_counter() - started
     assert result.record.status == "completed", result.record.status
     assert store.runs.completed_count(result.record.info.id) == n
@@ -97,7 +115,7 @@ def judge_path(store: Store, n: int) -> None:
         started = time.perf_counter()
         result = run_stored(
             items(n),
-            upper,
+            importable_upper(),
             [judge],
             store=store,
             progress=False,
@@ -121,31 +139,42 @@ def main() -> None:
     parser.add_argument("--db", default=None)
     parser.add_argument("--claim-units", type=int, default=20_000)
     parser.add_argument("--judge-items", type=int, default=1280)
+    parser.add_argument("--only", choices=("all", "throughput", "judge", "claims"), default="all")
+    parser.add_argument("--judge-repeats", type=int, default=1)
     args = parser.parse_args()
+    importable_upper()  # PYTHONPATH for the Ray workers, before Ray starts
     folder = Path(tempfile.mkdtemp(prefix="assay-scale-out-"))
     url = args.db or f"sqlite:///{folder / 'bench.db'}"
     n = args.items
     with open_store(url) as store:
-        print(f"store: {store.dialect}; {n} items, trivial target, exact-match")
-        local = timed_run(store, n, concurrency=args.concurrency)
-        print(f"local          {n / local:9.0f} items/s  ({local:.1f} s)")
-        connect(None, 2)  # Ray start-up (~10 s here) is not counted in the figures below
-        figures = {}
-        for workers in (1, 2):
-            elapsed = timed_run(
-                store, n, concurrency=args.concurrency, backend="ray", workers=workers
-            )
-            figures[workers] = elapsed
-            extra_us = (elapsed - local) / n * 1e6
-            print(
-                f"ray {workers} worker{'s' if workers > 1 else ' '}  {n / elapsed:9.0f} items/s  "
-                f"({elapsed:.1f} s; {extra_us:+.0f} µs/item over local, Ray already started)"
-            )
-        judge_path(store, args.judge_items)
-        shutdown()
-        for batch in (32, 256):
-            rate = claim_throughput(store, args.claim_units, 8, batch)
-            print(f"claims: 8 claimers, batch {batch:3d}: {rate:9.0f} units/s claimed+stored")
+        try:
+            if args.only in ("all", "throughput"):
+                throughput(store, n, args.concurrency)
+            if args.only in ("all", "judge"):
+                connect(None, 2)  # Ray start-up (~10 s here) is not counted
+                for _ in range(args.judge_repeats):
+                    judge_path(store, args.judge_items)
+        finally:
+            shutdown()
+        if args.only in ("all", "claims"):
+            for batch in (32, 256):
+                rate = claim_throughput(store, args.claim_units, 8, batch)
+                print(f"claims: 8 claimers, batch {batch:3d}: {rate:9.0f} units/s claimed+stored")
+
+
+def throughput(store: Store, n: int, concurrency: int) -> None:
+    """Items/s of a local run and of Ray runs with 1 and 2 workers, side by side."""
+    print(f"store: {store.dialect}; {n} items, trivial target, exact-match")
+    local = timed_run(store, n, concurrency=concurrency)
+    print(f"local          {n / local:9.0f} items/s  ({local:.1f} s)")
+    connect(None, 2)  # Ray start-up (~10 s here) is not counted in the figures below
+    for workers in (1, 2):
+        elapsed = timed_run(store, n, concurrency=concurrency, backend="ray", workers=workers)
+        extra_us = (elapsed - local) / n * 1e6
+        print(
+            f"ray {workers} worker{'s' if workers > 1 else ' '}  {n / elapsed:9.0f} items/s  "
+            f"({elapsed:.1f} s; {extra_us:+.0f} µs/item over local, Ray already started)"
+        )
 
 
 if __name__ == "__main__":

@@ -302,9 +302,10 @@ class RayDispatch:
         seen = await asyncio.to_thread(self.store.runs.completed_count, run_id)
         try:
             pending = list(refs)
-            while pending:
-                await asyncio.sleep(self.poll_s)
-                _, pending = self.ray.wait(pending, num_returns=len(pending), timeout=0)
+            while pending:  # woken as soon as the workers end, at the latest every poll_s
+                _, pending = await asyncio.to_thread(
+                    self.ray.wait, pending, num_returns=len(pending), timeout=self.poll_s
+                )
                 await asyncio.to_thread(repo.release_gone, run_id)
                 if bar.enabled:
                     done = await asyncio.to_thread(self.store.runs.completed_count, run_id)

@@ -26,6 +26,7 @@ import asyncio
 import logging
 import threading
 import time
+from collections import deque
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 
@@ -78,20 +79,47 @@ async def run_units(
     units: Sequence[Unit],
     store: Callable[[list[ItemResult]], Awaitable[None]],
     flush_s: float,
+    more: Callable[[], Awaitable[list[Unit]]] | None = None,
 ) -> None:
     """Score ``units`` with up to ``plan.info.concurrency`` in flight, like the engine's
     worker pool (and under the same ``RUN_CONCURRENCY`` for judge limiters), handing the
-    finished results to ``store`` every ``flush_s`` seconds and at the end."""
+    finished results to ``store`` every ``flush_s`` seconds and at the end.
+
+    ``more``: where the next units come from once these run low (fewer left than lanes):
+    fetched while the lanes still work, so no lane waits for a batch's slowest unit or for
+    the claim round trip; an empty answer ends the stream."""
     finished: list[ItemResult] = []
-    pending = iter(units)
+    queue = deque(units)
+    lanes_n = plan.info.concurrency
+    fetching: asyncio.Task[list[Unit]] | None = None
+    exhausted = more is None
+
+    async def next_unit() -> Unit | None:
+        nonlocal fetching, exhausted
+        while True:
+            if not exhausted and fetching is None and len(queue) <= lanes_n:
+                assert more is not None
+                fetching = asyncio.ensure_future(more())
+            if queue:
+                return queue.popleft()
+            if exhausted or fetching is None:
+                return None
+            task = fetching
+            got = await asyncio.shield(task)
+            if fetching is task:  # the first lane back takes the answer in
+                fetching = None
+                queue.extend(got)
+                exhausted = not got
 
     async def lane() -> None:
-        for position, item, repeat in pending:
+        while (unit := await next_unit()) is not None:
+            position, item, repeat = unit
             finished.append(await run_unit(plan, position, item, repeat))
 
-    token = RUN_CONCURRENCY.set(plan.info.concurrency)
+    token = RUN_CONCURRENCY.set(lanes_n)
     try:
-        lanes = [asyncio.create_task(lane()) for _ in range(min(plan.info.concurrency, len(units)))]
+        count = lanes_n if more is not None else min(lanes_n, len(units))
+        lanes = [asyncio.create_task(lane()) for _ in range(count)]
     finally:
         RUN_CONCURRENCY.reset(token)
     everything = asyncio.gather(*lanes)
@@ -106,6 +134,8 @@ async def run_units(
             await store(list(finished))
     finally:
         everything.cancel()
+        if fetching is not None:
+            fetching.cancel()
 
 
 async def work(
@@ -167,12 +197,28 @@ async def _work(
                 stored += await asyncio.to_thread(units_repo.complete, run_id, owner, poisoned)
             if not units:
                 continue
+            suspect = any(count > 1 for _, count in counted)  # scored alone: no more
 
             async def store_results(results: list[ItemResult]) -> None:
                 nonlocal stored
                 stored += await asyncio.to_thread(units_repo.complete, run_id, owner, results)
 
-            await run_units(plan, units, store_results, settings.flush_s)
+            async def fresh() -> list[Unit]:
+                """The next batch of never-claimed units; suspects go back uncounted (the
+                loop above takes them one at a time once no fresh unit is left)."""
+                nonlocal claimed
+                got = await asyncio.to_thread(
+                    units_repo.claim_counted, run_id, owner, batch, lease_s=settings.lease_s
+                )
+                back = [(p, r) for (p, _, r), n in got if n > 1]
+                if back:
+                    await asyncio.to_thread(units_repo.release, run_id, owner, back)
+                taken = [unit for unit, n in got if n <= 1]
+                claimed += len(taken)
+                return taken
+
+            more = None if suspect else fresh
+            await run_units(plan, units, store_results, settings.flush_s, more)
     except BaseException:
         stop.set()
         try:  # give back what this worker holds, so others need not wait for the lease
