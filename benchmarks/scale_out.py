@@ -4,7 +4,9 @@
    run and of Ray runs with 1 and 2 workers, on the same store; Ray's overhead per item.
 2. The judge path through Ray: a 100 ms mock judge, 2 workers x 16 in flight (32 in
    all), wall time against the bound (items x 0.1 s / 32).
-3. Claim throughput: 8 threads claiming (and completing) batches of units from the store
+3. The limiter actor: model calls per second one ``RunLimits`` actor grants (slot and
+   outcome, no model behind), from 2 worker processes x 64 in flight.
+4. Claim throughput: 8 threads claiming (and completing) batches of units from the store
    at once, units/s; the number docs/scale-out.md extrapolates from.
 
 Usage::
@@ -104,32 +106,79 @@ def claim_throughput(store: Store, units: int, claimers: int, batch: int) -> flo
 
 def judge_path(store: Store, n: int) -> None:
     """A judge against a 100 ms mock (another process), 2 workers x 16 in flight = 32:
-    wall time against the bound n x 0.1 s / 32."""
+    wall time against the bound n x 0.1 s / 32; and the local path at 32 in flight right
+    after, on the same machine at the same load (the yardstick when the machine is busy)."""
     from assay.testing.openai_server import MockServerProcess
 
+    bound = n * 0.1 / 32
     with MockServerProcess(latency_s=0.1) as server:
         judge = {
             "type": "toxicity",
             "params": {"model": "openai-compatible/judge", "base_url": server.base_url},
         }
-        started = time.perf_counter()
-        result = run_stored(
-            items(n),
-            importable_upper(),
-            [judge],
-            store=store,
-            progress=False,
-            concurrency=16,
-            backend="ray",
-            workers=2,
-        )
-        elapsed = time.perf_counter() - started
-    assert result.record.status == "completed"
-    bound = n * 0.1 / 32
+        figures = {}
+        for backend, options in (
+            ("ray", {"concurrency": 16, "backend": "ray", "workers": 2}),
+            ("local", {"concurrency": 32}),
+        ):
+            started = time.perf_counter()
+            result = run_stored(
+                items(n), importable_upper(), [judge], store=store, progress=False, **options
+            )
+            figures[backend] = time.perf_counter() - started
+            assert result.record.status == "completed"
     print(
-        f"judge path     {n} items, 100 ms mock, 32 in flight: {elapsed:.1f} s, bound "
-        f"{bound:.1f} s, ratio {bound / elapsed:.2f}"
+        f"judge path     {n} items, 100 ms mock, 32 in flight: Ray {figures['ray']:.1f} s, "
+        f"ratio {bound / figures['ray']:.2f}; local {figures['local']:.1f} s, ratio "
+        f"{bound / figures['local']:.2f} (bound {bound:.1f} s)"
     )
+
+
+def _limiter_client(actor: object, calls: int, in_flight: int) -> float:
+    """Runs on a Ray worker: ``calls`` slot + outcome round trips, ``in_flight`` at once."""
+    import asyncio
+
+    from assay.operations.ray_limits import RemoteLimiter
+
+    async def go() -> float:
+        limiter = RemoteLimiter(actor, "http://bench/v1")
+        left = iter(range(calls))
+
+        async def lane() -> None:
+            for _ in left:
+                async with limiter.slot() as ticket:
+                    limiter.on_success(ticket)
+
+        started = time.perf_counter()
+        await asyncio.gather(*(lane() for _ in range(in_flight)))
+        return time.perf_counter() - started
+
+    return asyncio.run(go())
+
+
+def limiter_throughput(clients: int = 2, calls: int = 3000, in_flight: int = 64) -> None:
+    """Model calls per second one ``RunLimits`` actor grants (slot + outcome, no model
+    behind): what bounds a run's calls through one limiter."""
+    import ray
+
+    from assay.operations.ray_limits import RunLimits
+
+    actor = ray.remote(num_cpus=0, max_concurrency=100_000)(RunLimits).remote(10_000)
+    ray.get(actor.stats.remote(), timeout=60)  # started
+    task = ray.remote(num_cpus=1)(_limiter_client)
+    warm = ray.get([task.remote(actor, 200, 8) for _ in range(clients)], timeout=300)
+    del warm
+    started = time.perf_counter()
+    ray.get([task.remote(actor, calls, in_flight) for _ in range(clients)], timeout=600)
+    elapsed = time.perf_counter() - started
+    total = clients * calls
+    messages = ray.get(actor.stats.remote(), timeout=60)["messages"]
+    print(
+        f"limiter actor  {total / elapsed:9.0f} calls/s granted ({clients} worker processes x "
+        f"{in_flight} in flight, {total} calls, {elapsed:.1f} s; {messages} actor messages "
+        "in all, warm-up included)"
+    )
+    ray.kill(actor)
 
 
 def main() -> None:
@@ -139,7 +188,9 @@ def main() -> None:
     parser.add_argument("--db", default=None)
     parser.add_argument("--claim-units", type=int, default=20_000)
     parser.add_argument("--judge-items", type=int, default=1280)
-    parser.add_argument("--only", choices=("all", "throughput", "judge", "claims"), default="all")
+    parser.add_argument(
+        "--only", choices=("all", "throughput", "judge", "limiter", "claims"), default="all"
+    )
     parser.add_argument("--judge-repeats", type=int, default=1)
     args = parser.parse_args()
     importable_upper()  # PYTHONPATH for the Ray workers, before Ray starts
@@ -154,6 +205,9 @@ def main() -> None:
                 connect(None, 2)  # Ray start-up (~10 s here) is not counted
                 for _ in range(args.judge_repeats):
                     judge_path(store, args.judge_items)
+            if args.only in ("all", "limiter"):
+                connect(None, 2)
+                limiter_throughput()
         finally:
             shutdown()
         if args.only in ("all", "claims"):

@@ -12,8 +12,13 @@ import pytest
 from assay.operations.ray_limits import RunLimits
 
 
+async def _one(limits: RunLimits, endpoint: str, holder: str = "w") -> int:
+    (slot,) = await limits.acquire(endpoint, holder)
+    return slot
+
+
 async def _call(limits: RunLimits, endpoint: str, seconds: float, seen: list[int]) -> None:
-    slot = await limits.acquire(endpoint)
+    slot = await _one(limits, endpoint)
     seen.append(limits.stats()["endpoints"][endpoint]["in_flight"])
     await asyncio.sleep(seconds)
     limits.done(slot, "ok")
@@ -39,13 +44,13 @@ def test_slots_never_exceed_the_ceiling_and_endpoints_are_apart() -> None:
 def test_a_retry_after_pauses_every_caller_of_that_endpoint() -> None:
     async def scenario() -> tuple[float, float, RunLimits]:
         limits = RunLimits(8)
-        slot = await limits.acquire("a")
+        slot = await _one(limits, "a")
         limits.done(slot, "throttle", 0.3)
         started = time.monotonic()
-        other = await asyncio.wait_for(limits.acquire("b"), timeout=5)  # not paused
+        other = await asyncio.wait_for(_one(limits, "b"), timeout=5)  # not paused
         b_wait = time.monotonic() - started
         limits.done(other, "ok")
-        granted = await asyncio.wait_for(limits.acquire("a"), timeout=5)
+        granted = await asyncio.wait_for(_one(limits, "a"), timeout=5)
         a_wait = time.monotonic() - started
         limits.done(granted, "ok")
         return a_wait, b_wait, limits
@@ -60,9 +65,9 @@ def test_a_retry_after_pauses_every_caller_of_that_endpoint() -> None:
 def test_a_huge_retry_after_is_capped() -> None:
     async def scenario() -> float:
         limits = RunLimits(2, max_pause_s=0.2)
-        limits.done(await limits.acquire("a"), "throttle", 3600.0)
+        limits.done(await _one(limits, "a"), "throttle", 3600.0)
         started = time.monotonic()
-        limits.done(await asyncio.wait_for(limits.acquire("a"), timeout=5), "ok")
+        limits.done(await asyncio.wait_for(_one(limits, "a"), timeout=5), "ok")
         return time.monotonic() - started
 
     assert asyncio.run(scenario()) < 1.0
@@ -72,7 +77,7 @@ def test_the_request_rate_spaces_grants() -> None:
     async def scenario() -> float:
         limits = RunLimits(8, rate_per_s=20.0)
         started = time.monotonic()
-        slots = [await asyncio.wait_for(limits.acquire("a"), timeout=5) for _ in range(6)]
+        slots = [await asyncio.wait_for(_one(limits, "a"), timeout=5) for _ in range(6)]
         elapsed = time.monotonic() - started
         for slot in slots:
             limits.done(slot, "ok")
@@ -81,14 +86,13 @@ def test_the_request_rate_spaces_grants() -> None:
     assert asyncio.run(scenario()) >= 5 / 20 - 0.02
 
 
-def test_a_slot_of_a_dead_worker_is_taken_back_after_its_lease() -> None:
+def test_the_slots_of_a_holder_gone_silent_are_taken_back() -> None:
     async def scenario() -> RunLimits:
         limits = RunLimits(1, slot_lease_s=0.1)
-        await limits.acquire("a")  # never given back: its worker died
-        limits._swept = 0.0  # the sweep runs at most once a second: let it run now
+        await _one(limits, "a", "dead")  # never given back: its worker died
         await asyncio.sleep(0.15)
-        limits._swept = 0.0
-        slot = await asyncio.wait_for(limits.acquire("a"), timeout=5)
+        limits._swept = 0.0  # the sweep runs at most once a second: let it run now
+        slot = await asyncio.wait_for(_one(limits, "a", "alive"), timeout=5)
         limits.done(slot, "ok")
         limits.done(slot, "ok")  # a second give-back of one slot changes nothing
         return limits
@@ -98,17 +102,39 @@ def test_a_slot_of_a_dead_worker_is_taken_back_after_its_lease() -> None:
     assert stats["endpoints"]["a"]["in_flight"] == 0
 
 
+def test_a_bunch_of_free_slots_in_one_message_and_a_batched_report() -> None:
+    async def scenario() -> tuple[list[int], list[int], tuple[int, float, bool], RunLimits]:
+        limits = RunLimits(5)
+        first = await limits.acquire("a", "w1", want=4)
+        second = await limits.acquire("a", "w2", want=4)  # only one left
+        waiting = asyncio.create_task(limits.acquire("a", "w3"))
+        await asyncio.sleep(0.01)
+        answer = limits.report(
+            "a", "w1", [(first[0], "ok", None), (first[1], "throttle", 0.05)], first[:2]
+        )
+        await asyncio.wait_for(waiting, timeout=5)
+        return first, second, answer, limits
+
+    first, second, (epoch, pause_s, contended), limits = asyncio.run(scenario())
+    assert (len(first), len(second)) == (4, 1)
+    assert 0 < pause_s <= 0.05 and contended  # w3 was waiting when w1 reported
+    assert epoch == 0  # one throttle in a window of 8 is within tolerance
+    stats = limits.stats()
+    assert stats["messages"] == 4 and stats["endpoints"]["a"]["throttles"] == 1
+    assert stats["endpoints"]["a"]["in_flight"] == 4  # 5 granted, 2 back, 1 more to w3
+
+
 def test_a_cancelled_wait_does_not_keep_a_slot() -> None:
     async def scenario() -> RunLimits:
         limits = RunLimits(1)
-        held = await limits.acquire("a")
-        waiting = asyncio.create_task(limits.acquire("a"))
+        held = await _one(limits, "a")
+        waiting = asyncio.create_task(_one(limits, "a"))
         await asyncio.sleep(0.01)
         waiting.cancel()
         with pytest.raises(asyncio.CancelledError):
             await waiting
         limits.done(held, None)
-        limits.done(await asyncio.wait_for(limits.acquire("a"), timeout=5), "ok")
+        limits.done(await asyncio.wait_for(_one(limits, "a"), timeout=5), "ok")
         return limits
 
     assert asyncio.run(scenario()).stats()["endpoints"]["a"]["in_flight"] == 0

@@ -203,6 +203,16 @@ class AdaptiveLimiter:
     def in_flight(self) -> int:
         return self._in_flight
 
+    @property
+    def waiting(self) -> int:
+        """Calls queued for a slot."""
+        return len(self._waiters)
+
+    @property
+    def epoch(self) -> int:
+        """How many times the limit was lowered: the ticket of a slot granted now."""
+        return self._epoch
+
     async def acquire(self) -> int:
         """Wait for a slot; returns the ticket (the limit's epoch when the slot was granted)."""
         if not self._waiters and self._in_flight < self.limit:

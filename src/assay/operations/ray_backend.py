@@ -234,7 +234,11 @@ def _work(
 
     target, scorers = ray.cloudpickle.loads(payload)
     shared = remote_limits(limits) if limits is not None else None
-    report = work_in_process(store_url, info_json, target, scorers, settings, shared)
+    try:
+        report = work_in_process(store_url, info_json, target, scorers, settings, shared)
+    finally:
+        if shared is not None:
+            shared.close()  # this worker's slots back to the others
     return report.owner, report.claimed, report.stored
 
 
