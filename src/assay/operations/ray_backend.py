@@ -346,14 +346,15 @@ def prepare(store: Store, plan: RunPlan, options: RunOptions) -> RayDispatch:
     ray = connect(options.ray_address, options.workers)
     check_store(store, ray, options.ray_address)
     blobs = _serialized(ray, plan)
+    workers = options.workers or _default_workers(ray, options.ray_address)
     probe = ray.remote(num_cpus=1, max_retries=0)(_probe)
-    try:
-        problem = ray.get(probe.remote(blobs))
+    try:  # one probe per worker: each worker process loads the run's code once, here
+        problems = ray.get([probe.remote(blobs) for _ in range(workers)])
     except Exception as exc:
         raise RayBackendError(f"a Ray worker could not start: {_first_line(exc)}") from exc
+    problem = next((found for found in problems if found is not None), None)
     if problem is not None:
         raise RayBackendError(problem)
-    workers = options.workers or _default_workers(ray, options.ray_address)
     max_in_flight, rate = run_limits_from_env(workers, plan.info.concurrency)
     plan.info = plan.info.model_copy(update={"backend": "ray", "workers": workers})
     payload = ray.cloudpickle.dumps((plan.target, list(plan.scorers)))
