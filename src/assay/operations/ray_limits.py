@@ -243,10 +243,11 @@ class RemoteLimiter:
     @contextlib.asynccontextmanager
     async def slot(self) -> AsyncIterator[int]:
         self._start_reporting()
-        while (pause := self._paused_until - time.monotonic()) > 0:
-            await asyncio.sleep(pause)
         slot = await self._take()
         try:
+            # a pause (Retry-After) learnt while this call waited holds it back too
+            while (pause := self._paused_until - time.monotonic()) > 0:
+                await asyncio.sleep(pause)
             yield slot
         finally:
             outcome, retry_after = self._outcomes.pop(slot, (None, None))
