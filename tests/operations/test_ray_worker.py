@@ -129,9 +129,9 @@ def test_a_call_one_worker_made_is_a_cache_hit_on_another(tmp_path: Path) -> Non
 
 def test_a_unit_its_workers_died_on_too_often_is_stored_as_an_item_error(tmp_path: Path) -> None:
     """Workers died three times holding unit 2 (their pids do not exist; the first held
-    the whole batch, the next two unit 2 alone, as the worker loop does with a unit claimed
-    before): the worker stores unit 2 as an error naming why instead of scoring it again,
-    and scores the others, whose claims by the dead did not count against them."""
+    the whole batch, the next two unit 2 alone, its batch-mates given back uncounted): the
+    worker stores unit 2 as an error naming why instead of scoring it again, and scores
+    the others in one batch (claimed twice: not suspects yet)."""
     plan, data = _plan(6, 0.0)
     with open_store(f"sqlite:///{tmp_path / 's.db'}") as store:
         store.runs.create(plan.info)

@@ -15,9 +15,10 @@ Why a unit claimed before is scored alone, and a cap on its claims: an item that
 process scoring it (``os._exit`` in the target, a crash in native code, memory) would
 otherwise kill one worker after another forever. Every claim is counted and every
 give-back uncounted, so a unit that comes back with a count above 1 is one whose worker
-died holding it; it is scored alone (its batch-mates are given back), so the next death
-counts against it only, and past ``WorkerSettings.max_claims`` it is stored as an item
-error ("worker died 3 times on this item") and the run finishes.
+died holding it. After two such deaths it is scored alone (its batch-mates are given back),
+so the next death counts against it only, and past ``WorkerSettings.max_claims`` it is
+stored as an item error ("worker died 3 times on this item") and the run finishes. One
+death (a killed worker) does not make its units slow: they go on in batches.
 """
 
 from __future__ import annotations
@@ -52,13 +53,16 @@ class WorkerSettings:
     that claims are a small part of a trivial item's cost. ``flush_s``: finished results
     are stored at least this often (progress shows, a killed worker loses less).
     ``lease_s``: a claimed unit's lease without heartbeat. ``idle_s``: pause when no unit
-    is free but some are still held by other workers. ``max_claims``: a unit whose workers
-    died this many times on it is stored as an item error instead of being tried again."""
+    is free but some are still held by other workers. ``alone_after``: a unit claimed more
+    often than this (its workers died on it that often less one) is scored alone.
+    ``max_claims``: a unit whose workers died this many times on it is stored as an item
+    error instead of being tried again."""
 
     batch: int | None = None
     flush_s: float = 0.5
     lease_s: float = UNIT_LEASE_S
     idle_s: float = 0.2
+    alone_after: int = 2
     max_claims: int = 3
 
     def batch_for(self, concurrency: int) -> int:
@@ -197,23 +201,23 @@ async def _work(
                 stored += await asyncio.to_thread(units_repo.complete, run_id, owner, poisoned)
             if not units:
                 continue
-            suspect = any(count > 1 for _, count in counted)  # scored alone: no more
+            suspect = any(count > settings.alone_after for _, count in counted)
 
             async def store_results(results: list[ItemResult]) -> None:
                 nonlocal stored
                 stored += await asyncio.to_thread(units_repo.complete, run_id, owner, results)
 
             async def fresh() -> list[Unit]:
-                """The next batch of never-claimed units; suspects go back uncounted (the
-                loop above takes them one at a time once no fresh unit is left)."""
+                """The next batch; units to score alone go back uncounted (the loop above
+                takes them one at a time once no other unit is left)."""
                 nonlocal claimed
                 got = await asyncio.to_thread(
                     units_repo.claim_counted, run_id, owner, batch, lease_s=settings.lease_s
                 )
-                back = [(p, r) for (p, _, r), n in got if n > 1]
+                back = [(p, r) for (p, _, r), n in got if n > settings.alone_after]
                 if back:
                     await asyncio.to_thread(units_repo.release, run_id, owner, back)
-                taken = [unit for unit, n in got if n <= 1]
+                taken = [unit for unit, n in got if n <= settings.alone_after]
                 claimed += len(taken)
                 return taken
 
@@ -239,11 +243,13 @@ async def _triage(
     counted: list[tuple[Unit, int]],
     settings: WorkerSettings,
 ) -> tuple[list[Unit], list[ItemResult]]:
-    """What to score of a claimed batch: all of it when no unit was claimed before; else
-    only its first such suspect, alone (the rest given back uncounted), so a death while
-    scoring it counts against it and not its neighbours; and a suspect already claimed
-    more than ``max_claims`` times is not scored but stored as an item error."""
-    suspects = [(unit, count) for unit, count in counted if count > 1]
+    """What to score of a claimed batch: all of it when no unit was claimed more than
+    ``alone_after`` times; else only its first such suspect, alone (the rest given back
+    uncounted), so a death while scoring it counts against it and not its neighbours; and
+    a suspect already claimed more than ``max_claims`` times is not scored but stored as
+    an item error. Units a worker died holding once go on in batches: a killed worker's
+    batch is not scored one unit at a time."""
+    suspects = [(unit, count) for unit, count in counted if count > settings.alone_after]
     if not suspects:
         return [unit for unit, _ in counted], []
     unit, count = suspects[0]
