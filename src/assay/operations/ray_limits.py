@@ -22,8 +22,9 @@ many slots as it has calls waiting, keeps the slots its calls give back for its 
 calls, and every ``report_s`` (50 ms) sends the outcomes it collected and returns the slots
 no call of it is waiting for, in one message. Its answer carries the limit's epoch (slots
 granted before the limit was lowered are returned, not reused) and the endpoints' pauses,
-so a Retry-After one worker got holds the others back within one report. A throttle is
-reported at once.
+so a Retry-After one worker got holds the others back within one report, and whether
+other workers wait at the actor: then each slot goes back as its call ends instead of
+being kept (no worker hoards a tight limit). A throttle is reported at once.
 
 A worker that dies holding slots cannot give them back: a holder that has not reported
 for ``slot_lease_s`` (default 300 s) loses its slots, so a killed worker shrinks the
