@@ -4,7 +4,9 @@
    run and of Ray runs with 1 and 2 workers, on the same store; Ray's overhead per item.
 2. The judge path through Ray: a 100 ms mock judge, 2 workers x 16 in flight (32 in
    all), wall time against the bound (items x 0.1 s / 32).
-3. Claim throughput: 8 threads claiming (and completing) batches of units from the store
+3. The limiter actor: model calls per second one ``RunLimits`` actor grants (slot and
+   outcome, no model behind), from 2 worker processes x 64 in flight.
+4. Claim throughput: 8 threads claiming (and completing) batches of units from the store
    at once, units/s; the number docs/scale-out.md extrapolates from.
 
 Usage::
@@ -18,10 +20,14 @@ folder. Starts a local Ray (2 CPUs, no dashboard). Nothing here is a test: numbe
 from __future__ import annotations
 
 import argparse
+import importlib
+import os
+import sys
 import tempfile
 import threading
 import time
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 
 from assay.operations.ray_backend import connect, shutdown
@@ -34,13 +40,27 @@ def upper(input: str) -> str:
     return input.upper()
 
 
+def importable_upper() -> Callable[[str], str]:
+    """``upper`` as the module ``scale_out`` (not ``__main__``: the Ray backend refuses what
+    workers cannot import by name); the workers find it through ``PYTHONPATH``."""
+    here = str(Path(__file__).resolve().parent)
+    if here not in sys.path:
+        sys.path.insert(0, here)
+    os.environ["PYTHONPATH"] = os.pathsep.join(
+        [here, *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))]
+    )
+    shout: Callable[[str], str] = importlib.import_module("scale_out").upper
+    return shout
+
+
 def items(n: int) -> list[dict[str, str]]:
     return [{"id": f"i{i}", "input": f"q{i}", "expected_output": f"Q{i}"} for i in range(n)]
 
 
 def timed_run(store: Store, n: int, **options: object) -> float:
     started = time.perf_counter()
-    result = run_stored(items(n), upper, ["exact-match"], store=store, progress=False, **options)
+    target = importable_upper()
+    result = run_stored(items(n), target, ["exact-match"], store=store, progress=False, **options)
     elapsed = time.perf_counter() - started
     assert result.record.status == "completed", result.record.status
     assert store.runs.completed_count(result.record.info.id) == n
@@ -86,32 +106,79 @@ def claim_throughput(store: Store, units: int, claimers: int, batch: int) -> flo
 
 def judge_path(store: Store, n: int) -> None:
     """A judge against a 100 ms mock (another process), 2 workers x 16 in flight = 32:
-    wall time against the bound n x 0.1 s / 32."""
+    wall time against the bound n x 0.1 s / 32; and the local path at 32 in flight right
+    after, on the same machine at the same load (the yardstick when the machine is busy)."""
     from assay.testing.openai_server import MockServerProcess
 
+    bound = n * 0.1 / 32
     with MockServerProcess(latency_s=0.1) as server:
         judge = {
             "type": "toxicity",
             "params": {"model": "openai-compatible/judge", "base_url": server.base_url},
         }
-        started = time.perf_counter()
-        result = run_stored(
-            items(n),
-            upper,
-            [judge],
-            store=store,
-            progress=False,
-            concurrency=16,
-            backend="ray",
-            workers=2,
-        )
-        elapsed = time.perf_counter() - started
-    assert result.record.status == "completed"
-    bound = n * 0.1 / 32
+        figures = {}
+        for backend, options in (
+            ("ray", {"concurrency": 16, "backend": "ray", "workers": 2}),
+            ("local", {"concurrency": 32}),
+        ):
+            started = time.perf_counter()
+            result = run_stored(
+                items(n), importable_upper(), [judge], store=store, progress=False, **options
+            )
+            figures[backend] = time.perf_counter() - started
+            assert result.record.status == "completed"
     print(
-        f"judge path     {n} items, 100 ms mock, 32 in flight: {elapsed:.1f} s, bound "
-        f"{bound:.1f} s, ratio {bound / elapsed:.2f}"
+        f"judge path     {n} items, 100 ms mock, 32 in flight: Ray {figures['ray']:.1f} s, "
+        f"ratio {bound / figures['ray']:.2f}; local {figures['local']:.1f} s, ratio "
+        f"{bound / figures['local']:.2f} (bound {bound:.1f} s)"
     )
+
+
+def _limiter_client(actor: object, calls: int, in_flight: int) -> float:
+    """Runs on a Ray worker: ``calls`` slot + outcome round trips, ``in_flight`` at once."""
+    import asyncio
+
+    from assay.operations.ray_limits import RemoteLimiter
+
+    async def go() -> float:
+        limiter = RemoteLimiter(actor, "http://bench/v1")
+        left = iter(range(calls))
+
+        async def lane() -> None:
+            for _ in left:
+                async with limiter.slot() as ticket:
+                    limiter.on_success(ticket)
+
+        started = time.perf_counter()
+        await asyncio.gather(*(lane() for _ in range(in_flight)))
+        return time.perf_counter() - started
+
+    return asyncio.run(go())
+
+
+def limiter_throughput(clients: int = 2, calls: int = 3000, in_flight: int = 64) -> None:
+    """Model calls per second one ``RunLimits`` actor grants (slot + outcome, no model
+    behind): what bounds a run's calls through one limiter."""
+    import ray
+
+    from assay.operations.ray_limits import RunLimits
+
+    actor = ray.remote(num_cpus=0, max_concurrency=100_000)(RunLimits).remote(10_000)
+    ray.get(actor.stats.remote(), timeout=60)  # started
+    task = ray.remote(num_cpus=1)(_limiter_client)
+    warm = ray.get([task.remote(actor, 200, 8) for _ in range(clients)], timeout=300)
+    del warm
+    started = time.perf_counter()
+    ray.get([task.remote(actor, calls, in_flight) for _ in range(clients)], timeout=600)
+    elapsed = time.perf_counter() - started
+    total = clients * calls
+    messages = ray.get(actor.stats.remote(), timeout=60)["messages"]
+    print(
+        f"limiter actor  {total / elapsed:9.0f} calls/s granted ({clients} worker processes x "
+        f"{in_flight} in flight, {total} calls, {elapsed:.1f} s; {messages} actor messages "
+        "in all, warm-up included)"
+    )
+    ray.kill(actor)
 
 
 def main() -> None:
@@ -121,31 +188,47 @@ def main() -> None:
     parser.add_argument("--db", default=None)
     parser.add_argument("--claim-units", type=int, default=20_000)
     parser.add_argument("--judge-items", type=int, default=1280)
+    parser.add_argument(
+        "--only", choices=("all", "throughput", "judge", "limiter", "claims"), default="all"
+    )
+    parser.add_argument("--judge-repeats", type=int, default=1)
     args = parser.parse_args()
+    importable_upper()  # PYTHONPATH for the Ray workers, before Ray starts
     folder = Path(tempfile.mkdtemp(prefix="assay-scale-out-"))
     url = args.db or f"sqlite:///{folder / 'bench.db'}"
     n = args.items
     with open_store(url) as store:
-        print(f"store: {store.dialect}; {n} items, trivial target, exact-match")
-        local = timed_run(store, n, concurrency=args.concurrency)
-        print(f"local          {n / local:9.0f} items/s  ({local:.1f} s)")
-        connect(None, 2)  # Ray start-up (~10 s here) is not counted in the figures below
-        figures = {}
-        for workers in (1, 2):
-            elapsed = timed_run(
-                store, n, concurrency=args.concurrency, backend="ray", workers=workers
-            )
-            figures[workers] = elapsed
-            extra_us = (elapsed - local) / n * 1e6
-            print(
-                f"ray {workers} worker{'s' if workers > 1 else ' '}  {n / elapsed:9.0f} items/s  "
-                f"({elapsed:.1f} s; {extra_us:+.0f} µs/item over local, Ray already started)"
-            )
-        judge_path(store, args.judge_items)
-        shutdown()
-        for batch in (32, 256):
-            rate = claim_throughput(store, args.claim_units, 8, batch)
-            print(f"claims: 8 claimers, batch {batch:3d}: {rate:9.0f} units/s claimed+stored")
+        try:
+            if args.only in ("all", "throughput"):
+                throughput(store, n, args.concurrency)
+            if args.only in ("all", "judge"):
+                connect(None, 2)  # Ray start-up (~10 s here) is not counted
+                for _ in range(args.judge_repeats):
+                    judge_path(store, args.judge_items)
+            if args.only in ("all", "limiter"):
+                connect(None, 2)
+                limiter_throughput()
+        finally:
+            shutdown()
+        if args.only in ("all", "claims"):
+            for batch in (32, 256):
+                rate = claim_throughput(store, args.claim_units, 8, batch)
+                print(f"claims: 8 claimers, batch {batch:3d}: {rate:9.0f} units/s claimed+stored")
+
+
+def throughput(store: Store, n: int, concurrency: int) -> None:
+    """Items/s of a local run and of Ray runs with 1 and 2 workers, side by side."""
+    print(f"store: {store.dialect}; {n} items, trivial target, exact-match")
+    local = timed_run(store, n, concurrency=concurrency)
+    print(f"local          {n / local:9.0f} items/s  ({local:.1f} s)")
+    connect(None, 2)  # Ray start-up (~10 s here) is not counted in the figures below
+    for workers in (1, 2):
+        elapsed = timed_run(store, n, concurrency=concurrency, backend="ray", workers=workers)
+        extra_us = (elapsed - local) / n * 1e6
+        print(
+            f"ray {workers} worker{'s' if workers > 1 else ' '}  {n / elapsed:9.0f} items/s  "
+            f"({elapsed:.1f} s; {extra_us:+.0f} µs/item over local, Ray already started)"
+        )
 
 
 if __name__ == "__main__":

@@ -4,6 +4,7 @@ the Ray workers, whose ``PYTHONPATH`` names the repository."""
 
 from __future__ import annotations
 
+import os
 import re
 import time
 from typing import Any
@@ -68,3 +69,9 @@ def mock_judge(base_url: str) -> Scorer:
         .score(_verdict_score)
         .reason(_verdict_reason)
     )
+def exit_on_poison(input: str) -> str:
+    """``upper``, except that the item ``poison`` ends the process scoring it at once (no
+    exception, no cleanup: what a crash in native code or the OOM killer does)."""
+    if input == "poison":
+        os._exit(3)
+    return input.upper()

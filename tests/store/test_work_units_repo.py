@@ -89,3 +89,26 @@ def test_a_dead_owner_on_this_host_is_freed_at_once(store: Store) -> None:
     assert store.work_units.release_gone(run_id) == 1
     assert store.work_units.holders(run_id) == {live: 1}
     assert [u[0] for u in store.work_units.claim(run_id, "next", 5)] == [0]
+
+
+def test_claims_are_counted_and_give_backs_uncounted(store: Store) -> None:
+    """The count the worker loop reads to find units their workers died on: every claim
+    adds one, a give-back (all, or some units by key) takes it back, a lapsed lease does
+    not (its holder died)."""
+    run_id = _run(store, 4)
+    repo = store.work_units
+    first = repo.claim_counted(run_id, "a", 4)
+    assert [(unit[0], count) for unit, count in first] == [(0, 1), (1, 1), (2, 1), (3, 1)]
+    repo.release(run_id, "a", [(1, 0), (3, 0)])
+    assert [(u[0], n) for u, n in repo.claim_counted(run_id, "b", 4)] == [(1, 1), (3, 1)]
+    repo.release(run_id, "a")
+    repo.release(run_id, "b")
+    assert [(u[0], n) for u, n in repo.claim_counted(run_id, "c", 4, lease_s=0.01)] == [
+        (0, 1),
+        (1, 1),
+        (2, 1),
+        (3, 1),
+    ]
+    time.sleep(0.05)  # c's leases lapse without a give-back: c died
+    assert {n for _, n in repo.claim_counted(run_id, "d", 4)} == {2}
+    assert repo.claim(run_id, "e", 4) == []  # d holds them all

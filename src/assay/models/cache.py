@@ -620,6 +620,11 @@ def default_cache(path: str | Path | None = None) -> SQLiteModelCache:
 
 _FRESH_SAMPLES: ContextVar[bool] = ContextVar("assay_fresh_samples", default=False)
 
+SHARED_CACHE: ContextVar[ModelCache | None] = ContextVar("assay_shared_cache", default=None)
+"""The cache every ``CachedModel`` that caches at all uses in this context, instead of its
+own (a worker of a scaled-out run sets the store's ``model_cache``: a call another worker
+made is a hit). Keys are unchanged: the model's identity and request, as always."""
+
 
 @contextmanager
 def fresh_samples() -> Iterator[None]:
@@ -651,6 +656,11 @@ class CachedModel(PassThrough):
         if self.cache is None and self.policy != "off":
             self.cache = default_cache()
 
+    def active_cache(self) -> ModelCache | None:
+        """``SHARED_CACHE`` when set (and this model caches), else its own cache."""
+        shared = SHARED_CACHE.get()
+        return shared if shared is not None and self.cache is not None else self.cache
+
     def key_for(
         self,
         messages: list[ChatMessage],
@@ -674,7 +684,7 @@ class CachedModel(PassThrough):
         schema: dict[str, Any] | None = None,
         settings: ModelSettings | None = None,
     ) -> ModelResponse:
-        cache = self.cache
+        cache = self.active_cache()
         usable = self.policy != "off" and (
             self.cache_nonzero_temperature or is_deterministic(settings)
         )
@@ -736,7 +746,7 @@ class CachedModel(PassThrough):
         if method is None:
             raise unsupported(self.inner, "loglikelihood")
         pairs = list(requests)
-        cache = self.cache
+        cache = self.active_cache()
         if cache is None or self.policy == "off":
             self.stats.bypassed += 1
             found: list[Loglikelihood] = await method(pairs, settings=settings)
@@ -775,7 +785,7 @@ class CachedModel(PassThrough):
         method = getattr(self.inner, "loglikelihood_rolling", None)
         if method is None:
             raise unsupported(self.inner, "loglikelihood_rolling")
-        cache = self.cache
+        cache = self.active_cache()
         if cache is None or self.policy == "off":
             self.stats.bypassed += 1
             return float(await method(text, settings=settings))

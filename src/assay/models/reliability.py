@@ -33,6 +33,13 @@ answers are short; ``ModelSettings.timeout_s`` overrides it per call); backoff b
 cap 20 s; Retry-After honoured up to 60 s. A call that still fails raises ``ModelError``
 (the judge step then records ``status="error"``; the run goes on).
 
+Shared limits (``EndpointLimiter``): a run spread over many processes (the Ray backend)
+needs one limit for the whole run, not one per process. ``SHARED_LIMITS`` (a context
+variable) names a function endpoint -> limiter; while it is set, every ``ReliableModel``
+call takes its slot there instead of from its process's ``AdaptiveLimiter``. The limiter
+only has to speak the small ``EndpointLimiter`` protocol below; ``on_throttle`` gets the
+server's Retry-After, so a shared limiter can hold every caller back together.
+
 Counters: ``ReliableModel.stats`` (calls, attempts, retries, throttles, timeouts, failures)
 and each limiter's ``throttles``/``decreases``/``increases``/``limit``.
 """
@@ -40,6 +47,7 @@ and each limiter's ``throttles``/``decreases``/``increases``/``limit``.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import contextvars
 import email.utils
 import math
@@ -50,7 +58,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequenc
 from contextlib import asynccontextmanager, suppress
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from assay.models.base import (
     ChatMessage,
@@ -71,6 +79,27 @@ RUN_CONCURRENCY: contextvars.ContextVar[int | None] = contextvars.ContextVar(
 )
 """The concurrency of the run the current task belongs to (set by the runner): where the
 limiter of an endpoint a run calls starts."""
+
+
+class EndpointLimiter(Protocol):
+    """What a call needs from its endpoint's limit: a slot (``slot()`` yields the ticket that
+    identifies it) and a word on how it went. ``AdaptiveLimiter`` is the in-process one;
+    the Ray backend's run-wide limiter (``assay.operations.ray_limits``) is another."""
+
+    def slot(self) -> contextlib.AbstractAsyncContextManager[int]: ...
+
+    def start_at(self, concurrency: int) -> None: ...
+
+    def on_success(self, ticket: int) -> None: ...
+
+    def on_throttle(self, ticket: int, retry_after_s: float | None = None) -> None: ...
+
+
+SHARED_LIMITS: contextvars.ContextVar[Callable[[str], EndpointLimiter] | None] = (
+    contextvars.ContextVar("assay_shared_limits", default=None)
+)
+"""Endpoint -> limiter for every call made in this context (a Ray worker sets it to the
+run's shared limiter); ``None``: each process's own ``AdaptiveLimiter``."""
 
 _RETRYABLE_STATUSES = frozenset({408, 409, 425, 429})
 _THROTTLE_STATUSES = frozenset({429, 503, 529})
@@ -174,6 +203,16 @@ class AdaptiveLimiter:
     def in_flight(self) -> int:
         return self._in_flight
 
+    @property
+    def waiting(self) -> int:
+        """Calls queued for a slot."""
+        return len(self._waiters)
+
+    @property
+    def epoch(self) -> int:
+        """How many times the limit was lowered: the ticket of a slot granted now."""
+        return self._epoch
+
     async def acquire(self) -> int:
         """Wait for a slot; returns the ticket (the limit's epoch when the slot was granted)."""
         if not self._waiters and self._in_flight < self.limit:
@@ -219,8 +258,10 @@ class AdaptiveLimiter:
         self._window_ok += 1
         self._settle()
 
-    def on_throttle(self, ticket: int) -> None:
-        """A call admitted with ``ticket`` was throttled (HTTP 429/503)."""
+    def on_throttle(self, ticket: int, retry_after_s: float | None = None) -> None:
+        """A call admitted with ``ticket`` was throttled (HTTP 429/503). ``retry_after_s``
+        is not used here: in one process the throttled call itself waits it out."""
+        del retry_after_s
         self.throttles += 1
         if ticket < self._epoch:
             return  # sent before the last decrease: the overload was already answered
@@ -337,13 +378,14 @@ class ReliableModel(PassThrough):
 
     ``limiter`` defaults to the shared limiter of the inner model's endpoint (base URL),
     so every model object talking to one server shares one limit; inside a run it starts at
-    the run's concurrency (``RUN_CONCURRENCY``). Its identity is the inner model's
+    the run's concurrency (``RUN_CONCURRENCY``). Under ``SHARED_LIMITS`` (a worker of a
+    scaled-out run) the shared limiter is used instead. Its identity is the inner model's
     (``PassThrough``).
     """
 
     inner: Model
     policy: RetryPolicy = field(default_factory=RetryPolicy)
-    limiter: AdaptiveLimiter | None = None
+    limiter: EndpointLimiter | None = None
     rng: random.Random = field(default_factory=random.Random)
     stats: ReliabilityStats = field(default_factory=ReliabilityStats)
 
@@ -403,7 +445,8 @@ class ReliableModel(PassThrough):
     ) -> tuple[_T, int]:
         """``call()`` in a slot of the endpoint's limiter, retried per ``policy``; returns
         its result and the attempts it took."""
-        limiter = self.limiter
+        shared = SHARED_LIMITS.get()
+        limiter = shared(endpoint_of(self.inner)) if shared is not None else self.limiter
         assert limiter is not None
         wanted = RUN_CONCURRENCY.get()
         if wanted is not None:
@@ -437,7 +480,7 @@ class ReliableModel(PassThrough):
                     last = exc
                     if exc.throttled:
                         self.stats.throttles += 1
-                        limiter.on_throttle(ticket)
+                        limiter.on_throttle(ticket, exc.retry_after_s)
                 else:
                     limiter.on_success(ticket)
                     return response, attempt

@@ -9,7 +9,8 @@ so a killed driver leaves a run that ``assay runs resume`` finishes.
 Everything that can be wrong is found before a unit is seeded, each as one line
 (``RayBackendError``): Ray not installed, the cluster unreachable, a store the workers
 cannot reach (SQLite, in memory or with a cluster of other hosts), a target or scorer
-that cannot be serialized here or loaded on a worker (a missing module there).
+that uses a lambda, function or class of ``__main__`` (shipped by value, which breaks on
+other nodes), that cannot be serialized here or loaded on a worker (a missing module there).
 
 Ray is imported only here, and only when the Ray backend is chosen.
 """
@@ -18,11 +19,16 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import io
+import math
+import os
 import socket
+import types
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from assay.operations.ray_limits import RunLimits, remote_limits
 from assay.operations.ray_worker import WorkerSettings, work_in_process
 from assay.runner.engine import RunPlan
 from assay.runner.options import RunOptions
@@ -151,6 +157,62 @@ def _serialized(ray: ModuleType, plan: RunPlan) -> list[tuple[str, bytes]]:
     return blobs
 
 
+class _DefinedInMain(Exception):
+    """Raised by ``_MainFinder`` at the first function or class of ``__main__``."""
+
+    def __init__(self, found: object) -> None:
+        super().__init__()
+        self.found = found
+
+
+def _main_definition(ray: ModuleType, part: object) -> object | None:
+    """The first function or class defined in ``__main__`` that ``part`` refers to (at any
+    depth, as the pickler walks it), else ``None``. cloudpickle ships those by value:
+    that works on this machine, then breaks on nodes where the code they use differs."""
+    base: type[Any] = ray.cloudpickle.CloudPickler
+
+    class _MainFinder(base):  # type: ignore[misc]
+        def reducer_override(self, obj: object) -> Any:
+            if (
+                isinstance(obj, types.FunctionType | type)
+                and getattr(obj, "__module__", None) == "__main__"
+            ):
+                raise _DefinedInMain(obj)
+            return super().reducer_override(obj)
+
+    try:
+        _MainFinder(io.BytesIO()).dump(part)
+    except _DefinedInMain as found:
+        return found.found
+    except Exception:
+        return None  # anything else unpicklable is named by ``_serialized``
+    return None
+
+
+def _describe(obj: object) -> str:
+    name = getattr(obj, "__qualname__", None) or repr(obj)
+    code = getattr(obj, "__code__", None)
+    where = f" ({code.co_filename}, line {code.co_firstlineno})" if code is not None else ""
+    if name.endswith("<lambda>"):
+        return f"a lambda defined in __main__{where}"
+    kind = "class" if isinstance(obj, type) else "function"
+    return f"{kind} {name!r} defined in __main__{where}"
+
+
+def check_importable(ray: ModuleType, plan: RunPlan) -> None:
+    """Refuse a target or scorer that uses a lambda, function or class of ``__main__`` (the
+    script being run), naming it: workers on other nodes cannot import it by name."""
+    parts: list[tuple[str, Any]] = [(f"target {plan.target.spec.label!r}", plan.target)]
+    parts += [(f"scorer {scorer.id!r}", scorer) for scorer in plan.scorers]
+    for what, part in parts:
+        found = _main_definition(ray, part)
+        if found is not None:
+            raise RayBackendError(
+                f"cannot ship the {what} to Ray workers: it uses {_describe(found)}, which "
+                "workers cannot import by name; move it to a module they can import"
+            )
+
+
 def _probe(blobs: list[tuple[str, bytes]]) -> str | None:
     """Runs on a worker: load every part; the first that fails, as a message."""
     import ray
@@ -164,14 +226,51 @@ def _probe(blobs: list[tuple[str, bytes]]) -> str | None:
 
 
 def _work(
-    store_url: str, info_json: str, payload: bytes, settings: WorkerSettings
+    store_url: str, info_json: str, payload: bytes, settings: WorkerSettings, limits: Any
 ) -> tuple[str, int, int]:
-    """Runs on a worker: the worker loop (``ray_worker.work_in_process``)."""
+    """Runs on a worker: the worker loop (``ray_worker.work_in_process``), its model calls
+    under the run's ``RunLimits`` actor ``limits``."""
     import ray
 
     target, scorers = ray.cloudpickle.loads(payload)
-    report = work_in_process(store_url, info_json, target, scorers, settings)
+    shared = remote_limits(limits) if limits is not None else None
+    try:
+        report = work_in_process(store_url, info_json, target, scorers, settings, shared)
+    finally:
+        if shared is not None:
+            shared.close()  # this worker's slots back to the others
     return report.owner, report.claimed, report.stored
+
+
+MAX_IN_FLIGHT_ENV = "ASSAY_MAX_IN_FLIGHT"
+"""The run-wide ceiling of model calls in flight per endpoint (default: workers x
+concurrency, what the workers' lanes could put in flight)."""
+MAX_RATE_ENV = "ASSAY_MAX_REQUESTS_PER_S"
+"""The run-wide budget of model requests per second per endpoint (default: none)."""
+
+
+def run_limits_from_env(workers: int, concurrency: int) -> tuple[int, float | None]:
+    """``(max_in_flight, rate_per_s)`` of the run's ``RunLimits`` actor; a bad value is one
+    ``RayBackendError`` naming the variable."""
+    raw = os.environ.get(MAX_IN_FLIGHT_ENV, "").strip()
+    ceiling = workers * concurrency
+    if raw:
+        try:
+            ceiling = int(raw)
+        except ValueError:
+            ceiling = 0
+        if ceiling < 1:
+            raise RayBackendError(f"{MAX_IN_FLIGHT_ENV} must be a whole number >= 1, got {raw!r}")
+    raw = os.environ.get(MAX_RATE_ENV, "").strip()
+    rate: float | None = None
+    if raw:
+        try:
+            rate = float(raw)
+        except ValueError:
+            rate = 0.0
+        if not (rate > 0 and math.isfinite(rate)):
+            raise RayBackendError(f"{MAX_RATE_ENV} must be a positive number, got {raw!r}")
+    return ceiling, rate
 
 
 @dataclass
@@ -184,7 +283,10 @@ class RayDispatch:
     payload: bytes
     settings: WorkerSettings = field(default_factory=WorkerSettings)
     poll_s: float = 0.5
+    max_in_flight: int = 32
+    rate_per_s: float | None = None
     reports: list[tuple[str, int, int]] = field(default_factory=list)
+    limits_stats: dict[str, Any] = field(default_factory=dict)
 
     async def __call__(
         self, plan: RunPlan, units: Iterator[tuple[int, Item, int]], bar: RunProgress
@@ -194,28 +296,36 @@ class RayDispatch:
         await asyncio.to_thread(repo.release_gone, run_id)
         await asyncio.to_thread(repo.seed, run_id, units)
         url = self.store.engine.url.render_as_string(hide_password=False)
+        actor = self.ray.remote(num_cpus=0, max_concurrency=100_000)(RunLimits)
+        limits = actor.remote(self.max_in_flight, self.rate_per_s)
         task = self.ray.remote(num_cpus=1, max_retries=3, retry_exceptions=False)(_work)
         refs = [
-            task.remote(url, plan.info.model_dump_json(), self.payload, self.settings)
+            task.remote(url, plan.info.model_dump_json(), self.payload, self.settings, limits)
             for _ in range(self.workers)
         ]
         seen = await asyncio.to_thread(self.store.runs.completed_count, run_id)
         try:
             pending = list(refs)
-            while pending:
-                await asyncio.sleep(self.poll_s)
-                _, pending = self.ray.wait(pending, num_returns=len(pending), timeout=0)
+            while pending:  # woken as soon as the workers end, at the latest every poll_s
+                _, pending = await asyncio.to_thread(
+                    self.ray.wait, pending, num_returns=len(pending), timeout=self.poll_s
+                )
                 await asyncio.to_thread(repo.release_gone, run_id)
                 if bar.enabled:
                     done = await asyncio.to_thread(self.store.runs.completed_count, run_id)
                     bar.advance(done - seen)
                     seen = done
             self.reports = [tuple(r) for r in self.ray.get(refs)]
+            with contextlib.suppress(Exception):
+                self.limits_stats = self.ray.get(limits.stats.remote(), timeout=30)
         except BaseException:
             for ref in refs:
                 with contextlib.suppress(Exception):
                     self.ray.cancel(ref, force=True)
             raise
+        finally:
+            with contextlib.suppress(Exception):
+                self.ray.kill(limits)
         left = await asyncio.to_thread(repo.remaining, run_id)
         if left:
             raise RayBackendError(f"{left} units of run {run_id[:8]} were not stored")
@@ -232,20 +342,30 @@ def prepare(store: Store, plan: RunPlan, options: RunOptions) -> RayDispatch:
         )
     if options.sink is not None:
         raise RayBackendError("backend 'ray' stores results from the workers: no extra sink")
+    check_importable(require_ray(), plan)
     ray = connect(options.ray_address, options.workers)
     check_store(store, ray, options.ray_address)
     blobs = _serialized(ray, plan)
+    workers = options.workers or _default_workers(ray, options.ray_address)
     probe = ray.remote(num_cpus=1, max_retries=0)(_probe)
-    try:
-        problem = ray.get(probe.remote(blobs))
+    try:  # one probe per worker: each worker process loads the run's code once, here
+        problems = ray.get([probe.remote(blobs) for _ in range(workers)])
     except Exception as exc:
         raise RayBackendError(f"a Ray worker could not start: {_first_line(exc)}") from exc
+    problem = next((found for found in problems if found is not None), None)
     if problem is not None:
         raise RayBackendError(problem)
-    workers = options.workers or _default_workers(ray, options.ray_address)
+    max_in_flight, rate = run_limits_from_env(workers, plan.info.concurrency)
     plan.info = plan.info.model_copy(update={"backend": "ray", "workers": workers})
     payload = ray.cloudpickle.dumps((plan.target, list(plan.scorers)))
-    return RayDispatch(store=store, ray=ray, workers=workers, payload=payload)
+    return RayDispatch(
+        store=store,
+        ray=ray,
+        workers=workers,
+        payload=payload,
+        max_in_flight=max_in_flight,
+        rate_per_s=rate,
+    )
 
 
 def _default_workers(ray: ModuleType, address: str | None) -> int:

@@ -16,7 +16,11 @@ Why this shape (the rules that make "nothing lost, nothing stored twice" hold):
   nothing for that unit; one that died stores nothing at all and its units' leases lapse,
   so another worker claims them again. The unique key on ``item_results`` backs this up;
 * heartbeats extend the expiry of every unit a live worker holds, so a slow batch is not
-  taken away from a worker that is still working on it.
+  taken away from a worker that is still working on it;
+* every claim counts (``attempts``) and a give-back uncounts, so a unit claimed again with
+  a count above 1 is one whose worker died holding it: the worker loop runs such a unit
+  alone and stores it as an item error once the count passes the cap (a poison item that
+  kills every process scoring it must not loop forever, see ``ray_worker``).
 
 Lease expiry uses the clock of whoever claims: hosts of one cluster must agree on the time
 to within a small part of the lease (NTP does; the default lease is a minute).
@@ -73,6 +77,13 @@ class WorkUnitRepository:
     ) -> list[Unit]:
         """Lease up to ``limit`` free (never leased, or lease expired) units of the run to
         ``owner``, in (position, repeat) order; empty when none is free right now."""
+        return [unit for unit, _ in self.claim_counted(run_id, owner, limit, lease_s=lease_s)]
+
+    def claim_counted(
+        self, run_id: str, owner: str, limit: int, *, lease_s: float = UNIT_LEASE_S
+    ) -> list[tuple[Unit, int]]:
+        """``claim``, each unit with its claim count including this claim: above 1, an
+        earlier claimer neither stored it nor gave it back (its process died)."""
         t = work_units.c
         stamp = now()
         free = (
@@ -91,6 +102,7 @@ class WorkUnitRepository:
             .returning(
                 t.position,
                 t.repeat,
+                t.attempts,
                 t.item_id,
                 t.input,
                 t.output,
@@ -101,8 +113,8 @@ class WorkUnitRepository:
         )
         with self._db.write() as conn:
             rows = conn.execute(statement).all()
-        units = [(row.position, item_from_row(row), row.repeat) for row in rows]
-        units.sort(key=lambda unit: (unit[0], unit[2]))
+        units = [((row.position, item_from_row(row), row.repeat), row.attempts) for row in rows]
+        units.sort(key=lambda counted: (counted[0][0], counted[0][2]))
         return units
 
     def renew(self, run_id: str, owner: str, *, lease_s: float = UNIT_LEASE_S) -> int:
@@ -139,15 +151,27 @@ class WorkUnitRepository:
             insert_results(conn, run_id, mine)
         return len(mine)
 
-    def release(self, run_id: str, owner: str) -> None:
-        """Give back the units ``owner`` holds (a worker stopping early): free at once."""
+    def release(
+        self, run_id: str, owner: str, keys: Sequence[tuple[int, int]] | None = None
+    ) -> None:
+        """Give back the units ``owner`` holds (all, or those of ``keys``: (position,
+        repeat)): free at once, and their claim not counted, since a worker that gives a
+        unit back did not die on it."""
         t = work_units.c
+        update = work_units.update().where(t.run_id == run_id, t.lease_owner == owner)
+        values = {
+            "lease_owner": None,
+            "lease_expires_at": None,
+            "attempts": sa.case((t.attempts > 0, t.attempts - 1), else_=0),
+        }
         with self._db.write() as conn:
-            conn.execute(
-                work_units.update()
-                .where(t.run_id == run_id, t.lease_owner == owner)
-                .values(lease_owner=None, lease_expires_at=None)
-            )
+            if keys is None:
+                conn.execute(update.values(values))
+                return
+            for chunk in chunked(keys, 500):
+                conn.execute(
+                    update.where(sa.tuple_(t.position, t.repeat).in_(chunk)).values(values)
+                )
 
     def release_gone(self, run_id: str) -> int:
         """Free at once the units held by workers of this host whose process is gone (a
