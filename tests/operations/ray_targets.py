@@ -69,6 +69,8 @@ def mock_judge(base_url: str) -> Scorer:
         .score(_verdict_score)
         .reason(_verdict_reason)
     )
+
+
 def exit_on_poison(input: str) -> str:
     """``upper``, except that the item ``poison`` ends the process scoring it at once (no
     exception, no cleanup: what a crash in native code or the OOM killer does)."""
