@@ -75,6 +75,26 @@ def test_only_the_owner_stores_and_a_lapsed_lease_is_claimed_again(store: Store)
     assert store.runs.completed_count(run_id) == 3
 
 
+def test_a_unit_seeded_again_after_it_was_stored_is_not_stored_twice(store: Store) -> None:
+    """The race that failed a killed-driver resume on PostgreSQL: the resuming driver seeds
+    the units it saw unfinished while the dead driver's worker stores some of them; the
+    second worker to finish such a unit stores nothing (no IntegrityError, no second row,
+    counters unchanged) and still frees the unit, and the rest of its batch is stored."""
+    run_id = _run(store, 3)
+    first = store.work_units.claim(run_id, "old-driver-worker", 2)
+    store.work_units.seed(run_id, ((i, Item(id=f"i{i}", input=f"q{i}"), 0) for i in range(3)))
+    assert store.work_units.complete(run_id, "old-driver-worker", _results(first)) == 2
+    # the resume saw units 0 and 1 unfinished before that commit, and seeds them again
+    store.work_units.seed(run_id, ((i, Item(id=f"i{i}", input=f"q{i}"), 0) for i in range(2)))
+    again = store.work_units.claim(run_id, "new-worker", 3)
+    assert sorted(u[0] for u in again) == [0, 1, 2]
+    assert store.work_units.complete(run_id, "new-worker", _results(again)) == 1  # only unit 2
+    assert store.runs.completed_count(run_id) == 3
+    assert store.work_units.remaining(run_id) == 0
+    assert list(store.runs.completed_units(run_id)) == [(0, 0, "i0"), (1, 0, "i1"), (2, 0, "i2")]
+    assert store.runs.get(run_id).completed_results == 3  # the counter too
+
+
 def test_a_dead_owner_on_this_host_is_freed_at_once(store: Store) -> None:
     import socket
     import subprocess

@@ -59,30 +59,77 @@ from assay.types import (
 _RESULT_ORDER = (item_results.c.position, item_results.c.repeat, item_results.c.item_id)
 
 
-def insert_results(conn: Connection, run_id: str, results: Sequence[ItemResult]) -> None:
+def insert_results(
+    conn: Connection, run_id: str, results: Sequence[ItemResult], *, skip_stored: bool = False
+) -> int:
     """Insert results with their scores and judge calls and add them to the run's counters,
     inside the caller's transaction (``write_results``; a scaled-out worker's
-    ``WorkUnitRepository.complete``, which stores only the units it still owns)."""
+    ``WorkUnitRepository.complete``, which stores only the units it still owns). Returns how
+    many results were stored.
+
+    ``skip_stored``: a result whose (item, repeat) the run already holds is left out, with
+    its scores and calls, instead of failing the transaction. Scaled-out workers need it: a
+    unit can be seeded again by a resuming driver while the dead driver's worker is still
+    storing it, and the one that commits second must store nothing, not abort its batch."""
     if not results:
-        return
+        return 0
     item_rows, score_rows, call_rows = result_rows(run_id, results)
-    failed = sum(1 for result in results if result.error is not None)
+    if skip_stored:
+        item_rows, score_rows, call_rows = _new_rows_only(conn, item_rows, score_rows, call_rows)
+        if not item_rows:
+            return 0
+        kept = {row["id"] for row in item_rows}
+        failed = sum(1 for row in item_rows if row["error"] is not None)
+        stored = len(kept)
+    else:
+        failed = sum(1 for result in results if result.error is not None)
+        stored = len(results)
     updated = conn.execute(
         runs.update()
         .where(runs.c.id == run_id)
         .values(
-            completed_results=runs.c.completed_results + len(results),
+            completed_results=runs.c.completed_results + stored,
             failed_results=runs.c.failed_results + failed,
             updated_at=now(),
         )
     )
     if updated.rowcount == 0:
         raise RunNotFoundError(run_id)
-    conn.execute(item_results.insert(), item_rows)
+    if not skip_stored:
+        conn.execute(item_results.insert(), item_rows)
     if score_rows:
         conn.execute(scores.insert(), score_rows)
     if call_rows:
         conn.execute(judge_calls.insert(), call_rows)
+    return stored
+
+
+def _new_rows_only(
+    conn: Connection,
+    item_rows: list[dict[str, Any]],
+    score_rows: list[dict[str, Any]],
+    call_rows: list[dict[str, Any]],
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]]]:
+    """Insert ``item_rows`` that are not stored yet (ON CONFLICT DO NOTHING on the run's
+    (item, repeat) key, so a concurrent writer cannot slip in between a check and the
+    insert) and return the rows that went in, with the score and call rows that belong
+    to them, still to be inserted."""
+    from sqlalchemy.dialects import postgresql, sqlite
+
+    insert = postgresql.insert if conn.dialect.name == "postgresql" else sqlite.insert
+    # one multi-row statement; RETURNING names exactly the rows that went in
+    returned = conn.execute(
+        insert(item_results)
+        .on_conflict_do_nothing(index_elements=["run_id", "item_id", "repeat"])
+        .returning(item_results.c.id),
+        item_rows,
+    )
+    inserted = {str(row_id) for row_id in returned.scalars()}
+    kept_items = [row for row in item_rows if row["id"] in inserted]
+    kept_scores = [row for row in score_rows if row["result_id"] in inserted]
+    score_ids = {row["id"] for row in kept_scores}
+    kept_calls = [row for row in call_rows if row["score_id"] in score_ids]
+    return kept_items, kept_scores, kept_calls
 
 
 def _record(row: Row[Any], tags: builtins.list[str] | None = None) -> RunRecord:

@@ -131,8 +131,9 @@ class WorkUnitRepository:
 
     def complete(self, run_id: str, owner: str, results: Sequence[ItemResult]) -> int:
         """Store the results of the units ``owner`` still holds and delete those units, in
-        one transaction; a result whose unit is no longer the owner's (lease lost, already
-        stored by another worker) is dropped. Returns how many results were stored."""
+        one transaction; a result whose unit is no longer the owner's (lease lost), or whose
+        (item, repeat) the run already holds (the unit was seeded again by a resuming driver
+        while a dead driver's worker stored it), is dropped. Returns how many were stored."""
         if not results:
             return 0
         t = work_units.c
@@ -148,8 +149,7 @@ class WorkUnitRepository:
                 )
                 owned.update((position, repeat) for position, repeat in deleted)
             mine = [r for r in results if (r.position, r.repeat) in owned]
-            insert_results(conn, run_id, mine)
-        return len(mine)
+            return insert_results(conn, run_id, mine, skip_stored=True)
 
     def release(
         self, run_id: str, owner: str, keys: Sequence[tuple[int, int]] | None = None
