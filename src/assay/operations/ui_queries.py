@@ -144,6 +144,7 @@ def run_item_groups(
             descending=sort == "score_desc",
             offset=offset,
             limit=limit,
+            single_repeat=record.info.repeats == 1,
         )
         groups = [_make_group(results) for _, results in ranked]
     end = offset + len(groups)

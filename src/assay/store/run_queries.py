@@ -21,7 +21,7 @@ from sqlalchemy import Row
 from assay.store.db import Database
 from assay.store.errors import RunNotFoundError
 from assay.store.results_codec import build_results
-from assay.store.tables import item_results, judge_calls, runs, scores
+from assay.store.tables import item_results, item_scores, judge_calls, runs, scores
 from assay.types import ItemResult
 
 _ORDER = (item_results.c.position, item_results.c.repeat, item_results.c.item_id)
@@ -81,8 +81,26 @@ def _conditions(run_id: str, wanted: ResultFilter) -> list[sa.ColumnElement[bool
     if score_where:
         where.append(sa.exists().where(s.result_id == t.id, *score_where))
     if wanted.errors_only:
-        failed_score = sa.exists().where(s.result_id == t.id, s.status == "error")
-        where.append(sa.or_(t.error.is_not(None), failed_score))
+        # two id sets read from partial indexes (``ix_item_results_failed``,
+        # ``ix_scores_failed``) instead of every result's ``error`` and a probe of its
+        # scores; the literal (not a bound parameter) lets either database match the
+        # partial index's predicate
+        failed = item_results.alias("failed")
+        failed_scores = scores.alias("failed_scores")
+        where.append(
+            sa.or_(
+                t.id.in_(
+                    sa.select(failed.c.id).where(
+                        failed.c.run_id == run_id, failed.c.error.is_not(None)
+                    )
+                ),
+                t.id.in_(
+                    sa.select(failed_scores.c.result_id).where(
+                        failed_scores.c.status == sa.literal_column("'error'")
+                    )
+                ),
+            )
+        )
     if wanted.q:
         needle = f"%{_escape_like(wanted.q.lower())}%"
         where.append(
@@ -163,6 +181,7 @@ class RunQueries:
         descending: bool,
         offset: int,
         limit: int,
+        single_repeat: bool = False,
     ) -> tuple[int, list[tuple[str, list[ItemResult]]]]:
         """(items matching, page) of the run's items with a result passing ``wanted``, ranked
         by the mean ``scorer`` score (status ready) of those results: ascending or
@@ -170,9 +189,185 @@ class RunQueries:
         (item id, its matching results in repeat order, with scores and judge calls), all
         read in one batch rather than one round of queries per item.
 
-        One grouped SQL query, so ranking a 100,000-item run costs one pass in the
-        database instead of streaming every result into Python per request. Grouping by
-        (position, item id) follows ``ix_item_results_order``: no sort for the grouping."""
+        Without a filter (or filtered only to results with a ``scorer`` score) the rank is
+        an index walk over the stored per-item means (``tables.item_scores``). Any other
+        filter changes which results an item's mean is over, unless every item has one
+        result (``single_repeat``, the caller's knowledge of the run): then the walk only
+        skips the items the filter drops; otherwise the rank is one grouped SQL query over
+        covering indexes (``ranked_ids_grouped``)."""
+        t = item_results.c
+        with self._db.read() as conn:
+            self._require(conn, run_id)
+            if scorer is not None and wanted in (ResultFilter(), ResultFilter(scorer=scorer)):
+                total, ids = self._ranked_ids_stored(
+                    conn, run_id, scorer, wanted.scorer is not None, descending, offset, limit
+                )
+            elif scorer is not None and single_repeat:
+                total, ids = self._ranked_ids_filtered(
+                    conn, run_id, wanted, scorer, descending, offset, limit
+                )
+            else:
+                total, ids = self._ranked_ids_grouped(
+                    conn, run_id, wanted, scorer, descending, offset, limit
+                )
+            found: dict[str, list[ItemResult]] = {item_id: [] for item_id in ids}
+            if ids:
+                rows = conn.execute(
+                    sa.select(item_results)
+                    .where(*_conditions(run_id, wanted), t.item_id.in_(ids))
+                    .order_by(t.item_id, t.repeat)
+                ).all()
+                for result in self._with_scores(conn, rows):
+                    found[result.item_id].append(result)
+        return total, [(item_id, found[item_id]) for item_id in ids]
+
+    def ranked_ids_grouped(
+        self,
+        run_id: str,
+        wanted: ResultFilter,
+        *,
+        scorer: str | None,
+        descending: bool,
+        offset: int,
+        limit: int,
+    ) -> tuple[int, list[str]]:
+        """(items matching, page of item ids) ranked as ``ranked_items`` does, always by
+        grouping the results in SQL (never from the stored means): the reference the
+        stored ranking is tested against."""
+        with self._db.read() as conn:
+            self._require(conn, run_id)
+            return self._ranked_ids_grouped(conn, run_id, wanted, scorer, descending, offset, limit)
+
+    @staticmethod
+    def _ranked_ids_stored(
+        conn: sa.Connection,
+        run_id: str,
+        scorer: str,
+        with_score_only: bool,
+        descending: bool,
+        offset: int,
+        limit: int,
+    ) -> tuple[int, list[str]]:
+        """The rank from ``item_scores``: items with a mean from the partial index in rank
+        order, then the rest by position (those with a ``scorer`` score that is not a
+        number, or, when ``with_score_only`` is false, also those without any)."""
+        a, t = item_scores.c, item_results.c
+        of_scorer = (a.run_id == run_id, a.scorer_id == scorer)
+        scored = conn.execute(
+            sa.select(sa.func.count())
+            .select_from(item_scores)
+            .where(*of_scorer, a.mean.is_not(None))
+        ).scalar_one()
+        if with_score_only:
+            total = conn.execute(
+                sa.select(sa.func.count()).select_from(item_scores).where(*of_scorer)
+            ).scalar_one()
+        else:
+            items = sa.select(t.position).where(t.run_id == run_id).group_by(t.position, t.item_id)
+            total = conn.execute(
+                sa.select(sa.func.count()).select_from(items.subquery())
+            ).scalar_one()
+        ids: list[str] = []
+        if offset < scored:
+            mean = a.mean.desc() if descending else a.mean.asc()
+            ids = list(
+                conn.execute(
+                    sa.select(a.item_id)
+                    .where(*of_scorer, a.mean.is_not(None))
+                    .order_by(mean, a.position, a.item_id)
+                    .offset(offset)
+                    .limit(limit)
+                ).scalars()
+            )
+        if len(ids) < limit and offset + len(ids) < total:
+            skip = max(0, offset - scored)
+            if with_score_only:
+                rest = (
+                    sa.select(a.item_id)
+                    .where(*of_scorer, a.mean.is_(None))
+                    .order_by(a.position, a.item_id)
+                )
+            else:
+                has_mean = sa.exists().where(
+                    *of_scorer, a.item_id == t.item_id, a.mean.is_not(None)
+                )
+                rest = (
+                    sa.select(t.item_id)
+                    .where(t.run_id == run_id, ~has_mean)
+                    .group_by(t.position, t.item_id)
+                    .order_by(t.position, t.item_id)
+                )
+            ids += conn.execute(rest.offset(skip).limit(limit - len(ids))).scalars()
+        return int(total), ids
+
+    @staticmethod
+    def _ranked_ids_filtered(
+        conn: sa.Connection,
+        run_id: str,
+        wanted: ResultFilter,
+        scorer: str,
+        descending: bool,
+        offset: int,
+        limit: int,
+    ) -> tuple[int, list[str]]:
+        """The rank from ``item_scores`` of a run with one result per item, filtered: an
+        item's stored mean is then its one result's score, so walking the means in order
+        and keeping the items whose result passes ``wanted`` is the rank. Items without
+        a mean follow by position."""
+        a, t = item_scores.c, item_results.c
+        where = _conditions(run_id, wanted)
+        of_scorer = (a.run_id == run_id, a.scorer_id == scorer)
+        joined = item_scores.join(
+            item_results, sa.and_(t.run_id == a.run_id, t.item_id == a.item_id)
+        )
+        total = conn.execute(
+            sa.select(sa.func.count()).select_from(item_results).where(*where)
+        ).scalar_one()
+        mean = a.mean.desc() if descending else a.mean.asc()
+        ids = list(
+            conn.execute(
+                sa.select(a.item_id)
+                .select_from(joined)
+                .where(*of_scorer, a.mean.is_not(None), *where)
+                .order_by(mean, a.position, a.item_id)
+                .offset(offset)
+                .limit(limit)
+            ).scalars()
+        )
+        if len(ids) < limit and offset + len(ids) < total:
+            # the ranked part ended on this page (or before it): how far it reached
+            scored = (
+                offset + len(ids)
+                if ids
+                else conn.execute(
+                    sa.select(sa.func.count())
+                    .select_from(joined)
+                    .where(*of_scorer, a.mean.is_not(None), *where)
+                ).scalar_one()
+            )
+            has_mean = sa.exists().where(*of_scorer, a.item_id == t.item_id, a.mean.is_not(None))
+            ids += conn.execute(
+                sa.select(t.item_id)
+                .where(*where, ~has_mean)
+                .order_by(t.position, t.item_id)
+                .offset(max(0, offset - scored))
+                .limit(limit - len(ids))
+            ).scalars()
+        return int(total), ids
+
+    @staticmethod
+    def _ranked_ids_grouped(
+        conn: sa.Connection,
+        run_id: str,
+        wanted: ResultFilter,
+        scorer: str | None,
+        descending: bool,
+        offset: int,
+        limit: int,
+    ) -> tuple[int, list[str]]:
+        """The rank by one grouped query. Grouping by (position, item id) follows
+        ``ix_item_results_items``, which also holds the result id: no sort for the grouping
+        and, with ``ix_scores_ranking``, no read of either table."""
         t = item_results.c
         ranked = scores.alias("ranked")
         joined = item_results
@@ -200,32 +395,20 @@ class RunQueries:
         )
         g = groups.c
         order = g.mean.desc() if descending else g.mean.asc()
-        with self._db.read() as conn:
-            self._require(conn, run_id)
-            # the total rides on the page (a window over every group): one grouping pass,
-            # not two; only a page past the end needs the count on its own
-            page = conn.execute(
-                sa.select(g.item_id, sa.func.count().over().label("total"))
-                .order_by(g.mean.is_(None), order, g.position, g.item_id)
-                .offset(offset)
-                .limit(limit)
-            ).all()
-            total = (
-                int(page[0].total)
-                if page
-                else int(conn.execute(sa.select(sa.func.count()).select_from(groups)).scalar_one())
-            )
-            ids = [row.item_id for row in page]
-            found: dict[str, list[ItemResult]] = {item_id: [] for item_id in ids}
-            if ids:
-                rows = conn.execute(
-                    sa.select(item_results)
-                    .where(*_conditions(run_id, wanted), t.item_id.in_(ids))
-                    .order_by(t.item_id, t.repeat)
-                ).all()
-                for result in self._with_scores(conn, rows):
-                    found[result.item_id].append(result)
-        return total, [(item_id, found[item_id]) for item_id in ids]
+        # the total rides on the page (a window over every group): one grouping pass,
+        # not two; only a page past the end needs the count on its own
+        page = conn.execute(
+            sa.select(g.item_id, sa.func.count().over().label("total"))
+            .order_by(g.mean.is_(None), order, g.position, g.item_id)
+            .offset(offset)
+            .limit(limit)
+        ).all()
+        total = (
+            int(page[0].total)
+            if page
+            else int(conn.execute(sa.select(sa.func.count()).select_from(groups)).scalar_one())
+        )
+        return total, [row.item_id for row in page]
 
     @staticmethod
     def _with_scores(conn: sa.Connection, rows: Sequence[Row[Any]]) -> list[ItemResult]:

@@ -32,6 +32,7 @@ from assay.store.errors import (
     RunLeasedError,
     RunNotFoundError,
 )
+from assay.store.item_scores import add_item_scores
 from assay.store.results_codec import build_results, result_rows
 from assay.store.summary_source import StoredSummarySource
 from assay.store.tables import (
@@ -83,6 +84,7 @@ def insert_results(conn: Connection, run_id: str, results: Sequence[ItemResult])
         conn.execute(scores.insert(), score_rows)
     if call_rows:
         conn.execute(judge_calls.insert(), call_rows)
+    add_item_scores(conn, run_id, results)
 
 
 def _record(row: Row[Any], tags: builtins.list[str] | None = None) -> RunRecord:
