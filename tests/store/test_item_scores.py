@@ -10,7 +10,7 @@ import pytest
 import sqlalchemy as sa
 
 from assay.store import Store, open_store
-from assay.store.run_queries import ResultFilter
+from assay.store.run_queries import ResultFilter, RunQueries
 from assay.store.tables import item_scores
 from assay.types import (
     ItemResult,
@@ -104,6 +104,11 @@ FILTERS = [
     ResultFilter(scorer="b"),
     ResultFilter(min_score=0.25, max_score=0.75),
     ResultFilter(scorer="a", min_score=0.5),
+    ResultFilter(scorer="a", min_score=0.25, max_score=0.75),
+    ResultFilter(scorer="b", max_score=0.5, status="ready"),
+    ResultFilter(scorer="b", status="ready"),
+    ResultFilter(scorer="a", status="error"),
+    ResultFilter(scorer="a", status="error", min_score=0.5),
     ResultFilter(status="error"),
     ResultFilter(errors_only=True),
     ResultFilter(q="GAMMA"),
@@ -144,7 +149,11 @@ def _every_page(
 
 
 @pytest.mark.parametrize("repeats", [1, 3])
-def test_stored_rank_equals_the_grouped_rank_on_every_page(store_url: str, repeats: int) -> None:
+def test_stored_rank_equals_the_grouped_rank_on_every_page(
+    store_url: str, repeats: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # filtered pages walk the means up to this offset and group past it: both are checked
+    monkeypatch.setattr(RunQueries, "WALK_DEPTH", 14)
     with open_store(store_url) as store:
         _store_run(store, "run", items=61, repeats=repeats, seed=repeats)
         _store_run(store, "other", items=20, repeats=1, seed=9)  # must not leak in

@@ -114,6 +114,21 @@ def _conditions(run_id: str, wanted: ResultFilter) -> list[sa.ColumnElement[bool
     return where
 
 
+def _is_score_range(wanted: ResultFilter, scorer: str) -> bool:
+    """``wanted`` keeps exactly the results whose ``scorer`` score is ready (a number) and
+    within its bounds, if any: for a run with one result per item, a range of the items'
+    stored means."""
+    return (
+        wanted.scorer == scorer
+        and not wanted.errors_only
+        and not wanted.q
+        and wanted.status in (None, "ready")
+        and (
+            wanted.status == "ready" or wanted.min_score is not None or wanted.max_score is not None
+        )
+    )
+
+
 @dataclass(frozen=True, slots=True)
 class CompareRow:
     """One (item, scorer) of a baseline with that item's mean score in each other run.
@@ -129,6 +144,11 @@ class CompareRow:
 
 class RunQueries:
     """Filtered pages of a run's results and comparison rows; read-only."""
+
+    WALK_DEPTH = 1000
+    """Pages of a filtered rank up to this offset walk the stored means, skipping the items
+    the filter drops (cheap near the top); deeper ones group (the walk grows with the
+    offset divided by the share of items that pass)."""
 
     def __init__(self, db: Database) -> None:
         self._db = db
@@ -202,7 +222,11 @@ class RunQueries:
                 total, ids = self._ranked_ids_stored(
                     conn, run_id, scorer, wanted.scorer is not None, descending, offset, limit
                 )
-            elif scorer is not None and single_repeat:
+            elif scorer is not None and single_repeat and _is_score_range(wanted, scorer):
+                total, ids = self._ranked_ids_stored(
+                    conn, run_id, scorer, True, descending, offset, limit, wanted
+                )
+            elif scorer is not None and single_repeat and offset < self.WALK_DEPTH:
                 total, ids = self._ranked_ids_filtered(
                     conn, run_id, wanted, scorer, descending, offset, limit
                 )
@@ -247,18 +271,26 @@ class RunQueries:
         descending: bool,
         offset: int,
         limit: int,
+        score_range: ResultFilter | None = None,
     ) -> tuple[int, list[str]]:
         """The rank from ``item_scores``: items with a mean from the partial index in rank
         order, then the rest by position (those with a ``scorer`` score that is not a
-        number, or, when ``with_score_only`` is false, also those without any)."""
+        number, or, when ``with_score_only`` is false, also those without any).
+        ``score_range`` (``_is_score_range``, one result per item) keeps only the means in
+        its bounds: an index range with no rest, since a result passing it has a number."""
         a, t = item_scores.c, item_results.c
         of_scorer = (a.run_id == run_id, a.scorer_id == scorer)
+        has_mean: list[sa.ColumnElement[bool]] = [a.mean.is_not(None)]
+        if score_range is not None and score_range.min_score is not None:
+            has_mean.append(a.mean >= score_range.min_score)
+        if score_range is not None and score_range.max_score is not None:
+            has_mean.append(a.mean <= score_range.max_score)
         scored = conn.execute(
-            sa.select(sa.func.count())
-            .select_from(item_scores)
-            .where(*of_scorer, a.mean.is_not(None))
+            sa.select(sa.func.count()).select_from(item_scores).where(*of_scorer, *has_mean)
         ).scalar_one()
-        if with_score_only:
+        if score_range is not None:
+            total = scored
+        elif with_score_only:
             total = conn.execute(
                 sa.select(sa.func.count()).select_from(item_scores).where(*of_scorer)
             ).scalar_one()
@@ -273,7 +305,7 @@ class RunQueries:
             ids = list(
                 conn.execute(
                     sa.select(a.item_id)
-                    .where(*of_scorer, a.mean.is_not(None))
+                    .where(*of_scorer, *has_mean)
                     .order_by(mean, a.position, a.item_id)
                     .offset(offset)
                     .limit(limit)
@@ -288,12 +320,10 @@ class RunQueries:
                     .order_by(a.position, a.item_id)
                 )
             else:
-                has_mean = sa.exists().where(
-                    *of_scorer, a.item_id == t.item_id, a.mean.is_not(None)
-                )
+                ranked = sa.exists().where(*of_scorer, a.item_id == t.item_id, a.mean.is_not(None))
                 rest = (
                     sa.select(t.item_id)
-                    .where(t.run_id == run_id, ~has_mean)
+                    .where(t.run_id == run_id, ~ranked)
                     .group_by(t.position, t.item_id)
                     .order_by(t.position, t.item_id)
                 )
@@ -317,8 +347,10 @@ class RunQueries:
         a, t = item_scores.c, item_results.c
         where = _conditions(run_id, wanted)
         of_scorer = (a.run_id == run_id, a.scorer_id == scorer)
+        # the whole unique key (repeat 0 is the only one): without statistics SQLite
+        # would otherwise walk the run's covering index once per ranked item
         joined = item_scores.join(
-            item_results, sa.and_(t.run_id == a.run_id, t.item_id == a.item_id)
+            item_results, sa.and_(t.run_id == a.run_id, t.item_id == a.item_id, t.repeat == 0)
         )
         total = conn.execute(
             sa.select(sa.func.count()).select_from(item_results).where(*where)
