@@ -9,15 +9,16 @@ comparison rows. Every filter, sort and page runs in SQL, so the first page of a
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
 import sqlalchemy as sa
 from sqlalchemy import Row
 
+from assay.store.codec import chunked
 from assay.store.db import Database
 from assay.store.errors import RunNotFoundError
 from assay.store.results_codec import build_results
@@ -44,6 +45,21 @@ class ScoreArrays:
 
     def __len__(self) -> int:
         return len(self.item_id)
+
+
+class ExportRow(NamedTuple):
+    """One result as its export row needs it (``operations.run_items.export_lines``):
+    the target error's message only, and per scorer id its (status, score)."""
+
+    item_id: str
+    repeat: int
+    position: int
+    error_message: str | None
+    latency_ms: float | None
+    input: Any
+    output: Any
+    expected_output: Any
+    scores: dict[str, tuple[str, float | None]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -179,6 +195,70 @@ class RunQueries:
                 .limit(limit)
             ).all()
             return self._with_scores(conn, rows)
+
+    EXPORT_CHUNK = 2000
+
+    def export_rows(self, run_id: str) -> Iterator[ExportRow]:
+        """Every result of the run as an ``ExportRow``, in (position, repeat) order,
+        streamed ``EXPORT_CHUNK`` results at a time (keyset paging, one read each).
+
+        Straight from the rows, with no ``ItemResult`` (pydantic validation of a result
+        and its scores took most of an export's time: ~10k rows/s at 100,000 items) and
+        without the columns an export leaves out (reasons, prompts, judge calls)."""
+        with self._db.read() as conn:
+            self._require(conn, run_id)
+        return self._stream_export_rows(run_id)
+
+    def _stream_export_rows(self, run_id: str) -> Iterator[ExportRow]:
+        t, s = item_results.c, scores.c
+        columns = (
+            t.id,
+            t.item_id,
+            t.repeat,
+            t.position,
+            t.error,
+            t.latency_ms,
+            t.input,
+            t.output,
+            t.expected_output,
+        )
+        after: tuple[int, int, str] | None = None
+        while True:
+            query = (
+                sa.select(*columns)
+                .where(t.run_id == run_id)
+                .order_by(*_ORDER)
+                .limit(self.EXPORT_CHUNK)
+            )
+            if after is not None:
+                query = query.where(sa.tuple_(*_ORDER) > sa.tuple_(*after))
+            found: dict[str, dict[str, tuple[str, float | None]]] = {}
+            with self._db.read() as conn:
+                rows = conn.execute(query).all()
+                for ids in chunked([row.id for row in rows], 500):
+                    for result_id, scorer_id, status, score in conn.execute(
+                        sa.select(s.result_id, s.scorer_id, s.status, s.score).where(
+                            s.result_id.in_(ids)
+                        )
+                    ):
+                        found.setdefault(result_id, {})[scorer_id] = (status, score)
+            for row in rows:
+                error = row.error
+                yield ExportRow(
+                    row.item_id,
+                    row.repeat,
+                    row.position,
+                    None if error is None else str(error.get("message", "")),
+                    row.latency_ms,
+                    row.input,
+                    row.output,
+                    row.expected_output,
+                    found.get(row.id, {}),
+                )
+            if len(rows) < self.EXPORT_CHUNK:
+                return
+            last = rows[-1]
+            after = (last.position, last.repeat, last.item_id)
 
     def item(self, run_id: str, item_id: str) -> list[ItemResult]:
         """Every repeat of one item of the run, in repeat order (empty: not in the run)."""

@@ -452,12 +452,14 @@ class RunRepository:
         return self._stream_units(run_id)
 
     def results(
-        self, run_id: str, *, offset: int = 0, limit: int | None = None
+        self, run_id: str, *, offset: int = 0, limit: int | None = None, trusted: bool = False
     ) -> Iterator[ItemResult]:
-        """Results in (position, repeat) order, streamed in chunks (three queries each)."""
+        """Results in (position, repeat) order, streamed in chunks (three queries each).
+        ``trusted``: not validated again (``results_codec.build_results``), for a caller
+        that only writes them out (an export)."""
         with self._db.read() as conn:
             self._require(conn, run_id)
-        return self._stream_results(run_id, offset, limit)
+        return self._stream_results(run_id, offset, limit, trusted)
 
     def score_rows(self, run_id: str) -> Iterator[ScoreRow]:
         """Every score of the run, flat, in (position, repeat, scorer) order, streamed."""
@@ -566,7 +568,9 @@ class RunRepository:
                 )
         return sorted(duplicates)
 
-    def _stream_results(self, run_id: str, offset: int, limit: int | None) -> Iterator[ItemResult]:
+    def _stream_results(
+        self, run_id: str, offset: int, limit: int | None, trusted: bool = False
+    ) -> Iterator[ItemResult]:
         t = item_results.c
         remaining = limit
         after: tuple[int, int, str] | None = None
@@ -592,7 +596,7 @@ class RunRepository:
                             sa.select(judge_calls).where(judge_calls.c.score_id.in_(ids))
                         ).all()
                     )
-            yield from build_results(rows, score_list, call_list)
+            yield from build_results(rows, score_list, call_list, trusted=trusted)
             if len(rows) < size:
                 return
             last = rows[-1]

@@ -32,7 +32,7 @@ from assay.server.api.deps import (
     StoreDep,
     responses,
 )
-from assay.server.client_view import result_for_client
+from assay.server.client_view import result_for_client, safe_text
 from assay.server.sse import sse_response
 from assay.store import Store
 from assay.types import ItemResult, RunRecord, check_tags
@@ -222,7 +222,9 @@ def _batched(lines: Iterator[str]) -> Iterator[str]:
 def export(run_id: str, store: StoreDep, format: ExportFormat = "jsonl") -> StreamingResponse:
     """Every result of the run, streamed as JSON lines or CSV (errors capped, no
     tracebacks; CSV cells that a spreadsheet would run as formulas are neutralised)."""
-    found, lines = export_lines(run_id, format, store=store, view=result_for_client)
+    found, lines = export_lines(
+        run_id, format, store=store, view=result_for_client, error_text=safe_text
+    )
     media = "application/x-ndjson" if format == "jsonl" else "text/csv"
     return StreamingResponse(
         _batched(lines),
