@@ -35,6 +35,7 @@ AWKWARD = [
     "",
     "ünïcödé ✓ 中文 \U0001f600",
     "tab\there",
+    "nul \x00 and \uf8ff private",
 ]
 
 

@@ -18,7 +18,7 @@ import numpy.typing as npt
 import sqlalchemy as sa
 from sqlalchemy import Row
 
-from assay.store.codec import chunked
+from assay.store.codec import NUL_ESCAPE, chunked, loads
 from assay.store.db import Database
 from assay.store.errors import RunNotFoundError
 from assay.store.results_codec import build_results
@@ -75,6 +75,22 @@ class ResultFilter:
     status: str | None = None
     errors_only: bool = False
     q: str | None = None
+
+
+def _json_value(text: str | None) -> Any:
+    """A stored JSON text's value: a string without escapes is cut out of its quotes,
+    anything else parsed like the column does (``codec.loads``)."""
+    if text is None:
+        return None
+    if len(text) >= 2 and text[0] == '"' and text[-1] == '"' and "\\" not in text:
+        inner = text[1:-1]
+        if '"' not in inner and NUL_ESCAPE not in inner:
+            return inner
+    return loads(text)
+
+
+def _same(value: Any) -> Any:
+    return value
 
 
 def _escape_like(text: str) -> str:
@@ -211,6 +227,8 @@ class RunQueries:
 
     def _stream_export_rows(self, run_id: str) -> Iterator[ExportRow]:
         t, s = item_results.c, scores.c
+        texts = [t.input, t.output, t.expected_output]
+        raw = self._db.dialect == "sqlite"
         columns = (
             t.id,
             t.item_id,
@@ -218,10 +236,11 @@ class RunQueries:
             t.position,
             t.error,
             t.latency_ms,
-            t.input,
-            t.output,
-            t.expected_output,
+            # SQLite: the stored JSON text, parsed by ``_json_value`` (a plain string, the
+            # usual value, needs no JSON parser); PostgreSQL's driver parses JSONB itself
+            *(sa.type_coerce(c, sa.Text).label(c.name) if raw else c for c in texts),
         )
+        value = _json_value if raw else _same
         after: tuple[int, int, str] | None = None
         while True:
             query = (
@@ -250,9 +269,9 @@ class RunQueries:
                     row.position,
                     None if error is None else str(error.get("message", "")),
                     row.latency_ms,
-                    row.input,
-                    row.output,
-                    row.expected_output,
+                    value(row.input),
+                    value(row.output),
+                    value(row.expected_output),
                     found.get(row.id, {}),
                 )
             if len(rows) < self.EXPORT_CHUNK:
