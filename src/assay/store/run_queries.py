@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import Any, Literal, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
@@ -45,6 +45,10 @@ class ScoreArrays:
 
     def __len__(self) -> int:
         return len(self.item_id)
+
+
+ChangeState = Literal["regressed", "improved", "same"]
+"""A comparison row's kind: worse in some run, else better in some run, else unchanged."""
 
 
 class ExportRow(NamedTuple):
@@ -620,6 +624,8 @@ class RunQueries:
         offset: int = 0,
         limit: int = 50,
         single_repeat: bool = False,
+        state: ChangeState | None = None,
+        threshold: float = 0.0,
     ) -> tuple[int, list[CompareRow]]:
         """(total, page) of the baseline's (item, scorer) means against each other run's,
         worst change first: the key is the most negative direction-signed delta over the
@@ -627,7 +633,12 @@ class RunQueries:
 
         ``single_repeat`` (every run has one repeat per item) skips the per-item means: the
         other runs' results are then found by their unique (run, item, repeat) index, which
-        is several times faster than grouping 100,000 rows per run."""
+        is several times faster than grouping 100,000 rows per run.
+
+        ``state`` keeps the rows of one kind, over the whole comparison (not a page):
+        ``regressed`` (some run's direction-signed delta below ``-threshold``), else
+        ``improved`` (some run's above 0), else ``same``; a run without a number for the
+        row counts as no change, as the rows' own ``regressed`` flag does."""
         if single_repeat:
             base, joined, other_q = self._single_repeat_join(baseline, others)
         else:
@@ -647,15 +658,29 @@ class RunQueries:
         with self._db.read() as conn:
             for run_id in (baseline, *others):
                 self._require(conn, run_id)
+            best: sa.ColumnElement[Any]
             if len(signed) == 1:
                 key: sa.ColumnElement[Any] = signed[0]
+                best = signed[0]
             elif conn.dialect.name == "sqlite":
                 key = sa.func.min(*signed)  # SQLite's multi-argument min() is scalar
+                best = sa.func.max(*signed)
             else:
                 key = sa.func.least(*signed)
+                best = sa.func.greatest(*signed)
             where = [] if scorer is None else [base.c.scorer_id == scorer]
+            if state is not None:
+                regressed = key < -threshold
+                where.append(
+                    regressed
+                    if state == "regressed"
+                    else sa.and_(~regressed, best > 0 if state == "improved" else best <= 0)
+                )
+                counted: sa.FromClause = joined
+            else:
+                counted = base
             total = conn.execute(
-                sa.select(sa.func.count()).select_from(base).where(*where)
+                sa.select(sa.func.count()).select_from(counted).where(*where)
             ).scalar_one()
             rows = conn.execute(
                 sa.select(
