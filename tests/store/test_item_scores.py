@@ -59,7 +59,7 @@ def _score(scorer: str, rng: random.Random) -> ScoreResult | None:
 def _result(item: int, repeat: int, rng: random.Random) -> ItemResult:
     if rng.random() < 0.08:
         return ItemResult(
-            item_id=f"item/{item}",
+            item_id=f"item/{item}" if item % 10 else f"item\x00{item}",
             repeat=repeat,
             position=item,
             input=f"q {item}",

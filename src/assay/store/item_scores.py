@@ -12,17 +12,33 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-import sqlalchemy as sa
 from sqlalchemy import Connection
-from sqlalchemy.dialects import postgresql, sqlite
 
-from assay.store.tables import item_scores
+from assay.store.codec import escape_nul
 from assay.types import ItemResult
 
+_UPSERT = (
+    "INSERT INTO item_scores"
+    " (run_id, scorer_id, item_id, position, score_sum, score_count, mean)"
+    " VALUES ({p}, {p}, {p}, {p}, {p}, {p}, {p})"
+    " ON CONFLICT (run_id, scorer_id, item_id) DO UPDATE SET"
+    " position = CASE WHEN excluded.position < item_scores.position"
+    " THEN excluded.position ELSE item_scores.position END,"
+    " score_sum = item_scores.score_sum + excluded.score_sum,"
+    " score_count = item_scores.score_count + excluded.score_count,"
+    " mean = CASE WHEN item_scores.score_count + excluded.score_count > 0"
+    " THEN (item_scores.score_sum + excluded.score_sum)"
+    " / (item_scores.score_count + excluded.score_count) END"
+)
+"""The upsert as driver SQL (the same text on SQLite and PostgreSQL but for the parameter
+marker): through SQLAlchemy's compiled insert, building each row's parameters cost more
+than the database's work (≈ 40 of the results' ≈ 130 µs per item)."""
 
-def _per_item(run_id: str, results: Sequence[ItemResult]) -> list[dict[str, Any]]:
+
+def _per_item(run_id: str, results: Sequence[ItemResult]) -> list[tuple[Any, ...]]:
     """One row per (item, scorer) of ``results``: repeats in the same batch summed here,
-    since one PostgreSQL upsert may not touch a row twice."""
+    since one PostgreSQL upsert may not touch a row twice. Item ids escaped as the
+    ``NulSafeString`` column stores them (this bypasses the column types)."""
     found: dict[tuple[str, str], list[Any]] = {}
     for result in results:
         for scorer_id, score in result.scores.items():
@@ -35,15 +51,15 @@ def _per_item(run_id: str, results: Sequence[ItemResult]) -> list[dict[str, Any]
                 entry[1] += score.score
                 entry[2] += 1
     return [
-        {
-            "run_id": run_id,
-            "scorer_id": scorer_id,
-            "item_id": item_id,
-            "position": position,
-            "score_sum": total,
-            "score_count": count,
-            "mean": total / count if count else None,
-        }
+        (
+            run_id,
+            scorer_id,
+            escape_nul(item_id),
+            position,
+            total,
+            count,
+            total / count if count else None,
+        )
         for (item_id, scorer_id), (position, total, count) in found.items()
     ]
 
@@ -54,18 +70,5 @@ def add_item_scores(conn: Connection, run_id: str, results: Sequence[ItemResult]
     rows = _per_item(run_id, results)
     if not rows:
         return
-    insert = postgresql.insert if conn.dialect.name == "postgresql" else sqlite.insert
-    stmt = insert(item_scores)
-    old, new = item_scores.c, stmt.excluded
-    total = old.score_sum + new.score_sum
-    count = old.score_count + new.score_count
-    stmt = stmt.on_conflict_do_update(
-        index_elements=[old.run_id, old.scorer_id, old.item_id],
-        set_={
-            "position": sa.case((new.position < old.position, new.position), else_=old.position),
-            "score_sum": total,
-            "score_count": count,
-            "mean": sa.case((count > 0, total / count), else_=sa.null()),
-        },
-    )
-    conn.execute(stmt, rows)
+    marker = "?" if conn.dialect.paramstyle == "qmark" else "%s"
+    conn.exec_driver_sql(_UPSERT.format(p=marker), rows)
