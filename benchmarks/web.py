@@ -18,23 +18,28 @@ uvicorn in a child process and measures over real HTTP on loopback:
 Goals: each page < 300 ms, the compare's first page < 1 s, RSS flat while paging.
 Each timing is the median of ``--repeats`` requests (the cold compare: one request).
 
-Run: ``.venv/bin/python benchmarks/web.py [--items 100000] [--repeats 5]``.
+Run: ``.venv/bin/python benchmarks/web.py [--items 100000] [--repeats 5]
+[--store postgresql+psycopg://user:pw@host/db]`` (PostgreSQL: a new schema, dropped after).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import random
+import secrets
 import socket
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
+import sqlalchemy as sa
 
 from assay.store import Store, open_store
 from assay.types import ItemResult, RunInfo, ScoreResult, ScorerSpec, TargetSpec
@@ -96,6 +101,26 @@ def build_run(store: Store, run_id: str, n: int, seed: int) -> None:
     store.runs.finish(run_id, "completed", None)
 
 
+@contextlib.contextmanager
+def _store_url(postgres: str | None, tmp: Path) -> Iterator[str]:
+    """An SQLite file in ``tmp``, or a fresh schema on the PostgreSQL server ``postgres``
+    (``search_path`` in the URL), dropped afterwards."""
+    if postgres is None:
+        yield f"sqlite:///{tmp / 'bench.db'}"
+        return
+    schema = f"assay_web_bench_{secrets.token_hex(4)}"
+    admin = sa.create_engine(postgres)
+    with admin.begin() as conn:
+        conn.exec_driver_sql(f"CREATE SCHEMA {schema}")
+    url = sa.make_url(postgres).update_query_dict({"options": f"-csearch_path={schema}"})
+    try:
+        yield url.render_as_string(hide_password=False)
+    finally:
+        with admin.begin() as conn:
+            conn.exec_driver_sql(f"DROP SCHEMA {schema} CASCADE")
+        admin.dispose()
+
+
 def _free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -126,10 +151,19 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--items", type=int, default=100_000)
     parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument(
+        "--store",
+        default=None,
+        help="a PostgreSQL URL (postgresql+psycopg://...): the runs go to a new schema there, "
+        "dropped at the end; default: an SQLite file in a temporary directory",
+    )
     args = parser.parse_args()
 
-    with tempfile.TemporaryDirectory(prefix="assay-web-bench-") as tmp:
-        url = f"sqlite:///{Path(tmp) / 'bench.db'}"
+    with (
+        tempfile.TemporaryDirectory(prefix="assay-web-bench-") as tmp,
+        _store_url(args.store, Path(tmp)) as url,
+    ):
+        print(f"store: {url.split('@')[-1]}")
         started = time.perf_counter()
         with open_store(url) as store:
             build_run(store, "base", args.items, seed=1)
@@ -221,6 +255,13 @@ def main() -> None:
                 ready_ms = (time.perf_counter() - started) * 1000
                 rows.append(
                     ("  ... its statistics ready in background after", ready_ms, 200, 0, "")
+                )
+                sizes = [
+                    len(client.get(f"{compare}&offset={offset}").content) for offset in (0, 50)
+                ]
+                print(
+                    f"compare page bytes with cached statistics: first {sizes[0]:,}, "
+                    f"second {sizes[1]:,} (statistics on the first page only)"
                 )
                 for label, ms, status, goal, verdict in rows:
                     print(

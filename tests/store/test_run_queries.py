@@ -87,6 +87,47 @@ def test_compare_rows_worst_first_in_the_scorers_direction(store_url: str) -> No
         assert [r.item_id for r in two][:1] == ["i1"]  # the worst over all runs decides
 
 
+@pytest.mark.parametrize("lower", [False, True])
+@pytest.mark.parametrize("single", [False, True])
+def test_compare_state_filter_over_the_whole_comparison(
+    store_url: str, lower: bool, single: bool
+) -> None:
+    base = [0.5, 0.5, 0.5, 0.5, None, 0.2, 0.8, 0.5]
+    new = [0.9, 0.1, 0.5, 0.45, 0.3, None, 0.8, 0.52]
+    third = [0.5, 0.6, 0.2, 0.5, 0.5, 0.5, 0.9, 0.5]
+    with open_store(store_url) as store:
+        _run(store, "base", base)
+        _run(store, "new", new)
+        _run(store, "third", third)
+        q = store.run_queries
+        for others in (["new"], ["new", "third"]):
+            for threshold in (0.0, 0.04):
+                kw = {"lower_is_better": ["s"] if lower else [], "single_repeat": single}
+                _, every = q.compare_rows("base", others, limit=100, threshold=threshold, **kw)
+                sign = -1.0 if lower else 1.0
+
+                def kind(
+                    deltas: tuple[float | None, ...], t: float = threshold, s: float = sign
+                ) -> str:
+                    signed = [s * d for d in deltas if d is not None]
+                    if any(d < -t for d in signed):
+                        return "regressed"
+                    return "improved" if any(d > 0 for d in signed) else "same"
+
+                kinds = {kind(row.deltas) for row in every}
+                assert {"regressed", "improved"} <= kinds
+                assert "same" in kinds or len(others) == 2
+                for state in ("regressed", "improved", "same"):
+                    expected = [r for r in every if kind(r.deltas) == state]
+                    total, first = q.compare_rows(
+                        "base", others, limit=2, state=state, threshold=threshold, **kw
+                    )
+                    _, rest = q.compare_rows(
+                        "base", others, offset=2, limit=100, state=state, threshold=threshold, **kw
+                    )
+                    assert (total, first + rest) == (len(expected), expected)
+
+
 def test_single_repeat_path_gives_the_same_rows(store_url: str) -> None:
     with open_store(store_url) as store:
         _run(store, "base", [0.5, None, 0.2, 0.9])

@@ -20,6 +20,7 @@ from pydantic import BaseModel
 
 from assay.analysis.compare import RunComparison, compare_run_arrays
 from assay.store import Store, using_store
+from assay.store.run_queries import ChangeState
 from assay.types import RunRecord
 
 MAX_PAGE = 500
@@ -52,6 +53,13 @@ class ComparePage(BaseModel):
     statistics: list[RunComparison]
     """One paired comparison per run in ``runs`` (run B) against the baseline (run A);
     empty when not asked for, or when ``statistics_pending``."""
+    state: ChangeState | None = None
+    """The kind of rows asked for (``regressed``/``improved``/``same``; ``None``: all):
+    ``total`` and the pages count only those, over the whole comparison."""
+    statistics_omitted: bool = False
+    """The statistics (with their lists of regressed and improved items, which grow with
+    the run) go with the first page only: a later page leaves them out rather than send
+    the same lists again (``compare_statistics`` returns them any time)."""
     statistics_pending: bool = False
     """The statistics were not cached yet and are being computed: fetch them from
     ``compare_statistics`` (``GET .../compare/statistics``)."""
@@ -112,6 +120,7 @@ def compare_page(
     limit: int = 50,
     with_statistics: bool = True,
     cached_only: bool = False,
+    state: ChangeState | None = None,
     store: Store | None = None,
 ) -> ComparePage:
     """Runs ``runs`` (ids or unique prefixes) against ``baseline``: a page of per-item
@@ -134,6 +143,8 @@ def compare_page(
             offset=offset,
             limit=limit,
             single_repeat=all(run.info.repeats == 1 for run in (base, *others)),
+            state=state,
+            threshold=threshold,
         )
         stats: list[RunComparison] = []
         pending = False
@@ -167,6 +178,7 @@ def compare_page(
         rows=out,
         statistics=stats,
         statistics_pending=pending,
+        state=state,
     )
 
 

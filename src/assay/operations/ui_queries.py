@@ -9,6 +9,7 @@ never disagree about which results match a filter.
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import json
 from collections.abc import Iterable, Iterator
@@ -137,13 +138,20 @@ def run_item_groups(
                 prev_offset=max(0, offset - size) if offset > 0 else None,
             )
         ranking_scorer = wanted.scorer or (scorer_ids[0] if scorer_ids else None)
+        query = ResultFilter(**wanted.model_dump())
+        has_score_condition = (wanted.min_score, wanted.max_score, wanted.status) != (None,) * 3
+        if query.scorer is None and len(scorer_ids) == 1 and has_score_condition:
+            # a score condition on "any scorer" of a one-scorer run is one on that scorer:
+            # said so, the rank can read it as a range of the stored means
+            query = dataclasses.replace(query, scorer=scorer_ids[0])
         total, ranked = db.run_queries.ranked_items(
             run,
-            ResultFilter(**wanted.model_dump()),
+            query,
             scorer=ranking_scorer,
             descending=sort == "score_desc",
             offset=offset,
             limit=limit,
+            single_repeat=record.info.repeats == 1,
         )
         groups = [_make_group(results) for _, results in ranked]
     end = offset + len(groups)

@@ -26,6 +26,7 @@ from sqlalchemy.exc import IntegrityError
 from assay.store.codec import chunked, now
 from assay.store.db import Database
 from assay.store.errors import RunNotFoundError
+from assay.store.item_scores import add_item_scores
 from assay.store.results_codec import result_rows
 from assay.store.tables import item_results, judge_calls, runs, scores
 from assay.types import ItemResult
@@ -131,6 +132,7 @@ class LiveRunRepository:
                     conn.execute(scores.insert(), score_rows)
                 if call_rows:
                     conn.execute(judge_calls.insert(), call_rows)
+                add_item_scores(conn, run_id, fresh)
             meta = dict(row.meta or {})
             live = dict(meta.get(LIVE_KEY) or {})
             added = merge_counts(counts, fate_counts)

@@ -139,15 +139,26 @@ def _call_row(score_id: str, seq: int, call: JudgeCall) -> dict[str, Any]:
 
 
 def build_results(
-    item_rows: Sequence[Row[Any]], score_rows: Iterable[Row[Any]], call_rows: Iterable[Row[Any]]
+    item_rows: Sequence[Row[Any]],
+    score_rows: Iterable[Row[Any]],
+    call_rows: Iterable[Row[Any]],
+    *,
+    trusted: bool = False,
 ) -> list[ItemResult]:
-    """``ItemResult`` values (in ``item_rows`` order) with their scores and judge calls."""
+    """``ItemResult`` values (in ``item_rows`` order) with their scores and judge calls.
+
+    ``trusted``: build results and scores without validating them again
+    (``model_construct``; their errors and usage still validated). Every stored row was a
+    validated result when written, and validation was most of the cost of streaming a
+    100,000-item run out (an export: ~80 µs of ~150 µs per result)."""
     calls: dict[str, list[JudgeCall]] = defaultdict(list)
     for row in sorted(call_rows, key=lambda r: (r.score_id, r.seq)):
         calls[row.score_id].append(_judge_call(row))
+    make_score = ScoreResult.model_construct if trusted else ScoreResult
+    make_result = ItemResult.model_construct if trusted else ItemResult
     scores: dict[str, dict[str, ScoreResult]] = defaultdict(dict)
     for row in score_rows:
-        scores[row.result_id][row.scorer_id] = ScoreResult(
+        scores[row.result_id][row.scorer_id] = make_score(
             scorer_id=row.scorer_id,
             scorer_label=row.scorer_name,
             call_id=row.call_id,
@@ -164,7 +175,7 @@ def build_results(
             duration_ms=row.duration_ms,
         )
     return [
-        ItemResult(
+        make_result(
             item_id=row.item_id,
             repeat=row.repeat,
             position=row.position,

@@ -9,19 +9,20 @@ comparison rows. Every filter, sort and page runs in SQL, so the first page of a
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
 import sqlalchemy as sa
 from sqlalchemy import Row
 
+from assay.store.codec import NUL_ESCAPE, chunked, loads
 from assay.store.db import Database
 from assay.store.errors import RunNotFoundError
 from assay.store.results_codec import build_results
-from assay.store.tables import item_results, judge_calls, runs, scores
+from assay.store.tables import item_results, item_scores, judge_calls, runs, scores
 from assay.types import ItemResult
 
 _ORDER = (item_results.c.position, item_results.c.repeat, item_results.c.item_id)
@@ -46,6 +47,25 @@ class ScoreArrays:
         return len(self.item_id)
 
 
+ChangeState = Literal["regressed", "improved", "same"]
+"""A comparison row's kind: worse in some run, else better in some run, else unchanged."""
+
+
+class ExportRow(NamedTuple):
+    """One result as its export row needs it (``operations.run_items.export_lines``):
+    the target error's message only, and per scorer id its (status, score)."""
+
+    item_id: str
+    repeat: int
+    position: int
+    error_message: str | None
+    latency_ms: float | None
+    input: Any
+    output: Any
+    expected_output: Any
+    scores: dict[str, tuple[str, float | None]]
+
+
 @dataclass(frozen=True, slots=True)
 class ResultFilter:
     """Which results of a run to show. Score conditions (``scorer``, ``min_score``,
@@ -59,6 +79,22 @@ class ResultFilter:
     status: str | None = None
     errors_only: bool = False
     q: str | None = None
+
+
+def _json_value(text: str | None) -> Any:
+    """A stored JSON text's value: a string without escapes is cut out of its quotes,
+    anything else parsed like the column does (``codec.loads``)."""
+    if text is None:
+        return None
+    if len(text) >= 2 and text[0] == '"' and text[-1] == '"' and "\\" not in text:
+        inner = text[1:-1]
+        if '"' not in inner and NUL_ESCAPE not in inner:
+            return inner
+    return loads(text)
+
+
+def _same(value: Any) -> Any:
+    return value
 
 
 def _escape_like(text: str) -> str:
@@ -81,8 +117,26 @@ def _conditions(run_id: str, wanted: ResultFilter) -> list[sa.ColumnElement[bool
     if score_where:
         where.append(sa.exists().where(s.result_id == t.id, *score_where))
     if wanted.errors_only:
-        failed_score = sa.exists().where(s.result_id == t.id, s.status == "error")
-        where.append(sa.or_(t.error.is_not(None), failed_score))
+        # two id sets read from partial indexes (``ix_item_results_failed``,
+        # ``ix_scores_failed``) instead of every result's ``error`` and a probe of its
+        # scores; the literal (not a bound parameter) lets either database match the
+        # partial index's predicate
+        failed = item_results.alias("failed")
+        failed_scores = scores.alias("failed_scores")
+        where.append(
+            sa.or_(
+                t.id.in_(
+                    sa.select(failed.c.id).where(
+                        failed.c.run_id == run_id, failed.c.error.is_not(None)
+                    )
+                ),
+                t.id.in_(
+                    sa.select(failed_scores.c.result_id).where(
+                        failed_scores.c.status == sa.literal_column("'error'")
+                    )
+                ),
+            )
+        )
     if wanted.q:
         needle = f"%{_escape_like(wanted.q.lower())}%"
         where.append(
@@ -94,6 +148,21 @@ def _conditions(run_id: str, wanted: ResultFilter) -> list[sa.ColumnElement[bool
             )
         )
     return where
+
+
+def _is_score_range(wanted: ResultFilter, scorer: str) -> bool:
+    """``wanted`` keeps exactly the results whose ``scorer`` score is ready (a number) and
+    within its bounds, if any: for a run with one result per item, a range of the items'
+    stored means."""
+    return (
+        wanted.scorer == scorer
+        and not wanted.errors_only
+        and not wanted.q
+        and wanted.status in (None, "ready")
+        and (
+            wanted.status == "ready" or wanted.min_score is not None or wanted.max_score is not None
+        )
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,6 +180,11 @@ class CompareRow:
 
 class RunQueries:
     """Filtered pages of a run's results and comparison rows; read-only."""
+
+    WALK_DEPTH = 1000
+    """Pages of a filtered rank up to this offset walk the stored means, skipping the items
+    the filter drops (cheap near the top); deeper ones group (the walk grows with the
+    offset divided by the share of items that pass)."""
 
     def __init__(self, db: Database) -> None:
         self._db = db
@@ -142,6 +216,73 @@ class RunQueries:
             ).all()
             return self._with_scores(conn, rows)
 
+    EXPORT_CHUNK = 2000
+
+    def export_rows(self, run_id: str) -> Iterator[ExportRow]:
+        """Every result of the run as an ``ExportRow``, in (position, repeat) order,
+        streamed ``EXPORT_CHUNK`` results at a time (keyset paging, one read each).
+
+        Straight from the rows, with no ``ItemResult`` (pydantic validation of a result
+        and its scores took most of an export's time: ~10k rows/s at 100,000 items) and
+        without the columns an export leaves out (reasons, prompts, judge calls)."""
+        with self._db.read() as conn:
+            self._require(conn, run_id)
+        return self._stream_export_rows(run_id)
+
+    def _stream_export_rows(self, run_id: str) -> Iterator[ExportRow]:
+        t, s = item_results.c, scores.c
+        texts = [t.input, t.output, t.expected_output]
+        raw = self._db.dialect == "sqlite"
+        columns = (
+            t.id,
+            t.item_id,
+            t.repeat,
+            t.position,
+            t.error,
+            t.latency_ms,
+            # SQLite: the stored JSON text, parsed by ``_json_value`` (a plain string, the
+            # usual value, needs no JSON parser); PostgreSQL's driver parses JSONB itself
+            *(sa.type_coerce(c, sa.Text).label(c.name) if raw else c for c in texts),
+        )
+        value = _json_value if raw else _same
+        after: tuple[int, int, str] | None = None
+        while True:
+            query = (
+                sa.select(*columns)
+                .where(t.run_id == run_id)
+                .order_by(*_ORDER)
+                .limit(self.EXPORT_CHUNK)
+            )
+            if after is not None:
+                query = query.where(sa.tuple_(*_ORDER) > sa.tuple_(*after))
+            found: dict[str, dict[str, tuple[str, float | None]]] = {}
+            with self._db.read() as conn:
+                rows = conn.execute(query).all()
+                for ids in chunked([row.id for row in rows], 500):
+                    for result_id, scorer_id, status, score in conn.execute(
+                        sa.select(s.result_id, s.scorer_id, s.status, s.score).where(
+                            s.result_id.in_(ids)
+                        )
+                    ):
+                        found.setdefault(result_id, {})[scorer_id] = (status, score)
+            for row in rows:
+                error = row.error
+                yield ExportRow(
+                    row.item_id,
+                    row.repeat,
+                    row.position,
+                    None if error is None else str(error.get("message", "")),
+                    row.latency_ms,
+                    value(row.input),
+                    value(row.output),
+                    value(row.expected_output),
+                    found.get(row.id, {}),
+                )
+            if len(rows) < self.EXPORT_CHUNK:
+                return
+            last = rows[-1]
+            after = (last.position, last.repeat, last.item_id)
+
     def item(self, run_id: str, item_id: str) -> list[ItemResult]:
         """Every repeat of one item of the run, in repeat order (empty: not in the run)."""
         t = item_results.c
@@ -163,6 +304,7 @@ class RunQueries:
         descending: bool,
         offset: int,
         limit: int,
+        single_repeat: bool = False,
     ) -> tuple[int, list[tuple[str, list[ItemResult]]]]:
         """(items matching, page) of the run's items with a result passing ``wanted``, ranked
         by the mean ``scorer`` score (status ready) of those results: ascending or
@@ -170,9 +312,197 @@ class RunQueries:
         (item id, its matching results in repeat order, with scores and judge calls), all
         read in one batch rather than one round of queries per item.
 
-        One grouped SQL query, so ranking a 100,000-item run costs one pass in the
-        database instead of streaming every result into Python per request. Grouping by
-        (position, item id) follows ``ix_item_results_order``: no sort for the grouping."""
+        Without a filter (or filtered only to results with a ``scorer`` score) the rank is
+        an index walk over the stored per-item means (``tables.item_scores``). Any other
+        filter changes which results an item's mean is over, unless every item has one
+        result (``single_repeat``, the caller's knowledge of the run): then the walk only
+        skips the items the filter drops; otherwise the rank is one grouped SQL query over
+        covering indexes (``ranked_ids_grouped``)."""
+        t = item_results.c
+        with self._db.read() as conn:
+            self._require(conn, run_id)
+            if scorer is not None and wanted in (ResultFilter(), ResultFilter(scorer=scorer)):
+                total, ids = self._ranked_ids_stored(
+                    conn, run_id, scorer, wanted.scorer is not None, descending, offset, limit
+                )
+            elif scorer is not None and single_repeat and _is_score_range(wanted, scorer):
+                total, ids = self._ranked_ids_stored(
+                    conn, run_id, scorer, True, descending, offset, limit, wanted
+                )
+            elif scorer is not None and single_repeat and offset < self.WALK_DEPTH:
+                total, ids = self._ranked_ids_filtered(
+                    conn, run_id, wanted, scorer, descending, offset, limit
+                )
+            else:
+                total, ids = self._ranked_ids_grouped(
+                    conn, run_id, wanted, scorer, descending, offset, limit
+                )
+            found: dict[str, list[ItemResult]] = {item_id: [] for item_id in ids}
+            if ids:
+                rows = conn.execute(
+                    sa.select(item_results)
+                    .where(*_conditions(run_id, wanted), t.item_id.in_(ids))
+                    .order_by(t.item_id, t.repeat)
+                ).all()
+                for result in self._with_scores(conn, rows):
+                    found[result.item_id].append(result)
+        return total, [(item_id, found[item_id]) for item_id in ids]
+
+    def ranked_ids_grouped(
+        self,
+        run_id: str,
+        wanted: ResultFilter,
+        *,
+        scorer: str | None,
+        descending: bool,
+        offset: int,
+        limit: int,
+    ) -> tuple[int, list[str]]:
+        """(items matching, page of item ids) ranked as ``ranked_items`` does, always by
+        grouping the results in SQL (never from the stored means): the reference the
+        stored ranking is tested against."""
+        with self._db.read() as conn:
+            self._require(conn, run_id)
+            return self._ranked_ids_grouped(conn, run_id, wanted, scorer, descending, offset, limit)
+
+    @staticmethod
+    def _ranked_ids_stored(
+        conn: sa.Connection,
+        run_id: str,
+        scorer: str,
+        with_score_only: bool,
+        descending: bool,
+        offset: int,
+        limit: int,
+        score_range: ResultFilter | None = None,
+    ) -> tuple[int, list[str]]:
+        """The rank from ``item_scores``: items with a mean from the partial index in rank
+        order, then the rest by position (those with a ``scorer`` score that is not a
+        number, or, when ``with_score_only`` is false, also those without any).
+        ``score_range`` (``_is_score_range``, one result per item) keeps only the means in
+        its bounds: an index range with no rest, since a result passing it has a number."""
+        a, t = item_scores.c, item_results.c
+        of_scorer = (a.run_id == run_id, a.scorer_id == scorer)
+        has_mean: list[sa.ColumnElement[bool]] = [a.mean.is_not(None)]
+        if score_range is not None and score_range.min_score is not None:
+            has_mean.append(a.mean >= score_range.min_score)
+        if score_range is not None and score_range.max_score is not None:
+            has_mean.append(a.mean <= score_range.max_score)
+        scored = conn.execute(
+            sa.select(sa.func.count()).select_from(item_scores).where(*of_scorer, *has_mean)
+        ).scalar_one()
+        if score_range is not None:
+            total = scored
+        elif with_score_only:
+            total = conn.execute(
+                sa.select(sa.func.count()).select_from(item_scores).where(*of_scorer)
+            ).scalar_one()
+        else:
+            items = sa.select(t.position).where(t.run_id == run_id).group_by(t.position, t.item_id)
+            total = conn.execute(
+                sa.select(sa.func.count()).select_from(items.subquery())
+            ).scalar_one()
+        ids: list[str] = []
+        if offset < scored:
+            mean = a.mean.desc() if descending else a.mean.asc()
+            ids = list(
+                conn.execute(
+                    sa.select(a.item_id)
+                    .where(*of_scorer, *has_mean)
+                    .order_by(mean, a.position, a.item_id)
+                    .offset(offset)
+                    .limit(limit)
+                ).scalars()
+            )
+        if len(ids) < limit and offset + len(ids) < total:
+            skip = max(0, offset - scored)
+            if with_score_only:
+                rest = (
+                    sa.select(a.item_id)
+                    .where(*of_scorer, a.mean.is_(None))
+                    .order_by(a.position, a.item_id)
+                )
+            else:
+                ranked = sa.exists().where(*of_scorer, a.item_id == t.item_id, a.mean.is_not(None))
+                rest = (
+                    sa.select(t.item_id)
+                    .where(t.run_id == run_id, ~ranked)
+                    .group_by(t.position, t.item_id)
+                    .order_by(t.position, t.item_id)
+                )
+            ids += conn.execute(rest.offset(skip).limit(limit - len(ids))).scalars()
+        return int(total), ids
+
+    @staticmethod
+    def _ranked_ids_filtered(
+        conn: sa.Connection,
+        run_id: str,
+        wanted: ResultFilter,
+        scorer: str,
+        descending: bool,
+        offset: int,
+        limit: int,
+    ) -> tuple[int, list[str]]:
+        """The rank from ``item_scores`` of a run with one result per item, filtered: an
+        item's stored mean is then its one result's score, so walking the means in order
+        and keeping the items whose result passes ``wanted`` is the rank. Items without
+        a mean follow by position."""
+        a, t = item_scores.c, item_results.c
+        where = _conditions(run_id, wanted)
+        of_scorer = (a.run_id == run_id, a.scorer_id == scorer)
+        # the whole unique key (repeat 0 is the only one): without statistics SQLite
+        # would otherwise walk the run's covering index once per ranked item
+        joined = item_scores.join(
+            item_results, sa.and_(t.run_id == a.run_id, t.item_id == a.item_id, t.repeat == 0)
+        )
+        total = conn.execute(
+            sa.select(sa.func.count()).select_from(item_results).where(*where)
+        ).scalar_one()
+        mean = a.mean.desc() if descending else a.mean.asc()
+        ids = list(
+            conn.execute(
+                sa.select(a.item_id)
+                .select_from(joined)
+                .where(*of_scorer, a.mean.is_not(None), *where)
+                .order_by(mean, a.position, a.item_id)
+                .offset(offset)
+                .limit(limit)
+            ).scalars()
+        )
+        if len(ids) < limit and offset + len(ids) < total:
+            # the ranked part ended on this page (or before it): how far it reached
+            scored = (
+                offset + len(ids)
+                if ids
+                else conn.execute(
+                    sa.select(sa.func.count())
+                    .select_from(joined)
+                    .where(*of_scorer, a.mean.is_not(None), *where)
+                ).scalar_one()
+            )
+            has_mean = sa.exists().where(*of_scorer, a.item_id == t.item_id, a.mean.is_not(None))
+            ids += conn.execute(
+                sa.select(t.item_id)
+                .where(*where, ~has_mean)
+                .order_by(t.position, t.item_id)
+                .offset(max(0, offset - scored))
+                .limit(limit - len(ids))
+            ).scalars()
+        return int(total), ids
+
+    @staticmethod
+    def _ranked_ids_grouped(
+        conn: sa.Connection,
+        run_id: str,
+        wanted: ResultFilter,
+        scorer: str | None,
+        descending: bool,
+        offset: int,
+        limit: int,
+    ) -> tuple[int, list[str]]:
+        """The rank by one grouped query. Grouping by (position, item id) follows
+        ``ix_item_results_items``, which also holds the result id: no sort for the grouping
+        and, with ``ix_scores_ranking``, no read of either table."""
         t = item_results.c
         ranked = scores.alias("ranked")
         joined = item_results
@@ -200,32 +530,20 @@ class RunQueries:
         )
         g = groups.c
         order = g.mean.desc() if descending else g.mean.asc()
-        with self._db.read() as conn:
-            self._require(conn, run_id)
-            # the total rides on the page (a window over every group): one grouping pass,
-            # not two; only a page past the end needs the count on its own
-            page = conn.execute(
-                sa.select(g.item_id, sa.func.count().over().label("total"))
-                .order_by(g.mean.is_(None), order, g.position, g.item_id)
-                .offset(offset)
-                .limit(limit)
-            ).all()
-            total = (
-                int(page[0].total)
-                if page
-                else int(conn.execute(sa.select(sa.func.count()).select_from(groups)).scalar_one())
-            )
-            ids = [row.item_id for row in page]
-            found: dict[str, list[ItemResult]] = {item_id: [] for item_id in ids}
-            if ids:
-                rows = conn.execute(
-                    sa.select(item_results)
-                    .where(*_conditions(run_id, wanted), t.item_id.in_(ids))
-                    .order_by(t.item_id, t.repeat)
-                ).all()
-                for result in self._with_scores(conn, rows):
-                    found[result.item_id].append(result)
-        return total, [(item_id, found[item_id]) for item_id in ids]
+        # the total rides on the page (a window over every group): one grouping pass,
+        # not two; only a page past the end needs the count on its own
+        page = conn.execute(
+            sa.select(g.item_id, sa.func.count().over().label("total"))
+            .order_by(g.mean.is_(None), order, g.position, g.item_id)
+            .offset(offset)
+            .limit(limit)
+        ).all()
+        total = (
+            int(page[0].total)
+            if page
+            else int(conn.execute(sa.select(sa.func.count()).select_from(groups)).scalar_one())
+        )
+        return total, [row.item_id for row in page]
 
     @staticmethod
     def _with_scores(conn: sa.Connection, rows: Sequence[Row[Any]]) -> list[ItemResult]:
@@ -306,6 +624,8 @@ class RunQueries:
         offset: int = 0,
         limit: int = 50,
         single_repeat: bool = False,
+        state: ChangeState | None = None,
+        threshold: float = 0.0,
     ) -> tuple[int, list[CompareRow]]:
         """(total, page) of the baseline's (item, scorer) means against each other run's,
         worst change first: the key is the most negative direction-signed delta over the
@@ -313,7 +633,12 @@ class RunQueries:
 
         ``single_repeat`` (every run has one repeat per item) skips the per-item means: the
         other runs' results are then found by their unique (run, item, repeat) index, which
-        is several times faster than grouping 100,000 rows per run."""
+        is several times faster than grouping 100,000 rows per run.
+
+        ``state`` keeps the rows of one kind, over the whole comparison (not a page):
+        ``regressed`` (some run's direction-signed delta below ``-threshold``), else
+        ``improved`` (some run's above 0), else ``same``; a run without a number for the
+        row counts as no change, as the rows' own ``regressed`` flag does."""
         if single_repeat:
             base, joined, other_q = self._single_repeat_join(baseline, others)
         else:
@@ -333,15 +658,29 @@ class RunQueries:
         with self._db.read() as conn:
             for run_id in (baseline, *others):
                 self._require(conn, run_id)
+            best: sa.ColumnElement[Any]
             if len(signed) == 1:
                 key: sa.ColumnElement[Any] = signed[0]
+                best = signed[0]
             elif conn.dialect.name == "sqlite":
                 key = sa.func.min(*signed)  # SQLite's multi-argument min() is scalar
+                best = sa.func.max(*signed)
             else:
                 key = sa.func.least(*signed)
+                best = sa.func.greatest(*signed)
             where = [] if scorer is None else [base.c.scorer_id == scorer]
+            if state is not None:
+                regressed = key < -threshold
+                where.append(
+                    regressed
+                    if state == "regressed"
+                    else sa.and_(~regressed, best > 0 if state == "improved" else best <= 0)
+                )
+                counted: sa.FromClause = joined
+            else:
+                counted = base
             total = conn.execute(
-                sa.select(sa.func.count()).select_from(base).where(*where)
+                sa.select(sa.func.count()).select_from(counted).where(*where)
             ).scalar_one()
             rows = conn.execute(
                 sa.select(

@@ -32,6 +32,7 @@ from assay.store.errors import (
     RunLeasedError,
     RunNotFoundError,
 )
+from assay.store.item_scores import add_item_scores
 from assay.store.results_codec import build_results, result_rows
 from assay.store.summary_source import StoredSummarySource
 from assay.store.tables import (
@@ -78,9 +79,10 @@ def insert_results(
         item_rows, score_rows, call_rows = _new_rows_only(conn, item_rows, score_rows, call_rows)
         if not item_rows:
             return 0
-        kept = {row["id"] for row in item_rows}
-        failed = sum(1 for row in item_rows if row["error"] is not None)
-        stored = len(kept)
+        kept = {(row["item_id"], row["repeat"]) for row in item_rows}
+        results = [result for result in results if (result.item_id, result.repeat) in kept]
+        failed = sum(1 for result in results if result.error is not None)
+        stored = len(results)
     else:
         failed = sum(1 for result in results if result.error is not None)
         stored = len(results)
@@ -101,6 +103,7 @@ def insert_results(
         conn.execute(scores.insert(), score_rows)
     if call_rows:
         conn.execute(judge_calls.insert(), call_rows)
+    add_item_scores(conn, run_id, results)
     return stored
 
 
@@ -497,12 +500,14 @@ class RunRepository:
         return self._stream_units(run_id)
 
     def results(
-        self, run_id: str, *, offset: int = 0, limit: int | None = None
+        self, run_id: str, *, offset: int = 0, limit: int | None = None, trusted: bool = False
     ) -> Iterator[ItemResult]:
-        """Results in (position, repeat) order, streamed in chunks (three queries each)."""
+        """Results in (position, repeat) order, streamed in chunks (three queries each).
+        ``trusted``: not validated again (``results_codec.build_results``), for a caller
+        that only writes them out (an export)."""
         with self._db.read() as conn:
             self._require(conn, run_id)
-        return self._stream_results(run_id, offset, limit)
+        return self._stream_results(run_id, offset, limit, trusted)
 
     def score_rows(self, run_id: str) -> Iterator[ScoreRow]:
         """Every score of the run, flat, in (position, repeat, scorer) order, streamed."""
@@ -611,7 +616,9 @@ class RunRepository:
                 )
         return sorted(duplicates)
 
-    def _stream_results(self, run_id: str, offset: int, limit: int | None) -> Iterator[ItemResult]:
+    def _stream_results(
+        self, run_id: str, offset: int, limit: int | None, trusted: bool = False
+    ) -> Iterator[ItemResult]:
         t = item_results.c
         remaining = limit
         after: tuple[int, int, str] | None = None
@@ -637,7 +644,7 @@ class RunRepository:
                             sa.select(judge_calls).where(judge_calls.c.score_id.in_(ids))
                         ).all()
                     )
-            yield from build_results(rows, score_list, call_list)
+            yield from build_results(rows, score_list, call_list, trusted=trusted)
             if len(rows) < size:
                 return
             last = rows[-1]

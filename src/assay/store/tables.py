@@ -217,6 +217,19 @@ item_results = sa.Table(
     sa.Column("completed_at", Timestamp, nullable=False),
     sa.UniqueConstraint("run_id", "item_id", "repeat", name="uq_item_results_key"),
     sa.Index("ix_item_results_order", "run_id", "position", "repeat", "item_id"),
+    # covering: grouping a run's results per item (position, item id) and finding their
+    # ids needs no table read and no sort (issue 25)
+    sa.Index("ix_item_results_items", "run_id", "position", "item_id", "repeat", "id"),
+    # the few failed results of a run, without reading every row's ``error`` (errors only)
+    sa.Index(
+        "ix_item_results_failed",
+        "run_id",
+        "position",
+        "repeat",
+        "item_id",
+        sqlite_where=sa.text("error IS NOT NULL"),
+        postgresql_where=sa.text("error IS NOT NULL"),
+    ),
 )
 
 scores = sa.Table(
@@ -243,7 +256,58 @@ scores = sa.Table(
     sa.Column("not_scorable_step", sa.String(16), nullable=True),
     sa.Column("duration_ms", sa.Double(), nullable=False),
     sa.UniqueConstraint("result_id", "scorer_id", name="uq_scores_result_scorer"),
+    # covering: a scorer's ready score of a result without reading the row (its reason,
+    # prompts, steps), for ranking and score filters (issue 25)
+    sa.Index("ix_scores_ranking", "result_id", "scorer_id", "status", "score"),
+    sa.Index(
+        "ix_scores_failed",
+        "result_id",
+        sqlite_where=sa.text("status = 'error'"),
+        postgresql_where=sa.text("status = 'error'"),
+    ),
 )
+
+item_scores = sa.Table(
+    "item_scores",
+    metadata,
+    sa.Column(
+        "run_id", sa.String(64), sa.ForeignKey("runs.id", ondelete="CASCADE"), primary_key=True
+    ),
+    sa.Column("scorer_id", sa.String(255), primary_key=True),
+    sa.Column("item_id", NulSafeString(255), primary_key=True),
+    sa.Column("position", sa.Integer(), nullable=False),
+    sa.Column("score_sum", sa.Double(), nullable=False),
+    sa.Column("score_count", sa.Integer(), nullable=False),
+    sa.Column("mean", sa.Double(), nullable=True),
+    sa.Index(
+        "ix_item_scores_ascending",
+        "run_id",
+        "scorer_id",
+        "mean",
+        "position",
+        "item_id",
+        sqlite_where=sa.text("mean IS NOT NULL"),
+        postgresql_where=sa.text("mean IS NOT NULL"),
+    ),
+)
+"""Per (run, scorer, item): the sum and count of the item's ready scores over its repeats
+and their ``mean`` (``NULL``: none ready), with the item's position; a row for every item
+that has a score of the scorer, whatever its status. Written with the results
+(``store.item_scores.add_item_scores``, in their transaction), so "sort a 100,000-item run
+by a scorer" is a walk down one index instead of grouping and sorting every result per
+request (issue 25). Two partial indexes, because a descending rank still breaks ties by
+ascending position, which one index cannot give in both directions."""
+sa.Index(
+    "ix_item_scores_descending",
+    item_scores.c.run_id,
+    item_scores.c.scorer_id,
+    item_scores.c.mean.desc(),
+    item_scores.c.position,
+    item_scores.c.item_id,
+    sqlite_where=sa.text("mean IS NOT NULL"),
+    postgresql_where=sa.text("mean IS NOT NULL"),
+)
+
 
 judge_calls = sa.Table(
     "judge_calls",

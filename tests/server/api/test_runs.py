@@ -154,6 +154,18 @@ def test_compare_regressions_first_with_statistics(client: TestClient) -> None:
     assert cached["rows"] == page["rows"]
     second = client.get(f"/api/runs/{other}/compare?baseline={base}&limit=1&offset=1").json()
     assert second["total"] == 3 and [r["item_id"] for r in second["rows"]] == ["c"]
+    # the statistics (and their item lists) go with the first page only
+    assert (second["statistics"], second["statistics_omitted"]) == ([], True)
+    assert cached["statistics_omitted"] is False
+    # the change filter holds over the whole comparison, not the page
+    for state, ids in (("regressed", ["a"]), ("improved", ["b"]), ("same", ["c"])):
+        kept = client.get(f"/api/runs/{other}/compare?baseline={base}&state={state}&limit=1").json()
+        assert (kept["total"], [r["item_id"] for r in kept["rows"]], kept["state"]) == (
+            1,
+            ids,
+            state,
+        )
+    assert client.get(f"/api/runs/{other}/compare?baseline={base}&state=x").status_code == 422
     assert client.get(f"/api/runs/{other}/compare?baseline=nope").status_code == 404
     rows_only = client.get(f"/api/runs/{other}/compare?baseline={base}&statistics=false").json()
     assert rows_only["statistics"] == [] and rows_only["rows"] == page["rows"]

@@ -32,9 +32,10 @@ from assay.server.api.deps import (
     StoreDep,
     responses,
 )
-from assay.server.client_view import result_for_client
+from assay.server.client_view import result_for_client, safe_text
 from assay.server.sse import sse_response
 from assay.store import Store
+from assay.store.run_queries import ChangeState
 from assay.types import ItemResult, RunRecord, check_tags
 
 router = APIRouter(tags=["runs"])
@@ -150,15 +151,22 @@ def compare(
         bool,
         Query(description="include the statistics if cached; false: never compute them"),
     ] = True,
+    state: Annotated[
+        ChangeState | None,
+        Query(description="only rows that regressed, improved or stayed the same (whole run)"),
+    ] = None,
 ) -> ComparePage:
     """``run_id`` (and ``runs``) against ``baseline``: per-item rows, regressions first.
     The paired statistics of each run against the baseline come along only when already
     computed; otherwise ``statistics_pending`` is true, they are computed in the
     background, and ``compare/statistics`` returns them (the page never waits seconds
-    for a bootstrap over 100,000 items)."""
+    for a bootstrap over 100,000 items). They come with the first page (``offset`` 0)
+    only: their lists of regressed and improved items would repeat on every page
+    (``statistics_omitted`` says so on the others)."""
     others = [run_id, *(part.strip() for part in (runs or "").split(",") if part.strip())]
     if len(others) > MAX_COMPARED:
         raise HTTPException(422, f"compare at most {MAX_COMPARED} runs at once")
+    first = offset == 0
     page = compare_page(
         baseline,
         others,
@@ -166,12 +174,15 @@ def compare(
         threshold=threshold,
         offset=offset,
         limit=limit,
-        with_statistics=statistics,
+        with_statistics=statistics and first,
         cached_only=True,
+        state=state,
         store=store,
     )
     if page.statistics_pending:
         jobs.start(page.baseline, page.runs, threshold)
+    if statistics and not first:
+        page = page.model_copy(update={"statistics_omitted": True})
     return page
 
 
@@ -222,7 +233,9 @@ def _batched(lines: Iterator[str]) -> Iterator[str]:
 def export(run_id: str, store: StoreDep, format: ExportFormat = "jsonl") -> StreamingResponse:
     """Every result of the run, streamed as JSON lines or CSV (errors capped, no
     tracebacks; CSV cells that a spreadsheet would run as formulas are neutralised)."""
-    found, lines = export_lines(run_id, format, store=store, view=result_for_client)
+    found, lines = export_lines(
+        run_id, format, store=store, view=result_for_client, error_text=safe_text
+    )
     media = "application/x-ndjson" if format == "jsonl" else "text/csv"
     return StreamingResponse(
         _batched(lines),
