@@ -264,8 +264,9 @@ def test_a_second_resume_of_a_run_in_progress_is_refused_and_scores_nothing(
     with open_store(url) as store:
         store.datasets.create("big")
         store.datasets.add_items("big", _items(n))
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    target = "tests.runner.slow_targets:slower_upper"
+    gate = tmp_path / "gate"  # the first run cannot finish before the test opens it
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "ASSAY_TEST_GATE": str(gate)}
+    target = "tests.runner.slow_targets:gated_upper"
     child = subprocess.Popen([sys.executable, "-c", CHILD, url, target], cwd=ROOT, env=env)
     try:
         deadline = time.monotonic() + 60
@@ -302,6 +303,7 @@ def test_a_second_resume_of_a_run_in_progress_is_refused_and_scores_nothing(
         if child.poll() is None:
             child.kill()
             child.wait(timeout=10)
+    gate.touch()
     with open_store(url) as store:
         assert store.runs.get(run_id).status == "interrupted"
         done = resume_run(run_id, store=store, progress=False)
