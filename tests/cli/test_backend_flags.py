@@ -9,7 +9,6 @@ named below are never called: the Ray check comes first.
 
 from __future__ import annotations
 
-import os
 import shutil
 from pathlib import Path
 
@@ -17,6 +16,7 @@ import pytest
 
 from assay.store import open_store
 from tests.cli.test_missing_extras import EXAMPLES, assay_without, one_line
+from tests.optional import required_module
 
 NO_RAY = "backend 'ray' needs Ray, which is not installed: pip install 'assay[ray]'"
 
@@ -108,8 +108,7 @@ def test_tasks_run_on_ray_refuses_no_store(tmp_path: Path) -> None:
 def test_tasks_run_backend_ray_runs_on_a_local_ray_and_records_it(tmp_path: Path) -> None:
     """The flags reach the run: the CLI starts a local Ray of one worker, the run is stored
     with the backend and worker count, and its numbers are the local run's."""
-    if not os.environ.get("CI"):
-        pytest.importorskip("ray")
+    required_module("ray")
     args = [*_task(tmp_path), "--bootstrap-iters", "10"]
     on_ray = assay_without("", *args, "--backend", "ray", "--workers", "1", cwd=tmp_path)
     assert on_ray.returncode == 0, on_ray.stderr

@@ -29,14 +29,12 @@ from assay.runner.result import RunResult
 from assay.store import Store, open_store
 from assay.testing.openai_server import MockOpenAIServer
 from tests.operations import ray_targets
+from tests.optional import required_module
 from tests.store.conftest import postgres_schema_url
 
-if os.environ.get("CI"):
-    import ray
-else:
-    ray = pytest.importorskip("ray")
+ray = required_module("ray")
 
-from assay.operations.ray_backend import RayBackendError, check_store
+from assay.operations.ray_backend import RayBackendError, check_store  # noqa: E402  (after the Ray check)
 
 REPO = Path(__file__).resolve().parents[2]
 PYTHONPATH = os.pathsep.join([str(REPO / "src"), str(REPO)])

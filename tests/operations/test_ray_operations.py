@@ -33,12 +33,10 @@ from assay.testing import ScriptedModel
 from assay.testing.openai_server import MockOpenAIServer
 from tests.operations.ray_targets import judge_reply, mock_judge, task_answer
 from tests.optimize.conftest import arithmetic_rows, reflection_reply, task_reply, write_jsonl
+from tests.optional import required_module
 from tests.store.conftest import postgres_schema_url
 
-if os.environ.get("CI"):
-    import ray
-else:
-    ray = pytest.importorskip("ray")
+ray = required_module("ray")
 
 REPO = Path(__file__).resolve().parents[2]
 POSTGRES_ENV = "ASSAY_TEST_POSTGRES_URL"

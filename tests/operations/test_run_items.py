@@ -5,7 +5,6 @@ lines built without re-validation must write exactly what whole, validated resul
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import pytest
@@ -44,8 +43,6 @@ def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
     """An SQLite file, and a fresh PostgreSQL schema when the test server is named."""
     if request.param == "sqlite":
         return f"sqlite:///{tmp_path / 'store.db'}"
-    if not os.environ.get("ASSAY_TEST_POSTGRES_URL"):
-        pytest.skip("PostgreSQL tests need ASSAY_TEST_POSTGRES_URL")
     url: str = request.getfixturevalue("postgres_schema_url")
     return url
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -23,6 +22,7 @@ from assay.models.resolve import UnknownModelError
 from assay.operations.tasks import load_task, run_task, task_items
 from assay.tasks.target import TaskTarget, cut_at_stop
 from assay.testing.openai_server import MockOpenAIServer, MockReply, mock_tokens
+from tests.optional import required_module
 
 MODEL = "openai-compatible/mock-lm"
 
@@ -294,8 +294,4 @@ async def test_a_task_target_on_a_model_string_pickles_and_the_copy_answers(
 def _ray_cloudpickle() -> Any:
     """Ray's cloudpickle; without Ray the test is skipped, except under CI (the dev extra
     installs Ray, so its absence is a failure there)."""
-    if os.environ.get("CI"):
-        from ray import cloudpickle
-
-        return cloudpickle
-    return pytest.importorskip("ray.cloudpickle")
+    return required_module("ray.cloudpickle")
