@@ -2,6 +2,6 @@
 stored as live runs (``assay.monitor``), and recorded traffic scored offline (ingest)."""
 
 from assay.live.fate import totals
-from assay.live.monitoring import Monitor, MonitoredTarget, live_run_id, monitor
+from assay.live.monitoring import Monitor, MonitoredAgent, MonitoredTarget, live_run_id, monitor
 
-__all__ = ["Monitor", "MonitoredTarget", "live_run_id", "monitor", "totals"]
+__all__ = ["Monitor", "MonitoredAgent", "MonitoredTarget", "live_run_id", "monitor", "totals"]

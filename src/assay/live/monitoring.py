@@ -46,7 +46,7 @@ from assay.scoring.scorer import Scorer
 from assay.store.engine import Store, open_store
 from assay.summary.accumulator import SummaryAccumulator
 from assay.targets.base import Target, TargetOutput, describe, jsonable
-from assay.types import Item, ItemResult, ScoreResult, TargetSpec
+from assay.types import Item, ItemResult, ScoreResult, TargetKind, TargetSpec
 
 log = logging.getLogger(__name__)
 
@@ -540,6 +540,81 @@ class MonitoredTarget:
         return out
 
 
+class MonitoredAgent:
+    """An agent (``generate(input)``) or workflow (``run(input)``) whose method is observed.
+
+    Why a proxy and not a ``Target``: the application keeps calling ``agent.generate(x)``
+    exactly as before (every other attribute is the agent's own), and the proxy still has
+    that method, so ``assay run`` resolves it as the same kind of target."""
+
+    def __init__(
+        self,
+        agent: Any,
+        method: str,
+        monitor: Monitor,
+        observation_id: Callable[..., str] | None,
+    ) -> None:
+        self.wrapped = agent
+        self.monitor = monitor
+        self._method = method
+        self._observation_id = observation_id
+        inner = getattr(agent, method)
+        if inspect.iscoroutinefunction(inner):
+
+            @functools.wraps(inner)
+            async def async_method(input: Any, *args: Any, **kwargs: Any) -> Any:
+                started = time.perf_counter()
+                result = await inner(input, *args, **kwargs)
+                _observe_call(monitor, observation_id, (input, *args), kwargs, result, started)
+                return result
+
+            setattr(self, method, async_method)
+        else:
+
+            @functools.wraps(inner)
+            def sync_method(input: Any, *args: Any, **kwargs: Any) -> Any:
+                started = time.perf_counter()
+                result = inner(input, *args, **kwargs)
+                if inspect.isawaitable(result):  # a plain method returning a coroutine
+                    return _observed_later(
+                        monitor, observation_id, (input, *args), kwargs, result, started
+                    )
+                _observe_call(monitor, observation_id, (input, *args), kwargs, result, started)
+                return result
+
+            setattr(self, method, sync_method)
+
+    def __getattr__(self, name: str) -> Any:  # only called for names the proxy lacks
+        return getattr(self.wrapped, name)
+
+    def __repr__(self) -> str:
+        return f"<monitored {self._method}() of {self.wrapped!r}>"
+
+
+async def _observed_later(
+    mon: Monitor,
+    id_of: Callable[..., str] | None,
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+    pending: Any,
+    started: float,
+) -> Any:
+    result = await pending
+    _observe_call(mon, id_of, args, kwargs, result, started)
+    return result
+
+
+def _agent_method(obj: Any) -> str | None:
+    """``generate`` or ``run`` when ``obj`` is an agent or workflow object (the order
+    ``assay.targets.resolve`` uses), else None."""
+    if inspect.isroutine(obj) or isinstance(obj, type):
+        return None
+    for method in ("generate", "run"):
+        if callable(getattr(obj, method, None)):
+            return method
+    return None
+
+
 def _new_id(id_of: Callable[..., str] | None, args: Any, kwargs: Any) -> str:
     if id_of is not None:
         try:
@@ -586,8 +661,10 @@ def monitor(
 ) -> Any:
     """Score a sample of ``fn``'s calls in the background and store them as a live run.
 
-    ``fn``: a function, an async function or an assay target (``execute(item)``); without
-    it, a decorator. ``filter(input, output)`` picks the eligible calls, ``rate`` samples
+    ``fn``: a function, an async function, an agent (``generate(input)``) or workflow
+    (``run(input)``) object (returned as a proxy whose method is observed, every other
+    attribute the object's own) or an assay target (``execute(item)``); without it, a
+    decorator. ``filter(input, output)`` picks the eligible calls, ``rate`` samples
     them (by ``observation_id`` when ``deterministic``), ``budget_usd`` caps judge spending
     per ``budget_window`` (``"hour"``, ``"day"``, seconds). ``observation_id(*args,
     **kwargs)`` names a call (retries of one request should give the same id: stored once).
@@ -596,11 +673,15 @@ def monitor(
 
     def wrap(target: Any) -> Any:
         is_target = isinstance(target, Target) and not callable(target)
+        method = None if is_target else _agent_method(target)
         label = target.spec.label if is_target else describe(target)
+        kind: TargetKind = "callable"
+        if method is not None:
+            kind = "agent" if method == "generate" else "workflow"
         spec = (
             target.spec
             if is_target
-            else TargetSpec(kind="callable", label=label, ref=label, config={"live": True})
+            else TargetSpec(kind=kind, label=label, ref=label, config={"live": True})
         )
         mon = Monitor(
             scorers=scorers,
@@ -619,6 +700,8 @@ def monitor(
         )
         if is_target:
             return MonitoredTarget(target, mon)
+        if method is not None:
+            return MonitoredAgent(target, method, mon, observation_id)
         if inspect.iscoroutinefunction(target):
 
             @functools.wraps(target)
@@ -646,4 +729,12 @@ def monitor(
     return wrap(fn)
 
 
-__all__ = ["Monitor", "MonitoredTarget", "Observation", "live_run_id", "monitor", "totals"]
+__all__ = [
+    "Monitor",
+    "MonitoredAgent",
+    "MonitoredTarget",
+    "Observation",
+    "live_run_id",
+    "monitor",
+    "totals",
+]
