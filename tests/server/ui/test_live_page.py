@@ -28,3 +28,9 @@ def test_live_pages_show_the_monitor(store: Store, client: TestClient) -> None:
     assert "id-q2" in page.text and 'data-testid="live-budget"' in page.text
     assert "<bot>" not in page.text  # escaped
     assert client.get("/live/nobody").status_code == 404
+    # the live run is a run: its page (linked from the monitor's) shows its observations
+    run_id = store.live.run_ids("web <bot>")[0]
+    assert f'href="/runs/{run_id}"' in page.text
+    run_page = client.get(f"/runs/{run_id}")
+    assert run_page.status_code == 200
+    assert all(f"id-q{i}" in run_page.text for i in range(3))
