@@ -207,6 +207,47 @@ def test_dead_judge_never_reaches_the_caller(tmp_path: Path) -> None:
     assert len(rows) == 5 and all(r.scores["judge"].status == "error" for r in rows)
 
 
+def test_judge_timeout_and_store_failure_never_reach_the_caller(tmp_path: Path) -> None:
+    """A judge slower than its timeout fails the score, recorded; a store that cannot be
+    opened at all leaves the caller untouched and every sampled call counted as
+    ``failed: store_error`` (in memory: there is nowhere to write it)."""
+    db = f"sqlite:///{tmp_path / 'slow.db'}"
+    with MockOpenAIServer(latency_s=2.0) as server:
+        slow = Scorer(
+            "judge",
+            judge=JudgeConfig(
+                model=OpenAICompatibleModel("gpt-4o-mini", base_url=server.base_url, timeout_s=0.3),
+                instructions="Rate the answer.",
+            ),
+        ).score(judge_step(lambda ctx: f"Answer: {ctx.call.output}"))
+        timed = monitor(lambda text: text * 2, scorers=[slow], rate=1.0, store=db, name="slow")
+        started = time.perf_counter()
+        assert [timed(c) for c in "abc"] == ["aa", "bb", "cc"]
+        assert time.perf_counter() - started < 0.3  # nobody waited for the judge
+        assert timed.monitor.flush(30)
+        timed.monitor.close()
+    state, rows = stored(db, "slow")
+    assert totals(state["counts"])["failed"] == {"scorer_error": 3}
+    assert len(rows) == 3 and all(r.scores["judge"].status == "error" for r in rows)
+
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder")
+    broken = monitor(
+        lambda text: text,
+        scorers=["exact-match"],
+        rate=1.0,
+        store=f"sqlite:///{blocker / 'x.db'}",  # a folder inside a file: never opens
+        name="no-store",
+        flush_timeout_s=1.0,
+    )
+    assert [broken(str(i)) for i in range(4)] == ["0", "1", "2", "3"]
+    assert broken.monitor.flush(5.0) is False  # says the write failed, never raises
+    broken.monitor.close()
+    counts = broken.monitor.snapshot()["counts"]
+    assert counts["sampled"] == 4 and counts["failed"] == {"store_error": 4}
+    assert counts["scored"] == 0  # a score that was never stored is not counted as stored
+
+
 def test_budget_stops_judge_calls_and_records_the_skip(tmp_path: Path) -> None:
     db = f"sqlite:///{tmp_path / 'b.db'}"
     with MockOpenAIServer() as server:

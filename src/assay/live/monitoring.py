@@ -364,14 +364,15 @@ class Monitor:
         self._runs[key] = run_id
         return run_id
 
-    def _flush(self, *, final: bool = False) -> None:
-        """Store what is pending plus the counters (one transaction per run). The fates of
-        the pending results count once they are stored; a failed write is retried at the
-        next flush, or at the last one counted as ``failed: store_error``."""
+    def _flush(self, *, final: bool = False) -> bool:
+        """Store what is pending plus the counters (one transaction per run); False when the
+        write failed. The fates of the pending results count once they are stored; a failed
+        write is retried at the next flush, or at the last one counted as
+        ``failed: store_error``."""
         pending, self._pending = self._pending, _Pending()
         delta = self.counts.take_delta()
         if not pending.results and not delta and not final:
-            return
+            return True
         written: set[str] = set()
         by_run: dict[str, tuple[list[ItemResult], list[tuple[str, str | None]]]] = {}
         try:
@@ -404,13 +405,14 @@ class Monitor:
             else:
                 self._pending.results[:0] = [row for row, _ in left]
                 self._pending.fates[:0] = [fate for _, fate in left]
-            return
+            return False
         if final:
             for rid in set(self._runs.values()):
                 try:
                     self._finish(store, rid)
                 except Exception as exc:
                     log.warning("assay monitor %r: no summary for %s: %s", self.name, rid, exc)
+        return True
 
     def _count_stored(self, counted: Mapping[str, Any]) -> None:
         for fate, value in counted.items():
@@ -454,7 +456,8 @@ class Monitor:
         }
 
     def flush(self, timeout_s: float = 10.0) -> bool:
-        """Wait until everything sampled so far is stored (or ``timeout_s`` passes)."""
+        """Wait until everything sampled so far is stored; False when ``timeout_s`` passed
+        first or the store write failed (it is retried at the next flush)."""
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:
             with self._lock:
@@ -463,10 +466,9 @@ class Monitor:
                 done = asyncio.run_coroutine_threadsafe(_call(self._flush), self._loop)
                 # (in_flight counts inbox entries too: idle means the inbox is empty)
                 try:
-                    done.result(max(0.0, deadline - time.monotonic()))
+                    return bool(done.result(max(0.0, deadline - time.monotonic())))
                 except Exception:
                     return False
-                return True
             time.sleep(0.01)
         return False
 
@@ -493,8 +495,8 @@ class Monitor:
     _cancelling = False
 
 
-async def _call(fn: Callable[[], None]) -> None:
-    fn()
+async def _call(fn: Callable[[], bool]) -> bool:
+    return fn()
 
 
 def _cost(score: ScoreResult) -> float:
