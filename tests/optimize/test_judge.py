@@ -103,6 +103,31 @@ def test_a_gate_that_is_not_met_issues_no_certificate(
     assert "gates not met, no certificate" in result.summary
 
 
+@pytest.mark.parametrize(
+    ("kind", "objective"),
+    [("numeric", "spearman"), ("ordinal", "quadratic_weighted_kappa"), ("binary", "mcc")],
+)
+def test_other_objectives_rise_on_val_and_test_and_certify(
+    judge_config: dict[str, Any], store: Store, kind: str, objective: str
+) -> None:
+    """Spearman (numeric labels), QWK (ordinal) and MCC drive the same search: the
+    reflection model only acts on feedback that says the judge DISAGREES, so for numeric
+    and ordinal kinds the feedback must say it too (and which way)."""
+    config = {**judge_config, "kind": kind, "objective": objective}
+    if kind != "binary":
+        del config["threshold"]
+    result = _run(config, store, min={objective: 0.6})
+    assert result.objective == objective
+    assert result.seed_val_score < 0.5 and result.best_val_score == pytest.approx(1.0)
+    held_out = result.held_out
+    assert held_out is not None
+    seed_value = held_out.seed["statistics"][objective]["value"]
+    best = held_out.best["statistics"][objective]
+    assert seed_value < 0.5 < best["value"] and best["ci_low"] >= 0.6
+    assert result.passed and result.certificate_id is not None
+    assert store.certificates.get(result.certificate_id).fingerprint == result.best_fingerprint
+
+
 def test_the_splits_are_disjoint_by_item_id_and_ignore_file_order(
     judge_config: dict[str, Any],
 ) -> None:

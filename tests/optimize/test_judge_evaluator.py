@@ -16,6 +16,7 @@ from sklearn import metrics
 from assay.optimize.judge_config import OBJECTIVES
 from assay.optimize.judge_evaluator import JudgeEvaluator
 from assay.scoring.registry import ScorerConfig
+from assay.types import ItemResult
 
 BINARY_LABELS = [1.0, 0.0, 1.0, 0.0, 1.0, 0.0, 1.0, 1.0, 0.0, 0.0]
 BINARY_GOOD = [0.9, 0.2, 0.4, 0.1, 0.8, 0.6, 0.7, 0.9, 0.3, 0.2]  # 2 verdicts wrong
@@ -101,3 +102,21 @@ def test_an_undefined_statistic_is_none_not_a_number() -> None:
     judge = evaluator("binary", "kappa")
     assert judge.statistic([1.0], [0.9]) is None  # one item
     assert judge.statistic([1.0, 1.0, 1.0], [0.9, 0.8, 0.7]) is None  # one class only
+
+
+@pytest.mark.parametrize(
+    ("score", "says"),
+    [(0.75, "higher than the label by 0.5"), (0.0, "lower than the label by 0.25"), (0.25, None)],
+)
+def test_numeric_feedback_says_which_way_the_judge_disagrees(
+    score: float, says: str | None
+) -> None:
+    judge = evaluator("numeric", "spearman")
+    judge.labels, judge.raw_labels = {"x": 0.25}, {"x": "a bit"}
+    result = ItemResult(item_id="x", output={"score": score, "reason": "too harsh a tone"})
+    note = judge.note("x", result, score, judge.agreement(0.25, score), 0.4)
+    assert "Human label: 'a bit'" in note and "Judge's reason: too harsh a tone" in note
+    if says is None:
+        assert "DISAGREES" not in note
+    else:
+        assert f"The judge DISAGREES with the human: its score is {says}." in note

@@ -304,6 +304,13 @@ class JudgeEvaluator:
             )
         else:
             lines.append(f"Judge score: {score:g}; agreement {agreement:.2f} (1 = same value).")
+            label = self.labels[item_id]
+            if score != label:  # say which way: a reflection model fixes leniency or severity
+                lines.append(
+                    f"The judge DISAGREES with the human: its score is "
+                    f"{'higher' if score > label else 'lower'} than the label by "
+                    f"{abs(score - label):g}."
+                )
         reason = _reason(result)
         if reason:
             lines.append(f"Judge's reason: {reason}")
