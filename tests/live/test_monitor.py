@@ -357,6 +357,47 @@ def test_runs_list_shows_the_live_run_after_the_process_exits(tmp_path: Path) ->
     assert json.loads(status.stdout)["counts"]["scored"] == 7
 
 
+def test_exit_with_a_slow_judge_is_bounded_and_records_what_was_not_scored(
+    tmp_path: Path,
+) -> None:
+    """The real exit path (``atexit``, no ``close()`` call): a judge that would answer in
+    60 s does not hold the process; the observations it was scoring are stored as not
+    scored (``dropped: shutdown``), with counts that add up."""
+    db = f"sqlite:///{tmp_path / 'exit.db'}"
+    script = (
+        "import sys, assay\n"
+        "from assay.models.openai_compat import OpenAICompatibleModel\n"
+        "from assay.scoring.scorer import Scorer\n"
+        "from assay.scoring.steps import JudgeConfig, judge_step\n"
+        "judge = Scorer('judge', judge=JudgeConfig(model=OpenAICompatibleModel('gpt-4o-mini', "
+        "base_url=sys.argv[1], timeout_s=120.0), instructions='Rate.'))"
+        ".score(judge_step(lambda ctx: str(ctx.call.output)))\n"
+        "f = assay.monitor(lambda x: x, scorers=[judge], rate=1.0, name='exiting', "
+        "flush_timeout_s=0.5, observation_id=lambda x: x)\n"
+        "print([f(f'q{i}') for i in range(3)], flush=True)\n"
+        "import time; time.sleep(0.3)  # the judge calls are under way\n"
+    )
+    env = {"PYTHONPATH": str(SRC), "ASSAY_DATABASE_URL": db, "PATH": "/usr/bin:/bin"}
+    with MockOpenAIServer(latency_s=60.0) as server:
+        started = time.monotonic()
+        done = subprocess.run(
+            [sys.executable, "-c", script, server.base_url],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        took = time.monotonic() - started
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "['q0', 'q1', 'q2']"
+    assert took < 45.0  # far below the judge's 60 s: the exit did not wait for it
+    state, rows = stored(db, "exiting")
+    counts = totals(state["counts"])
+    assert counts["sampled"] == 3 == counts["dropped"].get("shutdown")
+    assert sorted(r.item_id for r in rows) == ["q0", "q1", "q2"]
+    assert all("exited" in r.warnings[0] and not r.scores for r in rows)
+
+
 def test_caller_threads_share_one_monitor(tmp_path: Path) -> None:
     db = f"sqlite:///{tmp_path / 't.db'}"
     wrapped = monitor(lambda text: text, scorers=["exact-match"], rate=1.0, store=db, name="mt")
