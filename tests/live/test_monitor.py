@@ -169,6 +169,40 @@ def test_counts_add_up_with_filter_rate_and_duplicates(tmp_path: Path) -> None:
     assert state["rate"] == 0.5 and echo.monitor.snapshot()["counts"] == counts
 
 
+def test_a_raising_filter_or_id_function_never_reaches_the_caller(tmp_path: Path) -> None:
+    db = f"sqlite:///{tmp_path / 'hostile.db'}"
+
+    def picky(inp: str, out: str) -> bool:
+        if inp == "bad":
+            raise ValueError("filter broke")
+        return True
+
+    def id_of(text: str) -> str:
+        if text == "no-id":
+            raise RuntimeError("id broke")
+        return f"id-{text}"
+
+    wrapped = monitor(
+        lambda text: text + "!",
+        scorers=["exact-match"],
+        rate=1.0,
+        filter=picky,
+        observation_id=id_of,
+        store=db,
+        name="hostile",
+    )
+    assert [wrapped(t) for t in ("ok", "bad", "no-id")] == ["ok!", "bad!", "no-id!"]
+    assert wrapped.monitor.flush(10)
+    wrapped.monitor.close()
+    state, rows = stored(db, "hostile")
+    counts = totals(state["counts"])
+    assert counts["observed"] == 3 and counts["filter_error"] == 1 and counts["scored"] == 2
+    ids = {r.item_id for r in rows}
+    assert len(ids) == 2 and "id-ok" in ids
+    (random_id,) = ids - {"id-ok"}
+    assert len(random_id) == 32  # the call whose id function raised: a random id instead
+
+
 def test_restart_stores_nothing_twice(tmp_path: Path) -> None:
     db = f"sqlite:///{tmp_path / 'r.db'}"
     for _ in range(2):  # the second monitor is the restarted process
