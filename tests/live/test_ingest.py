@@ -181,6 +181,15 @@ def test_jsonl_items_and_a_bad_row(tmp_path: Path) -> None:
     assert failed.returncode != 0 and "line 2: field 'id'" in failed.stderr
     assert "Traceback" not in failed.stderr
     with open_store(f"sqlite:///{tmp_path / 'i.db'}") as store:  # nothing half-written
-        assert [r.info.name for r in store.runs.list()] == ["items"] or all(
-            r.completed_results == 0 for r in store.runs.list() if r.info.name == "bad"
-        )
+        assert [r.info.name for r in store.runs.list()] == ["items"]  # no run for "bad"
+
+
+@pytest.mark.parametrize("fmt", ["otel-json", "jsonl"])
+def test_a_file_that_is_not_text_is_one_line_naming_it(tmp_path: Path, fmt: str) -> None:
+    blob = tmp_path / "blob.bin"
+    blob.write_bytes(b"\xff\xfe\x00garbage" * 10)
+    failed = run_cli(tmp_path, "ingest", str(blob), "--format", fmt, "-s", "exact-match")
+    assert failed.returncode == 2
+    assert failed.stderr.strip() == "error: blob.bin: not UTF-8 text (byte 0: invalid start byte)"
+    listed = json.loads(run_cli(tmp_path, "runs", "list", "--json").stdout)
+    assert listed == []  # nothing stored

@@ -31,7 +31,10 @@ IngestFormat = Literal["otel-json", "jsonl"]
 def read_items(path: Path, fmt: IngestFormat) -> Iterator[Item]:
     """The items of a trace file: OTLP JSON (one document, or one per line as the OTel
     file exporter writes) or JSONL of items (``id``, ``input``, ``output``, ...)."""
-    text = path.read_text(encoding="utf-8")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise TraceFormatError(f"not UTF-8 text (byte {exc.start}: {exc.reason})") from None
     if fmt == "otel-json":
         try:
             documents = [json.loads(text)]
@@ -100,11 +103,15 @@ async def ingest_async(
     concurrency: int = 8,
 ) -> dict[str, Any]:
     """Score the file's items not yet in the live run ``name`` (default: the file's stem)
-    and store them; returns the run id and what was added, skipped and failed."""
+    and store them; returns the run id and what was added, skipped and failed. The file is
+    read through once first: a malformed line stores nothing (no run, no rows) instead of
+    the rows before it and a run left running."""
     built = build_scorers(scorers)
     if not built:
         raise ValueError("scorers: ingest needs at least one scorer")
     name = name or path.stem
+    for _ in read_items(path, fmt):  # a bad file fails here, before any run exists
+        pass
     target = TargetSpec(kind="stored-output", label=f"ingest:{path.name}", config={"format": fmt})
     run_id, _ = open_live_run(store, name, "all", target, built, concurrency=concurrency)
     known = store.runs.completed_keys(run_id)
