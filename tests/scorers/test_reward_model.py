@@ -27,6 +27,7 @@ class Server:
         self.requests: list[tuple[str, Any]] = []
         self.port = 0
         self.broken = False
+        self.not_finite: float | None = None
         self._loop = asyncio.new_event_loop()
         self._ready = threading.Event()
 
@@ -35,6 +36,9 @@ class Server:
         self.requests.append((request.path, body))
         if self.broken:
             return web.json_response({"data": "nonsense"})
+        if self.not_finite is not None:  # aiohttp's json.dumps writes NaN / Infinity as is
+            data = [{"index": i, "data": [self.not_finite]} for i in range(len(body["input"]))]
+            return web.json_response({"data": data})
         if request.path == "/pooling":
             data = [{"index": i, "data": [0.0, reward_of(t)]} for i, t in enumerate(body["input"])]
             return web.json_response({"model": body["model"], "data": data[::-1]})
@@ -142,6 +146,18 @@ def test_a_wrong_shape_is_an_error_never_a_score(server: Server) -> None:
     result = asyncio.run(scorer.run(input="q", output="a"))
     assert result.status == "error" and result.score is None
     assert "vllm-pooling: expected 'data'" in result.error.message  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize("value", [float("nan"), float("inf"), float("-inf")])
+def test_a_reward_that_is_not_finite_is_an_error_never_a_clipped_score(
+    server: Server, value: float
+) -> None:
+    server.not_finite = value
+    scorer = create_scorer("reward-model", base_url=f"http://127.0.0.1:{server.port}", model="m")
+    result = asyncio.run(scorer.run(input="q", output="a"))
+    assert result.status == "error" and result.score is None
+    message = result.error.message  # type: ignore[union-attr]
+    assert "vllm-pooling: data[0].data: expected a finite number" in message  # names the place
 
 
 def test_equal_range_is_refused() -> None:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -99,6 +100,8 @@ def _text(value: Any) -> str:
 def _number(value: Any, where: str) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise RewardModelError(f"{where}: expected a number, got {type(value).__name__}")
+    if not math.isfinite(value):  # JSON's NaN/Infinity: clipping would make them 0 or 1
+        raise RewardModelError(f"{where}: expected a finite number, got {value!r}")
     return float(value)
 
 
