@@ -10,11 +10,13 @@ Each case runs in a fresh interpreter, ``--repeat`` times plain and ``--repeat``
   loaded machine wall > CPU);
 - ``modules``: modules loaded when the case ends, and whether numpy is one of them.
 
-``--src DIR`` measures another tree (``PYTHONPATH=DIR``), e.g. a checkout of an older commit,
-for a before/after table. Run::
+``--src DIR`` measures another tree (``PYTHONPATH=DIR``), e.g. a checkout of an older commit.
+``--baseline DIR`` measures that tree too, in the same run with the runs of the two trees
+interleaved (so load changes hit both alike), and adds its CPU median and the ratio. Run::
 
     python benchmarks/import_time.py
     python benchmarks/import_time.py --src /tmp/assay-before/src
+    python benchmarks/import_time.py --baseline /tmp/assay-before/src
 """
 
 from __future__ import annotations
@@ -93,9 +95,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--src", type=Path, default=ROOT / "src", help="tree to measure")
     parser.add_argument("--repeat", type=int, default=7)
+    parser.add_argument("--baseline", type=Path, help="a second tree, measured alongside")
     args = parser.parse_args()
     src = args.src.resolve()
     print(f"tree: {src}   python {sys.version.split()[0]}   {args.repeat} runs, median")
+    if args.baseline is not None:
+        compare(src, args.baseline.resolve(), args.repeat)
+        return
     print(f"{'case':<20} {'cpu s':>7} {'import ms':>10} {'modules':>8} {'numpy':>6}")
     for name, code in CASES.items():
         plain = [run_case(code, src, importtime=False) for _ in range(args.repeat)]
@@ -104,6 +110,24 @@ def main() -> None:
         imported = statistics.median(r[1] for r in timed)
         modules, numpy = plain[-1][2], plain[-1][3]
         print(f"{name:<20} {cpu:>7.3f} {imported:>10.1f} {modules:>8} {numpy!s:>6}")
+
+
+def compare(src: Path, baseline: Path, repeat: int) -> None:
+    """CPU medians of both trees per case, their runs interleaved, and the ratio."""
+    print(f"baseline: {baseline}")
+    print(f"{'case':<20} {'cpu s':>7} {'baseline':>9} {'ratio':>6} {'modules':>8} {'base':>6}")
+    for name, code in CASES.items():
+        ours: list[tuple[float, float, int, bool]] = []
+        theirs: list[tuple[float, float, int, bool]] = []
+        for _ in range(repeat):
+            ours.append(run_case(code, src, importtime=False))
+            theirs.append(run_case(code, baseline, importtime=False))
+        cpu = statistics.median(r[0] for r in ours)
+        base = statistics.median(r[0] for r in theirs)
+        print(
+            f"{name:<20} {cpu:>7.3f} {base:>9.3f} {cpu / base:>6.2f} "
+            f"{ours[-1][2]:>8} {theirs[-1][2]:>6}"
+        )
 
 
 if __name__ == "__main__":

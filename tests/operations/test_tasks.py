@@ -195,3 +195,61 @@ def test_a_task_run_on_ray_must_be_stored(tree: Path) -> None:
     predictions = dict(enumerate(case["responses"]))
     with pytest.raises(TaskRunError, match="its workers store the results"):
         run_task(task, predictions=predictions, stored=False, backend="ray", progress=False)
+
+
+EXAMPLES = Path(__file__).parents[2] / "examples" / "tasks"
+
+
+def test_run_task_file_scores_a_predictions_file_as_run_task_does(tmp_path: Path) -> None:
+    """``run_task_file`` (what ``assay tasks run`` calls) reads the files itself and gets
+    what the lower-level calls give; ``--docs`` replaces the task's dataset."""
+    from assay.operations.tasks import TaskRun, run_task_file
+
+    preds = EXAMPLES / "arith_predictions.jsonl"
+    outcome = run_task_file(
+        EXAMPLES / "arith.yaml", predictions=preds, stored=False, progress=False
+    )
+    direct = run_task(
+        load_task(EXAMPLES / "arith.yaml"),
+        predictions=read_predictions(preds),
+        stored=False,
+        progress=False,
+    )
+    assert isinstance(outcome, TaskRun)
+    assert outcome.report["aggregate"] == direct.report["aggregate"]
+    assert outcome.report["n_docs"] == 4  # every line of arith.jsonl
+
+    docs = tmp_path / "two.jsonl"  # two docs only: doc 2's prediction has no doc
+    docs.write_text(
+        '{"question": "1+1?", "answer": "2"}\n{"question": "2+2?", "answer": "4"}\n',
+        encoding="utf-8",
+    )
+    two = tmp_path / "two_preds.jsonl"
+    two.write_text(
+        '{"doc_id": 0, "responses": "#### 2"}\n{"doc_id": 1, "responses": "#### 5"}\n',
+        encoding="utf-8",
+    )
+    replaced = run_task_file(
+        EXAMPLES / "arith.yaml", predictions=two, docs=docs, stored=False, progress=False
+    )
+    assert isinstance(replaced, TaskRun)
+    assert replaced.report["aggregate"]["exact_match,strict"] == 0.5
+
+
+def test_run_task_file_refuses_what_the_file_cannot_take(tmp_path: Path) -> None:
+    from assay.operations.tasks import run_task_file
+
+    task = EXAMPLES / "arith.yaml"
+    preds = EXAMPLES / "arith_predictions.jsonl"
+    with pytest.raises(TaskRunError, match="exactly one"):
+        run_task_file(task, stored=False)
+    with pytest.raises(TaskRunError, match="exactly one"):
+        run_task_file(task, model="openai/x", predictions=preds, stored=False)
+    with pytest.raises(TaskRunError, match=r"missing\.jsonl: no such file"):
+        run_task_file(task, predictions=tmp_path / "missing.jsonl", stored=False)
+    group = tmp_path / "group.yaml"
+    group.write_text("group: g\ntask: [arith]\n", encoding="utf-8")
+    with pytest.raises(TaskRunError, match="--docs/--predictions are per task"):
+        run_task_file(group, predictions=preds, stored=False)
+    with pytest.raises(TaskRunError, match="--docs/--predictions are per task"):
+        run_task_file(group, model="openai/x", docs=EXAMPLES / "arith.jsonl", stored=False)

@@ -14,23 +14,39 @@ from typing import Annotated, Any
 
 import typer
 
-from assay.cli.calibrate import calibrate as calibrate_command
-from assay.cli.ci import ci_app
 from assay.cli.common import CliError, console, err_console, error_text, install_word_types
-from assay.cli.datasets import datasets_app
-from assay.cli.init_cmd import init as init_command
-from assay.cli.live import ingest_command, live_app
-from assay.cli.optimize import optimize_command
-from assay.cli.optimize_judge import optimize_judge_command
-from assay.cli.run_cmd import run as run_command
-from assay.cli.runs import runs_app
-from assay.cli.serve import serve as serve_command
-from assay.cli.tasks import tasks_app
-from assay.cli.view_cmd import view as view_command
+from assay.cli.lazy_group import LazyTyperGroup
 from assay.extras import MissingExtraError
 from assay.registry import RegistryError
 
 install_word_types()
+
+COMMANDS: dict[str, str | None] = {
+    "ingest": "assay.cli.live:ingest_command",
+    "run": "assay.cli.run_cmd:run",
+    "optimize": "assay.cli.optimize:optimize_command",
+    "calibrate": "assay.cli.calibrate:calibrate",
+    "optimize-judge": "assay.cli.optimize_judge:optimize_judge_command",
+    "serve": "assay.cli.serve:serve",
+    "view": "assay.cli.view_cmd:view",
+    "init": "assay.cli.init_cmd:init",
+    "score": None,
+    "demo": None,
+    "scorers": None,
+    "runs": "assay.cli.runs:runs_app",
+    "datasets": "assay.cli.datasets:datasets_app",
+    "tasks": "assay.cli.tasks:tasks_app",
+    "ci": "assay.cli.ci:ci_app",
+    "live": "assay.cli.live:live_app",
+}
+"""The root commands in help order: ``"module:attr"`` (a command function or a Typer app of
+subcommands), imported when the command is first used (``cli/lazy_group.py``), or ``None``
+for the commands defined in this module."""
+
+
+class _AssayGroup(LazyTyperGroup):
+    LAZY = COMMANDS
+
 
 app = typer.Typer(
     name="assay",
@@ -38,22 +54,14 @@ app = typer.Typer(
     no_args_is_help=False,
     pretty_exceptions_enable=False,
     add_completion=False,
+    cls=_AssayGroup,
+    # Plain click help, as the root help of cli/launch.py: Rich's help renderer costs
+    # 0.1-0.2 s of imports per --help, and its markup ate "[ray]" in "pip install
+    # 'assay[ray]'" (help texts are plain text, never markup).
+    rich_markup_mode=None,
 )
 scorers_app = typer.Typer(help="Browse the scorer registry.", no_args_is_help=False)
 app.add_typer(scorers_app, name="scorers")
-app.add_typer(runs_app, name="runs")
-app.add_typer(datasets_app, name="datasets")
-app.add_typer(tasks_app, name="tasks")
-app.add_typer(ci_app, name="ci")
-app.add_typer(live_app, name="live")
-app.command("ingest")(ingest_command)
-app.command("run")(run_command)
-app.command("optimize")(optimize_command)
-app.command("calibrate")(calibrate_command)
-app.command("optimize-judge")(optimize_judge_command)
-app.command("serve")(serve_command)
-app.command("view")(view_command)
-app.command("init")(init_command)
 
 
 def _print_version(value: bool) -> None:

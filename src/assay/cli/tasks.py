@@ -179,18 +179,10 @@ def tasks_run(
     Exit codes: 0 every doc scored; 1 some docs failed (the aggregates leave them out and
     say so); 2 bad input."""
     from assay.operations.ray_backend import RayBackendError
-    from assay.operations.tasks import (
-        TaskRunError,
-        load_task,
-        read_predictions,
-        run_task,
-    )
+    from assay.operations.tasks import TaskRun, TaskRunError, run_task_file
     from assay.tasks.chat import ChatOptions
-    from assay.tasks.docs import load_docs_file
     from assay.tasks.errors import TaskConfigError
 
-    if (model is None) == (predictions is None):
-        raise CliError("give --model or --predictions (exactly one)")
     scale_out = backend_options(backend, ray_address, workers)
     if scale_out and not store:
         raise CliError("--backend ray: its workers store the results, so --no-store cannot be used")
@@ -198,37 +190,14 @@ def tasks_run(
         chat = ChatOptions(apply_chat_template, fewshot_as_multiturn, system_instruction)
     except ValueError as exc:
         raise CliError(f"--fewshot-as-multiturn: {exc}") from None
-    if _is_group(file):
-        if docs is not None or predictions is not None:
-            raise CliError("a group runs its tasks on a model: --docs/--predictions are per task")
-        _run_group(
-            file,
-            model,
-            limit,
-            num_fewshot,
-            json_path,
-            base_url,
-            concurrency,
-            bootstrap_iters,
-            store,
-            chat,
-            scale_out,
-        )
-        return
+    options: dict[str, Any] = {"progress": False, **scale_out}
+    options |= {k: v for k, v in (("concurrency", concurrency), ("name", name)) if v is not None}
     try:
-        loaded_docs = load_docs_file(docs) if docs is not None else None
-        task = load_task(file, docs=loaded_docs)
-        preds = read_predictions(predictions) if predictions is not None else None
-        options: dict[str, Any] = {"progress": False, **scale_out}
-        if concurrency is not None:
-            options["concurrency"] = concurrency
-        if name is not None:
-            options["name"] = name
-        outcome = run_task(
-            task,
+        outcome = run_task_file(
+            file,
             model=model,
-            predictions=preds,
-            predictions_source=str(predictions) if predictions else "",
+            predictions=predictions,
+            docs=docs,
             limit=limit,
             num_fewshot=num_fewshot,
             bootstrap_iters=bootstrap_iters,
@@ -241,7 +210,10 @@ def tasks_run(
         raise CliError(str(exc)) from exc
     except (ValueError, TypeError, KeyError, LookupError) as exc:
         raise CliError(f"{type(exc).__name__}: {exc}") from exc
-    _print_task(task.name, outcome, json_path, store)
+    if isinstance(outcome, TaskRun):
+        _print_task(outcome.task.name, outcome, json_path, store)
+    else:
+        _print_group(outcome, json_path)
 
 
 def _print_task(name: str, outcome: TaskRun, json_path: Path | None, store: bool) -> None:
@@ -292,57 +264,6 @@ def _write_json(path: Path | None, report: Mapping[str, Any]) -> None:
     except OSError as exc:
         raise CliError(f"cannot write {path}: {exc.strerror or exc}") from exc
     console.print(f"wrote {path}", highlight=False)
-
-
-def _is_group(file: Path) -> bool:
-    from assay.tasks.config import GroupConfig
-    from assay.tasks.errors import TaskConfigError
-    from assay.tasks.yaml_loader import load_task_config
-
-    try:
-        return isinstance(load_task_config(file), GroupConfig)
-    except (TaskConfigError, OSError) as exc:
-        raise CliError(str(exc)) from exc
-
-
-def _run_group(
-    file: Path,
-    model: str | None,
-    limit: int | None,
-    num_fewshot: int | None,
-    json_path: Path | None,
-    base_url: str | None,
-    concurrency: int | None,
-    bootstrap_iters: int,
-    store: bool,
-    chat: Any,
-    scale_out: dict[str, Any],
-) -> None:
-    from assay.operations.ray_backend import RayBackendError
-    from assay.operations.tasks import TaskRunError, run_group
-    from assay.tasks.errors import TaskConfigError
-
-    assert model is not None
-    options: dict[str, Any] = {"progress": False, **scale_out}
-    if concurrency is not None:
-        options["concurrency"] = concurrency
-    try:
-        outcome = run_group(
-            file,
-            model=model,
-            limit=limit,
-            num_fewshot=num_fewshot,
-            base_url=base_url,
-            bootstrap_iters=bootstrap_iters,
-            stored=store,
-            chat=chat,
-            **options,
-        )
-    except (TaskConfigError, TaskRunError, RayBackendError, OSError) as exc:
-        raise CliError(str(exc)) from exc
-    except (ValueError, TypeError, KeyError, LookupError) as exc:
-        raise CliError(f"{type(exc).__name__}: {exc}") from exc
-    _print_group(outcome, json_path)
 
 
 def _print_group(outcome: GroupRun, json_path: Path | None) -> None:

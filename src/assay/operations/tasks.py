@@ -455,3 +455,73 @@ async def run_group_async(
 def run_group(path: str | Path, **kwargs: Any) -> GroupRun:
     """``run_group_async`` for synchronous code."""
     return run_sync(lambda: run_group_async(path, **kwargs))
+
+
+# ----------------------------------------------------------------- a task file, as the CLI runs it
+
+
+def run_task_file(
+    path: str | Path,
+    *,
+    model: str | Model | None = None,
+    predictions: str | Path | None = None,
+    docs: str | Path | None = None,
+    limit: int | None = None,
+    num_fewshot: int | None = None,
+    bootstrap_iters: int = DEFAULT_BOOTSTRAP_ITERS,
+    stored: bool = True,
+    base_url: str | None = None,
+    chat: ChatOptions | None = None,
+    options: RunOptions | None = None,
+    **option_values: Any,
+) -> TaskRun | GroupRun:
+    """The YAML at ``path`` run as ``assay tasks run`` runs it: a group runs each leaf task
+    on ``model`` (``GroupRun``); a task runs on ``model`` or scores the recorded
+    ``predictions`` file (exactly one), on its own dataset or the ``docs`` file.
+
+    Why here and not in the CLI: deciding what a file is and which inputs it accepts is the
+    operation; the command only parses flags and prints. Bad input raises
+    ``TaskRunError``/``TaskConfigError`` (or ``OSError`` for a file that cannot be read),
+    each naming what is wrong."""
+    if (model is None) == (predictions is None):
+        raise TaskRunError("give --model or --predictions (exactly one)")
+    config = load_task_config(path)
+    if isinstance(config, GroupConfig):
+        if docs is not None or predictions is not None:
+            raise TaskRunError(
+                "a group runs its tasks on a model: --docs/--predictions are per task"
+            )
+        assert model is not None
+        return run_group(
+            path,
+            model=model,
+            limit=limit,
+            num_fewshot=num_fewshot,
+            base_url=base_url,
+            bootstrap_iters=bootstrap_iters,
+            stored=stored,
+            chat=chat,
+            options=options,
+            **option_values,
+        )
+    from assay.tasks.docs import load_docs_file
+
+    task = Task(
+        config,
+        docs=load_docs_file(docs) if docs is not None else None,
+        base_dir=Path(path).parent,
+    )
+    return run_task(
+        task,
+        model=model,
+        predictions=read_predictions(predictions) if predictions is not None else None,
+        predictions_source=str(predictions) if predictions is not None else "",
+        limit=limit,
+        num_fewshot=num_fewshot,
+        bootstrap_iters=bootstrap_iters,
+        stored=stored,
+        base_url=base_url,
+        chat=chat,
+        options=options,
+        **option_values,
+    )

@@ -8,11 +8,120 @@ strings), and the registry imports a module the first time one of its
 types is looked up. Listing names costs nothing; creating ``exact-match`` imports
 ``exact_match`` alone. Adding a scorer is adding a module and its line below
 (``tests/scorers/test_catalogue.py`` checks that the two agree).
+
+This package is also the public place to declare a scorer of your own, as
+``inspect_ai.scorer`` is Inspect's (docs/judge-scorers.md)::
+
+    from assay.scorers import JudgeScorer, Prompt, View, register_scorer
+
+``register_scorer`` plus the judge declaration kit: ``JudgeScorer``, ``Prompt``, ``View``,
+the params bases (``JudgeScorerParams`` … ``ContextJudgeParams``), the required-input
+checks (``needs_*``, ``Needs``), the answer checks (``one_per_item``, ``each_key_once``),
+the score formulas (``share``, ``count``, ``weighted_share``) and the reason helpers
+(``tally``, ``listed``, ``numbered``). They live in ``scorers/_lib``, which is private so it
+can be rearranged; these names are the contract. Each is loaded on first use (``_PUBLIC``,
+as ``assay/__init__.py`` does), so the registry importing this package for its
+placeholders does not pay for the judge framework.
 """
 
 from __future__ import annotations
 
-from assay.scoring.registry import SCORER_TYPES
+import importlib
+from typing import TYPE_CHECKING
+
+from assay.scoring.registry import SCORER_TYPES, register_scorer
+
+if TYPE_CHECKING:  # what the lazy names below resolve to, for type checkers
+    from assay.scorers._lib.formulas import count, share, weighted_share
+    from assay.scorers._lib.judge_common import (
+        ContextJudgeParams,
+        JudgeScorerParams,
+        ReasonedJudgeParams,
+        ScaledJudgeParams,
+        numbered,
+    )
+    from assay.scorers._lib.judge_scorer import (
+        JudgeScorer,
+        Needs,
+        Prompt,
+        View,
+        each_key_once,
+        listed,
+        needs_context,
+        needs_ground_truth,
+        needs_input,
+        needs_output,
+        one_per_item,
+        tally,
+    )
+
+_FORMULAS = "assay.scorers._lib.formulas"
+_JUDGE_COMMON = "assay.scorers._lib.judge_common"
+_JUDGE_SCORER = "assay.scorers._lib.judge_scorer"
+
+_PUBLIC: dict[str, str] = {
+    "count": _FORMULAS,
+    "share": _FORMULAS,
+    "weighted_share": _FORMULAS,
+    "ContextJudgeParams": _JUDGE_COMMON,
+    "JudgeScorerParams": _JUDGE_COMMON,
+    "ReasonedJudgeParams": _JUDGE_COMMON,
+    "ScaledJudgeParams": _JUDGE_COMMON,
+    "numbered": _JUDGE_COMMON,
+    "JudgeScorer": _JUDGE_SCORER,
+    "Needs": _JUDGE_SCORER,
+    "Prompt": _JUDGE_SCORER,
+    "View": _JUDGE_SCORER,
+    "each_key_once": _JUDGE_SCORER,
+    "listed": _JUDGE_SCORER,
+    "needs_context": _JUDGE_SCORER,
+    "needs_ground_truth": _JUDGE_SCORER,
+    "needs_input": _JUDGE_SCORER,
+    "needs_output": _JUDGE_SCORER,
+    "one_per_item": _JUDGE_SCORER,
+    "tally": _JUDGE_SCORER,
+}
+"""Each public name of the declaration kit and the module defining it, imported on first use."""
+
+__all__ = [
+    "BUILTIN_ALIASES",
+    "BUILTIN_SCORERS",
+    "ContextJudgeParams",
+    "JudgeScorer",
+    "JudgeScorerParams",
+    "Needs",
+    "Prompt",
+    "ReasonedJudgeParams",
+    "ScaledJudgeParams",
+    "View",
+    "count",
+    "each_key_once",
+    "listed",
+    "needs_context",
+    "needs_ground_truth",
+    "needs_input",
+    "needs_output",
+    "numbered",
+    "one_per_item",
+    "register_scorer",
+    "share",
+    "tally",
+    "weighted_share",
+]
+
+
+def __getattr__(name: str) -> object:
+    module = _PUBLIC.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value  # the next lookup is a plain attribute
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_PUBLIC})
+
 
 BUILTIN_SCORERS: dict[str, str] = {
     "answer-relevancy": "answer_relevancy",

@@ -21,7 +21,6 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from assay.operations.run_compare import compare_statistics
 from assay.operations.run_requests import (
     RunNotStartedError,
     RunRequest,
@@ -42,6 +41,7 @@ from assay.runner.hooks import RunHooks
 from assay.scoring.scorer import Scorer
 from assay.server.base_urls import url_problems
 from assay.server.client_view import score_for_client
+from assay.server.run_compare import compare_statistics
 from assay.server.sse import EventChannel
 from assay.store import Store
 from assay.types import ItemResult, RunInfo

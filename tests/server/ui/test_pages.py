@@ -9,8 +9,8 @@ from pathlib import Path
 from fastapi.testclient import TestClient
 
 from assay.operations.annotations import AnnotationInput, annotate
-from assay.operations.run_compare import compare_statistics
 from assay.operations.stored_runs import run_stored
+from assay.server.run_compare import compare_statistics
 from assay.store import Certificate, Store
 from assay.types import RunInfo, TargetSpec
 

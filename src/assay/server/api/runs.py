@@ -13,7 +13,6 @@ from pydantic import BaseModel, ConfigDict, Field
 from starlette.concurrency import run_in_threadpool
 
 from assay.analysis.compare import RunComparison
-from assay.operations.run_compare import ComparePage, compare_page, compare_statistics
 from assay.operations.run_items import (
     MAX_PAGE,
     ExportFormat,
@@ -33,6 +32,7 @@ from assay.server.api.deps import (
     responses,
 )
 from assay.server.client_view import result_for_client, safe_text
+from assay.server.run_compare import ComparePage, compare_page, compare_statistics
 from assay.server.sse import sse_response
 from assay.store import Store
 from assay.store.run_queries import ChangeState

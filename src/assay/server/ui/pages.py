@@ -22,12 +22,9 @@ from assay.calibration.judge_corrected import certificate_judge_corrected
 from assay.calibration.view import calibration_view
 from assay.live.status import LiveRunNotFoundError, live_status
 from assay.operations.annotations import annotation_history
-from assay.operations.review_queue import review_queue
 from assay.operations.run_items import MAX_PAGE, RunItemFilter, run_item
 from assay.operations.runs_overview import RUN_SORTS, score_trend, sort_runs, trend_choices
 from assay.operations.score_bands import score_band, scorer_threshold
-from assay.operations.transcripts import transcript_of
-from assay.operations.ui_queries import SortOrder, compare_view, run_item_groups
 from assay.optimize.feed import current_state
 from assay.server.api.deps import MAX_OFFSET
 from assay.server.client_view import event_for_client, result_for_client
@@ -38,6 +35,8 @@ from assay.server.optimizations_view import (
     optimization_detail,
     scorer_diagnostics,
 )
+from assay.server.review_queue import review_queue
+from assay.server.transcripts import transcript_of
 from assay.server.ui.judge_optimization import judge_view
 from assay.server.ui.paths import STATIC_DIR, TEMPLATES_DIR
 from assay.server.ui.svg_plots import (
@@ -49,6 +48,7 @@ from assay.server.ui.svg_plots import (
     score_histogram_svg,
     score_trend_svg,
 )
+from assay.server.ui_queries import SortOrder, compare_view, run_item_groups
 from assay.store import Store, StoreError
 from assay.summary.progress import run_progress
 from assay.types import ItemResult, RunRecord

@@ -3,16 +3,22 @@
 Each line marked ``# error: <code>`` must be reported by ``mypy --strict`` with that code,
 and no other line may be: the typed ``View``/``Prompt`` make a wrong attribute of a step's
 answer, a prompt answering with the wrong model, or a wrong getter a type error. This file
-is data for that test, not imported by it.
+is data for that test, not imported by it. It imports what it declares from
+``assay.scorers``, the documented public path, as a plugin outside this package would.
 """
 
 from __future__ import annotations
 
 from pydantic import BaseModel
 
-from assay.scorers._lib.judge_common import ReasonedJudgeParams
-from assay.scorers._lib.judge_scorer import JudgeScorer, Prompt, View, one_per_item
-from assay.scoring.registry import register_scorer
+from assay.scorers import (  # the public import a third-party judge uses
+    JudgeScorer,
+    Prompt,
+    ReasonedJudgeParams,
+    View,
+    one_per_item,
+    register_scorer,
+)
 
 
 class Params(ReasonedJudgeParams):

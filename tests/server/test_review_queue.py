@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from assay.operations.annotations import AnnotationInput, annotate
-from assay.operations.review_queue import review_queue
 from assay.operations.stored_runs import run_stored
+from assay.server.review_queue import review_queue
 from assay.store import open_store
 
 

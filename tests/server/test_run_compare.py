@@ -1,4 +1,4 @@
-"""``operations.run_compare``: rows worst first, N runs, repeats averaged, statistics."""
+"""``server.run_compare``: rows worst first, N runs, repeats averaged, statistics."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from assay.analysis.compare import compare_run_arrays, compare_runs
-from assay.operations.run_compare import compare_page, compare_statistics
 from assay.operations.stored_runs import run_stored
+from assay.server.run_compare import compare_page, compare_statistics
 from assay.store import Store, open_store
 from assay.types import (
     ItemResult,

@@ -1,4 +1,4 @@
-"""``operations.ui_queries.run_item_groups`` sorted by score: the SQL ranking equals a
+"""``server.ui_queries.run_item_groups`` sorted by score: the SQL ranking equals a
 plain-Python ranking of the same results, for every filter, page and direction."""
 
 from __future__ import annotations
@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 
 from assay.operations.run_items import RunItemFilter
-from assay.operations.ui_queries import SortOrder, run_item_groups
+from assay.server.ui_queries import SortOrder, run_item_groups
 from assay.store import Store, open_store
 from assay.types import ItemResult
-from tests.operations.test_run_compare import _seeded_run
+from tests.server.test_run_compare import _seeded_run
 
 
 @pytest.fixture

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from assay.operations.transcripts import MAX_TURNS, transcript_of
+from assay.server.transcripts import MAX_TURNS, transcript_of
 
 
 def test_messages_tool_calls_and_results_in_order() -> None:

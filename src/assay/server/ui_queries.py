@@ -17,9 +17,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from assay.operations.run_compare import MAX_PAGE as MAX_COMPARE_PAGE
-from assay.operations.run_compare import ComparePage, compare_page
 from assay.operations.run_items import MAX_PAGE, RunItemFilter, run_items_page
+from assay.server.run_compare import MAX_PAGE as MAX_COMPARE_PAGE
+from assay.server.run_compare import ComparePage, compare_page
 from assay.store import Store, using_store
 from assay.store.run_queries import ResultFilter
 from assay.types import ItemResult
