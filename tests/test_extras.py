@@ -119,3 +119,10 @@ def test_the_spacy_model_is_pinned_by_url_and_sha256() -> None:
     (model,) = [r for r in _project()["optional-dependencies"]["nlp"] if "web-sm" in r]
     assert re.fullmatch(r"[\w-]+ @ https://files\.pythonhosted\.org/\S+\.whl#sha256=[0-9a-f]{64}",
                         model), model  # fmt: skip
+
+
+def test_every_capability_extra_of_pyproject_is_known_to_the_code() -> None:
+    # an extra the code does not know cannot be named by the one-line message; hf-evaluate
+    # only adds evaluate's own numbers to metrics that also run without it
+    declared = set(_project()["optional-dependencies"]) - {"all", "dev", "hf-evaluate"}
+    assert declared == set(EXTRAS)

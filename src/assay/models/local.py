@@ -51,6 +51,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
+from assay.extras import require_extra
 from assay.models.base import (
     ChatMessage,
     Loglikelihood,
@@ -546,6 +547,7 @@ def cached_local_model(name: str = "smollm2") -> CachedModel:
     """What ``local/<name>`` resolves to: the shared embedded model behind the same model
     cache as every other provider (``ASSAY_CACHE``, ``ASSAY_CACHE_PATH``), memoised per
     cache setting. No retry layer: the model is in process and never throttles."""
+    require_extra("local", f"the embedded model 'local/{name}'")
     model = local_model(name)
     policy = cache_policy_from_env()
     path = "" if policy == "off" else str(default_cache_path())

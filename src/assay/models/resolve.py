@@ -21,6 +21,7 @@ import inspect
 from collections.abc import Callable, Sequence
 from typing import Any, TypeGuard
 
+from assay.extras import require_extra
 from assay.models.base import (
     ChatMessage,
     Loglikelihood,
@@ -32,6 +33,9 @@ from assay.models.base import (
     unsupported,
 )
 from assay.registry import Registry, UnknownNameError
+
+LOCAL_PREFIX = "local"
+"""The embedded model's provider prefix (``local/smollm2``; needs the ``local`` extra)."""
 
 ModelFactory = Callable[..., Model]
 """Builds a model from the part of the model string after ``provider/``; factories that
@@ -127,6 +131,11 @@ class LazyModel:
         self._prefix = prefix if sep else ""
         self._name = name if sep else spec
         self._resolved: Model | None = None
+        if self._prefix == LOCAL_PREFIX:
+            # the embedded model's extra is checked where the string is configured (a judge
+            # scorer being built), so a missing one is one line before a run, not an error
+            # in every judge step's result
+            require_extra("local", f"the embedded model {spec!r}")
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, LazyModel):
