@@ -65,10 +65,25 @@ def test_a_scorer_option_may_be_a_yaml_config_file(tmp_path: Path) -> None:
         scorer_value(str(tmp_path / "missing.yaml"))
     broken = tmp_path / "broken.yml"
     broken.write_text("type: [unclosed\n", encoding="utf-8")
-    with pytest.raises(InputError, match="not valid YAML"):
+    with pytest.raises(InputError, match="invalid YAML"):
         scorer_value(str(broken))
     for text in ("- a\n- b\n", "params: {}\n", "type: 3\n", "!!python/object:os.system x\n"):
         hostile = tmp_path / "hostile.yaml"
         hostile.write_text(text, encoding="utf-8")
-        with pytest.raises(InputError, match=r"--scorer: .* (scorer config|valid YAML)"):
+        with pytest.raises(InputError, match=r"--scorer: .* (scorer config|invalid YAML|mapping)"):
             scorer_value(str(hostile))
+
+
+def test_a_scorer_config_file_reads_variables_like_every_config(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    config = tmp_path / "judge.yaml"
+    config.write_text("type: toxicity\nparams:\n  model: ${JUDGE}\n", encoding="utf-8")
+    monkeypatch.setenv("JUDGE", "openai/gpt-4o-mini")
+    assert scorer_value(str(config)) == {
+        "type": "toxicity",
+        "params": {"model": "openai/gpt-4o-mini"},
+    }
+    monkeypatch.delenv("JUDGE")
+    with pytest.raises(InputError, match=r"--scorer: .*judge\.yaml: environment variable JUDGE"):
+        scorer_value(str(config))

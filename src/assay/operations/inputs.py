@@ -8,7 +8,8 @@ One set of rules for every text entry point, so ``assay score --param k=v``, ``a
   error instead of text (for configs, where a typo must not become a type id).
 - ``read_value``: ``@path`` reads the file first (then the same rule).
 - ``scorer_value``: a scorer option: a ``.yaml``/``.yml`` file path is a scorer config
-  file (what ``assay optimize-judge --write-best`` writes), anything else ``json_or_text``.
+  file (what ``assay optimize-judge --write-best`` writes; read by ``config_file``, so
+  ``${VAR}`` works as in run configs), anything else ``json_or_text``.
 - ``parse_params``: ``key=value`` pairs; a value that parses as JSON is that value
   (``3``, ``true``, ``["a"]``), anything else is the text itself.
 - ``check_pairs``: ``key=value`` pairs kept as text (field mappings, ``--map``).
@@ -43,16 +44,15 @@ def scorer_value(value: str, *, option: str = "--scorer") -> Any:
     """A scorer given on the command line: a type id, a JSON config, or the path of a YAML
     file holding one config (``{type, params}``)."""
     if value.lower().endswith((".yaml", ".yml")):
-        import yaml
+        # the one YAML config reader: safe YAML, ${VAR} from the environment, one error line
+        from assay.config_file import ConfigError, read_config_file
 
         path = Path(value)
         try:
-            loaded = yaml.safe_load(path.read_text(encoding="utf-8"))
-        except OSError as exc:
-            raise InputError(f"{option}: cannot read {path}: {exc.strerror or exc}") from exc
-        except yaml.YAMLError as exc:
-            raise InputError(f"{option}: {path} is not valid YAML: {exc}") from exc
-        if not isinstance(loaded, dict) or not isinstance(loaded.get("type"), str):
+            loaded = read_config_file(path)
+        except ConfigError as exc:
+            raise InputError(f"{option}: {exc}") from exc
+        if not isinstance(loaded.get("type"), str):
             raise InputError(f"{option}: {path} must hold one scorer config with a 'type'")
         return loaded
     return json_or_text(value, option=option, strict=True)
