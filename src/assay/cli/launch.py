@@ -1,12 +1,12 @@
 """The ``assay`` console script: ``assay --help`` from a table, every other call to the app.
 
 Building the Typer app imports every command module, builds every command's parameters and,
-for its help, Rich's Markdown renderer: about 0.4 s of CPU before a line of help appears.
+for its help, Rich's Markdown renderer: most of a second of CPU before a line of help.
 The root help needs none of it, only the names and first paragraphs of the commands, so
 they are listed here (as pip lists its commands in ``commands_dict``) and printed as plain
 text. ``tests/cli/test_launch.py`` checks the table against the app, so a command added,
 renamed or re-described there fails the test until the table says the same. Help of a
-subcommand (``assay runs --help``) and every other call go to ``assay.cli.app`` as before.
+subcommand (``assay runs --help``) and every other call go to ``assay.cli.app``.
 """
 
 from __future__ import annotations

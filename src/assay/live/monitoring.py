@@ -4,11 +4,11 @@ What the caller's thread does per call, and nothing more: call the wrapped funct
 the filter, decide the sample, take a queue slot without waiting (none free: the
 observation is dropped and counted) and append the observation to an inbox (a
 ``collections.deque``: no lock, no system call). The worker picks the inbox up every
-``poll_interval_s`` instead of being woken per call: measured through a real uvicorn app,
-a wake-up per request (``call_soon_threadsafe`` writes the loop's self-pipe) made the
-worker thread compete for the GIL at the very moment each response was being written,
-adding ~0.4 ms to the request median at rate 1.0 although the worker's own CPU work was
-tiny (see ``benchmarks/RESULTS.md``, issue 23). The wrapped call returns and raises
+``poll_interval_s`` instead of being woken per call: a wake-up per request
+(``call_soon_threadsafe`` writes the loop's self-pipe) makes the worker thread compete for
+the GIL at the very moment each response is being written, which costs the request more
+than all of the worker's own (small) CPU work (``benchmarks/live_http.py``). The wrapped
+call returns and raises
 exactly what it did; any error of the monitor itself is counted and logged, never raised
 to the caller.
 

@@ -23,18 +23,18 @@ default: one SQLite file (``.assay/cache.db`` under the current directory unless
 ``sqlite3``. Several processes may share the file. A broken cache never fails a call: read
 errors count as misses, write errors are counted and logged.
 
-How the SQLite cache stays off a judge call's critical path (measured in
-``benchmarks/HISTORY.md``, "Judge throughput on the user path", third pass): a lookup is one
-primary-key ``SELECT`` on the event loop's thread (≈ 20–30 µs, a WAL reader never waits for
-a writer; a separate read connection with a short busy timeout, and a lookup that still
-finds the file locked goes to a worker thread), and ``CachedModel`` hands a new answer to
-the file's writer thread (``put_nowait``) instead of waiting for its commit. Before, each
-miss cost two worker-thread hops, ≈ 7 ms each on a busy 2-core machine (a woken thread
-waits for the GIL), added to every judge call's latency. A queued entry is visible at once
-to every cache object of the same file in this process (looked up before the file), it is
-written within ``WRITE_DELAY_S`` in one transaction with the others queued meanwhile, and
-``count``/``clear``/``close``/``flush``, ``get_many`` and interpreter exit write what is
-queued first. The awaited ``put`` still returns only once its entry is stored.
+How the SQLite cache stays off a judge call's critical path
+(``benchmarks/judge_throughput.py``): a lookup is one primary-key ``SELECT`` on the event
+loop's thread (≈ 20–30 µs, a WAL reader never waits for a writer; a separate read connection
+with a short busy timeout, and a lookup that still finds the file locked goes to a worker
+thread), and ``CachedModel`` hands a new answer to the file's writer thread (``put_nowait``)
+instead of waiting for its commit: a worker-thread hop per lookup and per write would add
+milliseconds to every judge call on a busy machine (a woken thread waits for the GIL). A
+queued entry is visible at once to every cache object of the same file in this process
+(looked up before the file), it is written within ``WRITE_DELAY_S`` in one transaction with
+the others queued meanwhile, and ``count``/``clear``/``close``/``flush``, ``get_many`` and
+interpreter exit write what is queued first. The awaited ``put`` still returns only once its
+entry is stored.
 
 A cache hit is returned with ``cached=True``, ``attempts=0``, ``cost_usd=0.0`` and the
 original ``usage`` (what the answer cost when it was made). ``n`` and ``stop`` are settings,

@@ -1,14 +1,11 @@
 """The one HTTP client of model endpoints: JSON POSTs over ``aiohttp``.
 
-Why ``aiohttp`` and not a client of our own: a hand-written HTTP/1.1 client was measured
-against a malicious server and let a response longer than its ``Content-Length`` (or a 204
-with a body) answer the *next* request on the pooled connection, sent a POST twice, inflated
-a gzip bomb in memory, accepted ``Content-Length: +71`` and a status of ``2009999``, and had
-no connect or read timeout (issue 20). ``aiohttp``'s parser (llhttp) is strict, maintained,
-and what lm-evaluation-harness's API models use; its CPU per request is about twice the
-hand-written client's, which at real judge latencies is well under 1% of a run's throughput
-(``benchmarks/HISTORY.md``, "Issue 20: aiohttp transport"). ``httpx2`` (the old fallback
-behind proxies, ten times the CPU and other redirect rules) is gone: one stack serves direct
+Why ``aiohttp`` and not a client of our own: HTTP/1.1 has many ways to go wrong against a
+hostile server (a response longer than its ``Content-Length`` answering the *next* request
+on a pooled connection, a POST sent twice, a gzip bomb, ``Content-Length: +71``, a status of
+``2009999``, no connect or read timeout); ``aiohttp``'s parser (llhttp) is strict,
+maintained, and what lm-evaluation-harness's API models use, and its CPU per request is a
+small fraction of a judge call (``benchmarks/http_client_cpu.py``). One stack serves direct
 and proxied calls.
 
 What a transport does, and what it guarantees:

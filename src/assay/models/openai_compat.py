@@ -26,8 +26,8 @@ HTTP: requests are the chat-completions JSON, posted by ``assay.models.http`` (o
 ``aiohttp`` transport per endpoint and event loop, proxies from the environment, per-phase
 timeouts and a response-size cap from ``http=HTTPSettings(...)`` or ``ASSAY_HTTP_*``), and
 answers are read as plain JSON. The ``openai`` SDK is not used: at hundreds of judge calls
-per second its CPU per call (and its import, 0.45 s or more before the first request) was
-most of the client's cost (``benchmarks/RESULTS.md``).
+per second its CPU per call (and its import, a large part of a second) would be most of the
+client's cost.
 Headers: ``Authorization: Bearer <key>`` (or ``api-key: <key>`` with ``auth="api-key"``, as
 Azure OpenAI wants), ``Content-Type``/``Accept: application/json``,
 ``User-Agent: assay/<version>``, ``OpenAI-Organization``/``OpenAI-Project`` from

@@ -1,7 +1,8 @@
 """The per-item score aggregates (``tables.item_scores``), kept with the results.
 
-Ranking a run's items by a scorer's mean used to group and sort every result of the run
-per request (0.35–0.55 s at 100,000 items). The aggregate is written in the transaction
+Ranking a run's items by a scorer's mean from the results themselves would group and sort
+every result of the run per request (a large part of a second at 100,000 items). The
+aggregate is written in the transaction
 that stores the results, so a ranked page is an index walk; a sum and a count (not just
 the mean) let a later batch with more repeats of an item add to it without reading the
 stored scores back.

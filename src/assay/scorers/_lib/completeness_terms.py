@@ -27,8 +27,7 @@ lower-case form, fine tag, coarse POS and trailing whitespace, so :class:`_Tagge
 the tok2vec and tagger models — their inference replayed without thinc's per-layer machinery
 (:class:`_TaggerForward`, bit-identical scores) — and replays the attribute ruler's TAG/POS
 rules from a table (:class:`_PosRules`): the same tags as ``nlp.pipe`` in well under half the
-time per call (benchmarks/HISTORY.md, issue 14), which matters most when an item's two texts
-are tagged on their own.
+time per call, which matters most when an item's two texts are tagged on their own.
 """
 
 from __future__ import annotations
