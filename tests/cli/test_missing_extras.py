@@ -197,3 +197,17 @@ def test_tasks_run_on_ray_without_ray(tmp_path: Path) -> None:
                          "--backend", "ray", cwd=tmp_path)  # fmt: skip
     one_line(proc, RAY_MESSAGE)
     assert_no_run_stored(tmp_path)
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("tasks", "run", str(EXAMPLES / "tasks" / "arith.yaml"), "--model", "local/smollm2"),
+        ("calibrate", str(EXAMPLES / "calibration" / "summeval.yaml")),  # judge: local/smollm2
+    ],
+    ids=["tasks-run", "calibrate"],
+)
+def test_the_embedded_model_elsewhere_without_local(tmp_path: Path, args: tuple[str, ...]) -> None:
+    proc = assay_without("xllamacpp", *args, cwd=tmp_path)
+    one_line(proc, LOCAL_MESSAGE)
+    assert_no_run_stored(tmp_path)
