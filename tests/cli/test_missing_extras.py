@@ -211,3 +211,22 @@ def test_the_embedded_model_elsewhere_without_local(tmp_path: Path, args: tuple[
     proc = assay_without("xllamacpp", *args, cwd=tmp_path)
     one_line(proc, LOCAL_MESSAGE)
     assert_no_run_stored(tmp_path)
+
+
+def test_view_without_server(tmp_path: Path) -> None:
+    exported = tmp_path / "run.json"
+    exported.write_text("{}", encoding="utf-8")
+    proc = assay_without("fastapi", "view", str(exported), cwd=tmp_path)
+    one_line(proc, "the assay server needs the 'server' extra: pip install 'assay[server]'")
+
+
+def test_parquet_export_without_parquet(tmp_path: Path) -> None:
+    data = tmp_path / "rows.jsonl"
+    data.write_text('{"input": "q", "output": "a"}\n', encoding="utf-8")
+    imported = assay_without("pyarrow", "datasets", "import", str(data), "--name", "rows",
+                             cwd=tmp_path)  # fmt: skip
+    assert imported.returncode == 0, imported.stderr
+    out = tmp_path / "rows.parquet"
+    proc = assay_without("pyarrow", "datasets", "export", "rows", str(out), cwd=tmp_path)
+    one_line(proc, "the Parquet format needs the 'parquet' extra: pip install 'assay[parquet]'")
+    assert not out.exists()
