@@ -255,6 +255,7 @@ def dataset_page(
         versions=versions,
         offset=start,
         page_size=PAGE_SIZE,
+        version=pinned,
     )
 
 
