@@ -220,3 +220,24 @@ def test_view_of_a_bad_file_is_one_line(tmp_path: Path) -> None:
         and out.stderr.startswith("error: ")
         and "not a run export" in out.stderr
     )
+
+
+def test_datasets_rename_moves_the_runs_and_refuses_a_bad_name(tmp_path: Path, data: Path) -> None:
+    db = tmp_path / "r.db"
+    assert assay(db, "datasets", "import", str(data), "--name", "qa").returncode == 0
+    assert assay(db, "datasets", "create", "other").returncode == 0
+    assert assay(db, "run", "--dataset", "qa", "-s", "exact-match").returncode == 0
+    renamed = assay(db, "datasets", "rename", "qa", "team/qa v2")
+    assert renamed.returncode == 0 and renamed.stdout.strip() == "renamed qa to team/qa v2"
+    (run,) = json.loads(assay(db, "runs", "list", "--json").stdout)
+    assert run["info"]["dataset_name"] == "team/qa v2"
+    taken = assay(db, "datasets", "rename", "team/qa v2", "other")
+    assert taken.returncode == 2
+    assert taken.stderr.strip() == "error: dataset 'other' already exists"
+    dots = assay(db, "datasets", "rename", "other", "..")
+    assert dots.returncode == 2
+    assert dots.stderr.strip() == (
+        "error: dataset name '..' cannot be addressed in a URL: choose another"
+    )
+    names = [d["name"] for d in json.loads(assay(db, "datasets", "list", "--json").stdout)]
+    assert names == ["other", "team/qa v2"]

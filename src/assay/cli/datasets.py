@@ -263,6 +263,21 @@ def datasets_add(
     console.print(f"added {item.id} to {info.name} (v{new_version})", highlight=False)
 
 
+@datasets_app.command("rename")
+def datasets_rename(
+    name: Annotated[str, typer.Argument(help="Dataset name or id.")],
+    new_name: Annotated[str, typer.Argument(help="Its new name (unique).")],
+) -> None:
+    """Rename a dataset; the runs on it follow the new name."""
+    with open_cli_store() as store:
+        info = _get(store, name)
+        try:
+            renamed = store.datasets.rename(info.id, new_name)
+        except ValueError as exc:
+            raise CliError(str(exc)) from exc
+    console.print(f"renamed {info.name} to {renamed.name}", highlight=False)
+
+
 @datasets_app.command("delete")
 def datasets_delete(
     name: Annotated[str, typer.Argument(help="Dataset name or id.")],
