@@ -95,6 +95,10 @@ def test_a_dataset_with_url_characters_uploaded_asked_renamed_and_launched(
 
     # a failed upload to a new name leaves no dataset behind
     page.goto(f"{server}/datasets")
+    _upload(page, "..", ROWS)
+    expect(page.locator("#upload-error")).to_have_text(
+        "dataset name '..' cannot be addressed in a URL: choose another"
+    )
     _upload(page, "broken", ROWS + b"{not json\n", description="never")
     expect(page.locator("#upload-error")).to_contain_text("line 2")
     names = [d["name"] for d in httpx.get(f"{server}/api/datasets").json()]

@@ -113,6 +113,11 @@ function setupUpload() {
     const name = form.elements.name.value.trim();
     const file = form.elements.file.files[0];
     if (!name || !file) { show(error, "Give the dataset a name and choose a file."); return; }
+    // the server refuses these too, but a browser rewrites "/api/datasets/.." before it
+    // gets there: say the server's line here
+    if (name === "." || name === "..") {
+      show(error, `dataset name '${name}' cannot be addressed in a URL: choose another`); return;
+    }
     // an existing name adds a version: ask first (its description stays). The import
     // creates a new dataset itself and removes it again if the file fails: nothing is left
     // behind by a failed upload.
