@@ -171,6 +171,13 @@ def test_the_score_shortcut_and_long_outputs_leave_id_and_score_columns_readable
         box = cell.bounding_box()
         assert box is not None and box["width"] >= 60, f"a score column is squeezed: {box}"
     _shot(page, "long-outputs")
+    page.goto(f"{server}/")
+    run_link = page.locator("[data-testid=runs-table] td:first-child code").first
+    run_box = run_link.bounding_box()
+    assert run_box is not None and run_box["height"] <= 1.6 * one_line, (
+        f"the run id wraps in the runs list: {run_box}"
+    )
+    page.goto(f"{server}/runs/{run_id}")
 
     link.click()
     page.fill("#annotation-author", "rev")
