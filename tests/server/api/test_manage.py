@@ -126,3 +126,21 @@ def test_a_whole_request_error_says_its_message_once(client: TestClient) -> None
     (problem,) = answer.json()["detail"]
     assert problem["field"] == "body"
     assert problem["msg"].startswith("target type 'callable' is not allowed here")
+
+
+def test_an_item_id_no_url_reaches_is_refused_by_an_upload_and_a_run(
+    client: TestClient, store: Store
+) -> None:
+    upload = client.post(
+        "/api/datasets/qa/import",
+        files={"file": ("d.jsonl", b'{"id": "a", "input": "x"}\n{"id": "..", "input": "y"}\n')},
+    )
+    assert upload.status_code == 422 and "line 2" in upload.text
+    assert "cannot be addressed in a URL" in upload.text
+    assert store.datasets.list() == []
+    started = client.post(
+        "/api/runs",
+        json={"data": [{"id": ".", "input": "x", "output": "x"}], "scorers": ["exact-match"]},
+    )
+    assert started.status_code == 422 and "cannot be addressed in a URL" in started.text
+    assert store.runs.list() == []
