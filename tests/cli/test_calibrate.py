@@ -122,7 +122,7 @@ def test_run_require_calibrated_stops_an_uncalibrated_run_and_passes_a_calibrate
     )
     assert refused.returncode == 2
     assert "require_calibrated" in refused.stderr and "calibrated: no" in refused.stderr
-    assert "0 run(s)" in assay(db, "runs", "list").stdout
+    assert "0 runs" in assay(db, "runs", "list").stdout
 
     assert assay(db, "calibrate", str(EXAMPLE)).returncode == 0
     allowed = assay(

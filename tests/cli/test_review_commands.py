@@ -73,6 +73,35 @@ def test_output_without_a_terminal_is_one_line_per_scorer(tmp_path: Path, data: 
     assert len(scorer_lines) == 1 and "mean: 0.500" in scorer_lines[0]
     assert "(1 scorer, normalized 0..1)" in out.stdout
     assert not any(line.strip() in ("error:", "errors:") for line in lines)
+    listed = assay(tmp_path / "b.db", "runs", "list").stdout
+    assert listed.startswith("1 run\n") and "run(s)" not in listed
+
+
+def test_errors_without_a_message_name_their_kind(tmp_path: Path) -> None:
+    """A target that raises ``TimeoutError()`` (no message) reads "error: TimeoutError"
+    in ``runs show``, never a bare ``error:``."""
+    (tmp_path / "mute_bot.py").write_text(
+        "def answer(question):\n"
+        "    if question == 'q1':\n"
+        "        raise TimeoutError()\n"
+        "    return 'A0'\n"
+    )
+    data = tmp_path / "d.jsonl"
+    data.write_text(
+        "".join(
+            json.dumps({"id": f"q{i}", "input": f"q{i}", "expected_output": "A0"}) + "\n"
+            for i in range(2)
+        )
+    )
+    db = tmp_path / "e.db"
+    target = ("--target", "mute_bot:answer")  # imported from the working directory
+    ran = assay(db, "run", "--data", str(data), *target, "-s", "exact-match", cwd=tmp_path)
+    assert ran.returncode == 0, ran.stderr
+    assert "target errors 1" in ran.stdout and "(1 scorer, normalized 0..1)" in ran.stdout
+    (run_id,) = _run_ids(db)
+    shown = assay(db, "runs", "show", run_id[:8]).stdout.splitlines()
+    assert any("output: error: TimeoutError" in line for line in shown), shown
+    assert not any(line.rstrip().endswith("error:") for line in shown)
 
 
 def test_export_csv_jsonl_tag_and_delete(tmp_path: Path, data: Path) -> None:
@@ -191,3 +220,24 @@ def test_view_of_a_bad_file_is_one_line(tmp_path: Path) -> None:
         and out.stderr.startswith("error: ")
         and "not a run export" in out.stderr
     )
+
+
+def test_datasets_rename_moves_the_runs_and_refuses_a_bad_name(tmp_path: Path, data: Path) -> None:
+    db = tmp_path / "r.db"
+    assert assay(db, "datasets", "import", str(data), "--name", "qa").returncode == 0
+    assert assay(db, "datasets", "create", "other").returncode == 0
+    assert assay(db, "run", "--dataset", "qa", "-s", "exact-match").returncode == 0
+    renamed = assay(db, "datasets", "rename", "qa", "team/qa v2")
+    assert renamed.returncode == 0 and renamed.stdout.strip() == "renamed qa to team/qa v2"
+    (run,) = json.loads(assay(db, "runs", "list", "--json").stdout)
+    assert run["info"]["dataset_name"] == "team/qa v2"
+    taken = assay(db, "datasets", "rename", "team/qa v2", "other")
+    assert taken.returncode == 2
+    assert taken.stderr.strip() == "error: dataset 'other' already exists"
+    dots = assay(db, "datasets", "rename", "other", "..")
+    assert dots.returncode == 2
+    assert dots.stderr.strip() == (
+        "error: dataset name '..' cannot be addressed in a URL: choose another"
+    )
+    names = [d["name"] for d in json.loads(assay(db, "datasets", "list", "--json").stdout)]
+    assert names == ["other", "team/qa v2"]

@@ -58,7 +58,7 @@ def test_datasets_import_show_versions_export(tmp_path: Path, data: Path) -> Non
         "expected_output=answer",
     )
     assert out.returncode == 0, out.stderr
-    assert "imported 6 item(s) into qa v1" in out.stdout
+    assert "imported 6 items into qa v1" in out.stdout
     add = assay(
         db, "datasets", "add", "qa", "--input", "q9", "--expected-output", "Q9", "--id", "x9"
     )
@@ -67,9 +67,9 @@ def test_datasets_import_show_versions_export(tmp_path: Path, data: Path) -> Non
     listing = assay(db, "datasets", "list")
     assert "qa" in listing.stdout and "7" in listing.stdout
     versions = assay(db, "datasets", "versions", "qa")
-    assert versions.returncode == 0 and "3 version(s)" in versions.stdout
+    assert versions.returncode == 0 and "3 versions" in versions.stdout
     show = assay(db, "datasets", "show", "qa", "--version", "1")
-    assert "6 item(s)" in show.stdout and "x9" not in show.stdout
+    assert "6 items" in show.stdout and "x9" not in show.stdout
     exported = tmp_path / "out.csv"
     exp = assay(db, "datasets", "export", "qa", str(exported))
     assert exp.returncode == 0, exp.stderr
@@ -88,9 +88,9 @@ def test_bad_import_reports_the_line_and_leaves_the_database_unchanged(tmp_path:
     assert out.returncode == 2
     assert "line 7" in out.stderr and "input" in out.stderr
     versions = assay(db, "datasets", "versions", "qa")
-    assert "2 version(s)" in versions.stdout  # v0 (create) and v1 (good import) only
+    assert "2 versions" in versions.stdout  # v0 (create) and v1 (good import) only
     show = assay(db, "datasets", "show", "qa")
-    assert "3 item(s)" in show.stdout
+    assert "3 items" in show.stdout
 
 
 def _jsonl(path: Path, n: int) -> Path:
@@ -120,7 +120,7 @@ def test_import_of_existing_ids_needs_upsert_or_skip_existing(tmp_path: Path) ->
 
     skip = assay(db, "datasets", "import", str(again), "--name", "qa", "--skip-existing")
     assert skip.returncode == 0, skip.stderr
-    assert "imported 4 item(s) into qa v2: 1 added, 0 updated, 3 left as they were" in skip.stdout
+    assert "imported 4 items into qa v2: 1 added, 0 updated, 3 left as they were" in skip.stdout
     upsert = assay(db, "datasets", "import", str(again), "--name", "qa", "--upsert")
     assert upsert.returncode == 0, upsert.stderr
     assert "into qa v3: 0 added, 1 updated, 3 left as they were" in upsert.stdout

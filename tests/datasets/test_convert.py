@@ -48,6 +48,16 @@ def test_metadata_sub_keys_override() -> None:
     assert item.metadata == {"topic": "new", "n": 1, "deep": {"er": "new"}}
 
 
+@pytest.mark.parametrize("item_id", [".", ".."])
+def test_an_id_no_url_can_reach_is_refused_with_one_line(item_id: str) -> None:
+    """Browsers drop "." and ".." from URLs (even as %2E): the item page would be gone."""
+    with pytest.raises(DatasetImportError) as info:
+        _one({"id": item_id, "input": "a"})
+    assert info.value.field == "id"
+    assert f"{item_id!r} cannot be addressed in a URL: choose another id" in str(info.value)
+    assert _one({"id": "./..", "input": "a"}).id == "./.."  # escaped as one segment: fine
+
+
 def test_metadata_not_an_object() -> None:
     with pytest.raises(DatasetImportError) as info:
         _one({"input": "a", "metadata": "[1, 2]"})

@@ -110,6 +110,7 @@ NO_MODEL_CALLS = {
     "DatasetCreate": "stores a name, a description and metadata",
     "AnnotationInput": "stores a reviewer's label, score and comment",
     "RunChange": "renames a stored run and adds or removes its tags",
+    "DatasetRename": "renames a stored dataset",
     "Body_import_dataset_file_api_datasets__name__import_post": "stores uploaded items",
 }
 """Bodies that never make the server connect anywhere (so their texts may hold URLs)."""

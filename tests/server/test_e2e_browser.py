@@ -104,6 +104,17 @@ def page() -> Iterator[Page]:
         tab.set_default_timeout(TIMEOUT_MS)
         errors: list[str] = []
         tab.on("pageerror", lambda error: errors.append(str(error)))
+        # console errors too (an invalid ``pattern`` regex is one), but not the browser's
+        # "Failed to load resource" line for a 4xx a flow expects
+        tab.on(
+            "console",
+            lambda message: (
+                errors.append(message.text)
+                if message.type == "error"
+                and not message.text.startswith("Failed to load resource")
+                else None
+            ),
+        )
         yield tab
         browser.close()
     assert not errors, f"JavaScript errors in the page: {errors}"

@@ -351,3 +351,52 @@ def test_awkward_ids_and_values_round_trip_and_upsert_unchanged(store: Store) ->
             sa.select(sa.func.count()).where(dataset_items.c.context.is_(None))
         ).scalar()
     assert nulls == 4  # None is SQL NULL, not JSON null
+
+
+def test_rename_moves_the_runs_with_it_and_refuses_a_taken_name(store: Store) -> None:
+    from tests.store.test_runs import run_info
+
+    ds = store.datasets.create("qa/v1", description="kept")
+    store.datasets.add_items("qa/v1", items(2))
+    other = store.datasets.create("other")
+    run_id, other_run = "on-qa", "on-other"
+    store.runs.create(run_info(run_id, dataset_id=ds.id, dataset_name="qa/v1"))
+    store.runs.create(run_info(other_run, dataset_id=other.id, dataset_name="other"))
+
+    renamed = store.datasets.rename("qa/v1", "  qa?v2 #x ")
+    assert renamed.name == "qa?v2 #x" and renamed.description == "kept"
+    assert renamed.item_count == 2 and renamed.version == 1
+    assert [i.id for i in store.datasets.items("qa?v2 #x")] == ["i0", "i1"]
+    with pytest.raises(DatasetNotFoundError):
+        store.datasets.get("qa/v1")
+    assert store.runs.get(run_id).info.dataset_name == "qa?v2 #x"
+    assert store.runs.get(other_run).info.dataset_name == "other"
+
+    with pytest.raises(DatasetExistsError, match="'other' already exists"):
+        store.datasets.rename("qa?v2 #x", "other")
+    assert store.datasets.rename("other", "other").name == "other"  # its own name: no-op
+    with pytest.raises(DatasetNotFoundError):
+        store.datasets.rename("nope", "fresh")
+
+
+@pytest.mark.parametrize(
+    ("name", "why"),
+    [
+        ("  ", "is empty"),
+        ("..", "cannot be addressed in a URL"),
+        (" . ", "cannot be addressed in a URL"),
+        ("tab\there", "control characters"),
+        ("x" * 256, "longer than 255"),
+    ],
+)
+def test_a_name_no_url_can_reach_is_refused_at_creation_and_rename(
+    store: Store, name: str, why: str
+) -> None:
+    from assay.store.errors import InvalidDatasetNameError
+
+    with pytest.raises(InvalidDatasetNameError, match=why):
+        store.datasets.create(name)
+    store.datasets.create("fine")
+    with pytest.raises(InvalidDatasetNameError, match=why):
+        store.datasets.rename("fine", name)
+    assert [d.name for d in store.datasets.list()] == ["fine"]

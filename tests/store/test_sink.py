@@ -139,3 +139,32 @@ async def test_many_results_are_all_persisted(store: Store) -> None:
     await sink.finish("sink-run", "completed", RunSummary())
     assert store.runs.get("sink-run").completed_results == n
     assert len(store.runs.completed_keys("sink-run")) == n
+
+
+async def test_a_cancelled_flush_leaves_the_writer_alive(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A waiter cancelled while the writer commits (a run's Cancel during a flush) once
+    killed the writer thread (``InvalidStateError`` on the cancelled future), so ``finish``
+    waited for ever. The writer is held at a gate until the flush is cancelled."""
+    gate = threading.Event()
+    write = store.runs.write_results
+
+    def gated(run_id: str, batch: Sequence[ItemResult]) -> None:
+        assert gate.wait(10), "the test never opened the gate"
+        write(run_id, batch)
+
+    monkeypatch.setattr(store.runs, "write_results", gated)
+    sink = StoreSink(store, batch_size=4, max_delay_s=0.01)
+    await sink.start(info(), resumed=False)
+    for n in range(3):
+        await sink.write(item_result(f"i{n}", n))
+    waiting = asyncio.create_task(sink.flush())
+    await asyncio.sleep(0.05)
+    waiting.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await waiting
+    gate.set()
+    await sink.write(item_result("i3", 3))
+    await asyncio.wait_for(sink.finish("sink-run", "completed", RunSummary(results=4)), 10)
+    assert len(store.runs.completed_keys("sink-run")) == 4

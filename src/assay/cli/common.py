@@ -162,6 +162,13 @@ def print_json(value: Any) -> None:
     print(json.dumps(value, indent=2, ensure_ascii=False))
 
 
+def count(n: int, noun: str) -> str:
+    """``1 run``, ``2 runs``: a count with its noun in the right number (no "run(s)"). The
+    same as ``analysis.formatting.count``, kept here so listing commands do not import the
+    statistics."""
+    return f"{n:,} {noun}" if n == 1 else f"{n:,} {noun}s"
+
+
 def error_text(message: str | None, kind: str | None = None) -> str:
     """What an error line says: its message, else its kind (``TimeoutError``), never a
     bare ``error:`` (an exception raised without a message has an empty one)."""

@@ -10,7 +10,7 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
-from assay.cli.common import CliError, console, open_cli_store, print_json, when
+from assay.cli.common import CliError, console, count, open_cli_store, print_json, when
 
 datasets_app = typer.Typer(help="Versioned datasets in the store.", no_args_is_help=False)
 
@@ -46,7 +46,7 @@ def datasets_list(
     if as_json:
         print_json([i.model_dump(mode="json") for i in infos])
         return
-    table = Table(title=f"{len(infos)} dataset(s)", title_justify="left")
+    table = Table(title=count(len(infos), "dataset"), title_justify="left")
     for column in ("name", "version", "items", "updated", "description"):
         table.add_column(column)
     for info in infos:
@@ -85,7 +85,7 @@ def datasets_show(
             )
             return
         table = Table(
-            title=f"{info.name} v{shown}: {total:,} item(s), showing {offset + 1}–"
+            title=f"{info.name} v{shown}: {count(total, 'item')}, showing {offset + 1}–"
             f"{min(total, offset + limit)}",
             title_justify="left",
         )
@@ -114,7 +114,7 @@ def datasets_versions(
     if as_json:
         print_json([v.model_dump(mode="json") for v in versions])
         return
-    table = Table(title=f"{info.name}: {len(versions)} version(s)", title_justify="left")
+    table = Table(title=f"{info.name}: {count(len(versions), 'version')}", title_justify="left")
     for column in ("version", "created", "added", "updated", "deleted", "items", "note"):
         table.add_column(column)
     for v in versions:
@@ -200,7 +200,7 @@ def datasets_import(
         except (ValueError, LookupError, OSError) as exc:
             raise CliError(str(exc)) from exc
     info = done.dataset
-    message = f"imported {done.read:,} item(s) into {info.name} v{info.version}"
+    message = f"imported {count(done.read, 'item')} into {info.name} v{info.version}"
     if upsert or skip_existing:
         message += (
             f": {done.added:,} added, {done.updated:,} updated, {done.unchanged:,} left as "
@@ -223,10 +223,10 @@ def datasets_export(
 
     with open_cli_store() as store:
         try:
-            count = export_file(store, name, file, version=version, fmt=fmt)
+            exported = export_file(store, name, file, version=version, fmt=fmt)
         except (ValueError, LookupError, OSError) as exc:
             raise CliError(str(exc)) from exc
-    console.print(f"exported {count:,} item(s) to {file}", highlight=False)
+    console.print(f"exported {count(exported, 'item')} to {file}", highlight=False)
 
 
 @datasets_app.command("add")
@@ -261,6 +261,21 @@ def datasets_add(
         except ValueError as exc:
             raise CliError(str(exc)) from exc
     console.print(f"added {item.id} to {info.name} (v{new_version})", highlight=False)
+
+
+@datasets_app.command("rename")
+def datasets_rename(
+    name: Annotated[str, typer.Argument(help="Dataset name or id.")],
+    new_name: Annotated[str, typer.Argument(help="Its new name (unique).")],
+) -> None:
+    """Rename a dataset; the runs on it follow the new name."""
+    with open_cli_store() as store:
+        info = _get(store, name)
+        try:
+            renamed = store.datasets.rename(info.id, new_name)
+        except ValueError as exc:
+            raise CliError(str(exc)) from exc
+    console.print(f"renamed {info.name} to {renamed.name}", highlight=False)
 
 
 @datasets_app.command("delete")

@@ -15,6 +15,7 @@ from rich.text import Text
 from assay.cli.common import (
     CliError,
     console,
+    count,
     err_console,
     error_text,
     open_cli_store,
@@ -60,7 +61,7 @@ def runs_list(
     if as_json:
         print(json.dumps([r.model_dump(mode="json") for r in records], indent=2))
         return
-    table = Table(title=f"{len(records)} run(s)", title_justify="left")
+    table = Table(title=count(len(records), "run"), title_justify="left")
     for column in ("id", "name", "data", "target", "status", "results", "errors", "created"):
         table.add_column(column)
     for r in records:

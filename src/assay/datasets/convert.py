@@ -99,6 +99,10 @@ def row_to_item(
         fields["id"] = str(ordinal)
     elif isinstance(item_id, int) and not isinstance(item_id, bool):
         fields["id"] = str(item_id)
+    elif item_id in (".", ".."):
+        # browsers drop "." and ".." segments from every URL, escaped or not: such an item's
+        # page could never be opened, reviewed or annotated in the web UI
+        raise fail(f"{item_id!r} cannot be addressed in a URL: choose another id", "id")
 
     try:
         return Item(**fields)

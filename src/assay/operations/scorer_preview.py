@@ -148,7 +148,7 @@ def param_problems(
             loc: Loc = [
                 by_alias.get(str(p), str(p)) if i == 0 else p for i, p in enumerate(err["loc"])
             ]
-            msg = err["msg"]
+            msg = err["msg"].removeprefix("Value error, ")  # the field is in loc
             if err["type"] == "extra_forbidden":
                 allowed = ", ".join(sorted(model.model_fields)) or "none"
                 msg = f"unknown param (allowed params: {allowed})"

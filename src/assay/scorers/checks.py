@@ -132,10 +132,16 @@ class MatchesParams(ScorerParams):
     @field_validator("regex")
     @classmethod
     def _compiles(cls, value: str) -> str:
+        # a huge repeat count (``a{99999999999}``) is an OverflowError and deep nesting a
+        # RecursionError, not ``re.error``: all three are the user's pattern, never a 500
         try:
             re.compile(value)
         except re.error as exc:
-            raise ValueError(f"invalid regular expression: {exc}") from exc
+            raise ValueError(f"invalid regular expression: {exc}") from None
+        except OverflowError as exc:
+            raise ValueError(f"invalid regular expression: {exc}") from None
+        except RecursionError:
+            raise ValueError("invalid regular expression: nested too deeply") from None
         return value
 
 

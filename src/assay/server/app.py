@@ -60,6 +60,19 @@ def _problem_json(problems: list[FieldProblem]) -> JSONResponse:
     return JSONResponse(status_code=422, content={"detail": detail})
 
 
+_PYDANTIC_PREFIXES = ("Value error, ", "Assertion failed, ")
+
+
+def _plain(msg: str) -> str:
+    """A validator's own message without pydantic's "Value error, " in front. The field is
+    in ``loc``/``field``; clients print ``field: msg``, so the message must not repeat it
+    (the launcher showed "body: body: Value error, ...")."""
+    for prefix in _PYDANTIC_PREFIXES:
+        if msg.startswith(prefix):
+            return msg[len(prefix) :]
+    return msg
+
+
 async def _validation_error(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, RequestValidationError)
     problems = []
@@ -69,11 +82,10 @@ async def _validation_error(request: Request, exc: Exception) -> JSONResponse:
             where, loc = loc[0], loc[1:]
         else:
             where = "body"
-        msg = str(err.get("msg", "invalid"))
         problems.append(
             FieldProblem(
                 loc=loc or [where],
-                msg=msg if loc else f"{where}: {msg}",
+                msg=_plain(str(err.get("msg", "invalid"))),
                 type=str(err.get("type", "value_error")),
             )
         )

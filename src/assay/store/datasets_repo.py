@@ -11,6 +11,7 @@ updates, so reports line up between versions).
 from __future__ import annotations
 
 import builtins
+import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any, Literal
@@ -27,11 +28,12 @@ from assay.store.errors import (
     DatasetNotFoundError,
     DatasetVersionNotFoundError,
     DuplicateItemError,
+    InvalidDatasetNameError,
     ItemExistsError,
     ItemNotFoundError,
 )
 from assay.store.records import DatasetInfo, DatasetVersion, ItemVersion
-from assay.store.tables import dataset_items, dataset_versions, datasets
+from assay.store.tables import dataset_items, dataset_versions, datasets, runs
 from assay.types import Item
 
 CONTENT_FIELDS: tuple[str, ...] = ("input", "output", "expected_output", "context", "metadata")
@@ -225,6 +227,27 @@ def _copy_items(conn: Connection, rows: Sequence[Mapping[str, Any]]) -> None:
 _REPEATED = "it occurs more than once in the new items"
 
 
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+NAME_MAX = 255
+
+
+def check_dataset_name(name: str) -> str:
+    """The name as stored (stripped), or ``InvalidDatasetNameError``. Any other character
+    (``/``, ``?``, ``#``, ``%``, spaces) is fine: links escape it as one path segment. ``.``
+    and ``..`` are refused because browsers collapse them out of every URL (even escaped),
+    and control characters because no one can type them back."""
+    stripped = name.strip()
+    if not stripped:
+        raise InvalidDatasetNameError(name, "is empty")
+    if stripped in (".", ".."):
+        raise InvalidDatasetNameError(name, "cannot be addressed in a URL: choose another")
+    if _CONTROL.search(stripped):
+        raise InvalidDatasetNameError(name, "has control characters (tabs, newlines, ...)")
+    if len(stripped) > NAME_MAX:
+        raise InvalidDatasetNameError(name, f"is longer than {NAME_MAX} characters")
+    return stripped
+
+
 class DatasetRepository:
     """Create, change and read datasets. All methods are synchronous (call them from a
     thread in async code); each change is one transaction."""
@@ -240,9 +263,7 @@ class DatasetRepository:
         self, name: str, *, description: str | None = None, metadata: dict[str, Any] | None = None
     ) -> DatasetInfo:
         """A new, empty dataset at version 0 (the reference's versions start at 0)."""
-        name = name.strip()
-        if not name:
-            raise ValueError("a dataset needs a non-empty name")
+        name = check_dataset_name(name)
         stamp = now()
         dataset_id = new_id()
         row: dict[str, Any] = {
@@ -281,6 +302,35 @@ class DatasetRepository:
         with self._db.write() as conn:
             found = self._resolve(conn, name_or_id, lock=True)
             conn.execute(datasets.delete().where(datasets.c.id == found.id))
+
+    def rename(self, name_or_id: DatasetRef, new_name: str) -> DatasetInfo:
+        """Give the dataset a new name, in one transaction with the runs on it (their
+        ``dataset_name`` follows, so their links and "latest run on the same dataset" keep
+        finding it). A taken name is ``DatasetExistsError``; renaming to its own name is a
+        no-op."""
+        new_name = check_dataset_name(new_name)
+        try:
+            with self._db.write() as conn:
+                found = self._resolve(conn, name_or_id, lock=True)
+                if new_name != found.name:
+                    taken = sa.select(datasets.c.id).where(datasets.c.name == new_name)
+                    if conn.execute(taken).first():
+                        raise DatasetExistsError(new_name)
+                    stamp = now()
+                    conn.execute(
+                        datasets.update()
+                        .where(datasets.c.id == found.id)
+                        .values(name=new_name, updated_at=stamp)
+                    )
+                    conn.execute(
+                        runs.update()
+                        .where(runs.c.dataset_id == found.id)
+                        .values(dataset_name=new_name)
+                    )
+                row = conn.execute(sa.select(datasets).where(datasets.c.id == found.id)).one()
+        except IntegrityError as exc:  # a concurrent create or rename took the name first
+            raise DatasetExistsError(new_name) from exc
+        return _info(row)
 
     # ------------------------------------------------------------------ changes
     def add_items(

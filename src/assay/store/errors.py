@@ -38,6 +38,15 @@ class DatasetExistsError(StoreError, ValueError):
         super().__init__(f"dataset {name!r} already exists")
 
 
+class InvalidDatasetNameError(StoreError, ValueError):
+    """A name the dataset could not be addressed by (empty, ``.``/``..``, control
+    characters): refused when the dataset is created or renamed, not found unreachable later."""
+
+    def __init__(self, name: str, why: str) -> None:
+        self.name = name
+        super().__init__(f"dataset name {name[:80]!r} {why}")
+
+
 class DatasetVersionNotFoundError(StoreError, LookupError):
     def __init__(self, dataset: str, version: int, latest: int) -> None:
         self.dataset = dataset

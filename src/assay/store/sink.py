@@ -220,7 +220,11 @@ class StoreSink:
                 self._commit(batch)
             del batch, message  # the committed results go now, not when the next one arrives
             for done in flushes:
-                done.set_result(None)
+                # a waiter cancelled meanwhile (a run's Cancel) cancels its future: setting
+                # it would raise here and kill the writer, and the next flush (``finish``)
+                # would then wait for ever
+                with contextlib.suppress(concurrent.futures.InvalidStateError):
+                    done.set_result(None)
             if stop:
                 return
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from fastapi.testclient import TestClient
 
 from assay.testing.openai_server import MockOpenAIServer
@@ -46,6 +47,30 @@ def test_invalid_params_are_422_naming_the_field_path(client: TestClient) -> Non
     fields = {problem["field"]: problem["msg"] for problem in answer.json()["detail"]}
     assert set(fields) == {"scorers[1].params.ignore_case", "scorers[1].params.bogus"}
     assert "allowed params" in fields["scorers[1].params.bogus"]
+
+
+@pytest.mark.parametrize(
+    ("regex", "why"),
+    [
+        ("(", "missing ), unterminated subpattern at position 0"),
+        ("a{99999999999}", "the repetition number is too large"),
+        ("(" * 5000 + ")" * 5000, "nested too deeply"),
+    ],
+)
+def test_an_invalid_regex_is_422_on_its_field_in_a_preview_and_a_run(
+    client: TestClient, regex: str, why: str
+) -> None:
+    """Issue 25: a regex Python cannot compile (an overflowing repeat, deep nesting as
+    well as a syntax error) names its field; it was a 500 for the first two kinds."""
+    scorer = {"type": "check-matches", "params": {"regex": regex}}
+    for answer in (
+        client.post("/api/scorers/test", json={"scorers": [scorer], "rows": [ROW]}),
+        client.post("/api/runs", json={"data": [{"id": "1", **ROW}], "scorers": [scorer]}),
+    ):
+        assert answer.status_code == 422, answer.text
+        (problem,) = answer.json()["detail"]
+        assert problem["field"] == "scorers[0].params.regex"
+        assert problem["msg"] == f"invalid regular expression: {why}"
 
 
 def test_bad_body_shape_is_422_naming_the_field(client: TestClient) -> None:

@@ -104,6 +104,34 @@ def test_a_certificate_without_recorded_labels_says_why_there_are_no_plots(
     assert "<svg" not in html
 
 
+def test_a_certificate_without_gates_says_no_gates_on_its_page_and_the_list(
+    client: TestClient, store: Store
+) -> None:
+    """Issue 25: no gates certifies nothing; even a stored ``passed: true`` (as older
+    certificates carry) reads "no gates", never a green "passed"."""
+    for passed in (True, False):
+        cert = store.certificates.add(
+            Certificate(
+                fingerprint=("a" if passed else "b") * 64,
+                fingerprint_parts={},
+                scorer_type="x",
+                scorer_label="judge",
+                data_key="k",
+                kind="binary",
+                n=3,
+                statistics={},
+                passed=passed,
+            )
+        )
+        html = client.get(f"/calibrations/{cert.id}").text
+        badge = re.search(r'<span class="status ([\w-]+)" data-testid="passed">([^<]*)<', html)
+        assert badge and badge.groups() == ("status-none", "no gates"), html[:2000]
+        assert "No gates were set." in html
+    listing = client.get("/calibrations").text
+    assert listing.count('data-testid="cert-state">no gates<') == 2
+    assert ">passed<" not in listing
+
+
 def test_an_unknown_certificate_is_a_404_naming_it(client: TestClient) -> None:
     page = client.get("/calibrations/nope")
     assert page.status_code == 404 and "nope" in page.text

@@ -14,7 +14,7 @@ def test_live_pages_show_the_monitor(store: Store, client: TestClient) -> None:
         scorers=["exact-match"],
         rate=1.0,
         store=store,
-        name="web <bot>",
+        name="web/<bot> #1?",
         budget_usd=1.0,
         observation_id=lambda text: f"id-{text}",
     )
@@ -22,8 +22,10 @@ def test_live_pages_show_the_monitor(store: Store, client: TestClient) -> None:
         wrapped(f"q{i}")
     wrapped.monitor.close()
     listing = client.get("/live")
-    assert listing.status_code == 200 and "web &lt;bot&gt;" in listing.text
-    page = client.get("/live/web <bot>")
+    assert listing.status_code == 200 and "web/&lt;bot&gt; #1?" in listing.text
+    # the list links the monitor as one escaped segment, and that link answers
+    assert 'href="/live/web%2F%3Cbot%3E%20%231%3F"' in listing.text
+    page = client.get("/live/web%2F%3Cbot%3E%20%231%3F")
     assert page.status_code == 200
     assert "id-q2" in page.text and 'data-testid="live-budget"' in page.text
     assert "<bot>" not in page.text  # escaped

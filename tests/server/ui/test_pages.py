@@ -307,6 +307,25 @@ def test_a_dataset_version_it_never_had_is_a_404_and_an_old_one_shows_its_items(
     assert client.get("/datasets/qa", params={"version": "x"}).status_code == 422
 
 
+def test_paging_an_old_dataset_version_stays_on_that_version(
+    client: TestClient, store: Store
+) -> None:
+    """The pager once dropped ``version``: page 2 of version 1 showed the latest's page 2."""
+    from assay.server.ui.pages import PAGE_SIZE
+
+    store.datasets.create("qa")
+    first = [{"id": f"old{k:04d}", "input": "o"} for k in range(PAGE_SIZE + 1)]
+    store.datasets.add_items("qa", first)
+    store.datasets.add_items("qa", [{"id": f"new{k:04d}", "input": "n"} for k in range(5)])
+    page_one = client.get("/datasets/qa", params={"version": "1"}).text
+    nxt = re.search(r'href="([^"]*)" data-testid="dataset-next"', page_one)
+    assert nxt and nxt.group(1) == f"?offset={PAGE_SIZE}&amp;version=1"
+    page_two = client.get(f"/datasets/qa?offset={PAGE_SIZE}&version=1").text
+    assert f"old{PAGE_SIZE:04d}" in page_two and "new0000" not in page_two
+    assert 'data-testid="dataset-previous"' in page_two
+    assert 'href="?version=1"' in page_two and 'href="?version=2"' in page_two
+
+
 def test_favicon_is_served(client: TestClient) -> None:
     icon = client.get("/favicon.ico")
     assert icon.status_code == 200 and icon.headers["content-type"].startswith("image/svg")

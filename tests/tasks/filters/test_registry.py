@@ -117,6 +117,11 @@ def test_an_invalid_regex_pattern_is_reported_with_the_reason() -> None:
         validate_filter_step("multi_choice_regex", {"regexes_to_ignore": ["[a-"]})
     with pytest.raises(FilterConfigError, match="kwarg 'answer_sentinels'"):
         validate_filter_step("anchored_multi_choice_regex", {"answer_sentinels": ["(?<"]})
+    # not re.error: an overflowing repeat count and deep nesting
+    with pytest.raises(FilterConfigError, match=r"repetition number is too large"):
+        validate_filter_step("regex", {"regex_pattern": "a{99999999999}"})
+    with pytest.raises(FilterConfigError, match=r"nested too deeply"):
+        validate_filter_step("regex", {"regex_pattern": "(" * 5000 + ")" * 5000})
 
 
 def test_map_needs_a_dict() -> None:

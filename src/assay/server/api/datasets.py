@@ -1,4 +1,5 @@
-"""``/api/datasets``: list, create, import a file (upload), items, versions, history."""
+"""``/api/datasets``: list, create, rename, delete, import a file (upload), items, versions,
+history."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, File, Form, Query, UploadFile
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 from starlette.concurrency import run_in_threadpool
 
 from assay.datasets.errors import DatasetError, MappingError
@@ -17,6 +18,7 @@ from assay.operations.datasets import import_file
 from assay.operations.scorer_preview import FieldErrors, FieldProblem
 from assay.server.api.deps import MAX_OFFSET, StoreDep, responses
 from assay.store import DatasetInfo, DatasetVersion, ItemVersion
+from assay.store.datasets_repo import check_dataset_name
 from assay.types import Item
 
 router = APIRouter(tags=["datasets"])
@@ -25,12 +27,36 @@ UPLOAD_SUFFIXES = {".jsonl": "jsonl", ".ndjson": "jsonl", ".csv": "csv", ".parqu
 MAX_PAGE = 1000
 
 
+def _checked_name(value: str) -> str:
+    """The store's name rule as a field error (422 naming ``name``), before any write."""
+    try:
+        return check_dataset_name(value)
+    except ValueError as exc:
+        raise ValueError(str(exc)) from None
+
+
 class DatasetCreate(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     name: str = Field(min_length=1, max_length=255, pattern=r"\S")
     description: str | None = Field(default=None, max_length=10_000)
     metadata: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("name")
+    @classmethod
+    def _valid_name(cls, value: str) -> str:
+        return _checked_name(value)
+
+
+class DatasetRename(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(min_length=1, max_length=255, description="The new name.")
+
+    @field_validator("name")
+    @classmethod
+    def _valid_name(cls, value: str) -> str:
+        return _checked_name(value)
 
 
 class ImportResult(BaseModel):
@@ -55,6 +81,12 @@ def list_datasets(store: StoreDep) -> list[DatasetInfo]:
 @router.post("/datasets", response_model=DatasetInfo, status_code=201, responses=responses(409))
 def create_dataset(body: DatasetCreate, store: StoreDep) -> DatasetInfo:
     return store.datasets.create(body.name, description=body.description, metadata=body.metadata)
+
+
+@router.patch("/datasets/{name:path}", response_model=DatasetInfo, responses=responses(404, 409))
+def rename_dataset(name: str, body: DatasetRename, store: StoreDep) -> DatasetInfo:
+    """Rename a dataset; runs on it follow the new name. A taken name is a 409."""
+    return store.datasets.rename(name, body.name)
 
 
 @router.delete("/datasets/{name:path}", status_code=204, responses=responses(404))

@@ -195,7 +195,7 @@ def live_page(request: Request) -> HTMLResponse:
     return _page(request, "live.html", monitors=names, status=None)
 
 
-@router.get("/live/{name}", response_class=HTMLResponse)
+@router.get("/live/{name:path}", response_class=HTMLResponse)
 def live_monitor_page(request: Request, name: str) -> HTMLResponse:
     """A monitor's counts, rates, budget used and latest scores (``assay live status``)."""
     try:
@@ -255,6 +255,7 @@ def dataset_page(
         versions=versions,
         offset=start,
         page_size=PAGE_SIZE,
+        version=pinned,
     )
 
 

@@ -74,6 +74,14 @@ function pathOf(error) {
   return null;
 }
 
+// One error as a line: "path: message", but never the path twice (a message that already
+// starts with it) and never the bare "body" of a whole-request error.
+function labelled(error) {
+  const path = error.path;
+  if (!path || path === "body" || error.message.startsWith(`${path}:`) || error.message.startsWith(`${path} `)) return error.message;
+  return `${path}: ${error.message}`;
+}
+
 // Validation errors of an error answer as [{path, message}] (path may be null).
 function errorsOf(data) {
   const detail = data && typeof data === "object" && "detail" in data ? data.detail : data;
@@ -105,6 +113,11 @@ function setupUpload() {
     const name = form.elements.name.value.trim();
     const file = form.elements.file.files[0];
     if (!name || !file) { show(error, "Give the dataset a name and choose a file."); return; }
+    // the server refuses these too, but a browser rewrites "/api/datasets/.." before it
+    // gets there: say the server's line here
+    if (name === "." || name === "..") {
+      show(error, `dataset name '${name}' cannot be addressed in a URL: choose another`); return;
+    }
     // an existing name adds a version: ask first (its description stays). The import
     // creates a new dataset itself and removes it again if the file fails: nothing is left
     // behind by a failed upload.
@@ -329,10 +342,10 @@ function setupLauncher() {
     let left = placeErrors(forms, errorsOf(answer.data));
     const targetErrors = left.filter((e) => e.path && e.path.startsWith("target"));
     if (targetErrors.length) {
-      show(document.getElementById("target-error"), targetErrors.map((e) => `${e.path}: ${e.message}`).join("; "));
+      show(document.getElementById("target-error"), targetErrors.map(labelled).join("; "));
       left = left.filter((e) => !targetErrors.includes(e));
     }
-    if (left.length) show(fallback, left.map((e) => (e.path ? `${e.path}: ${e.message}` : e.message)).join("; "));
+    if (left.length) show(fallback, left.map(labelled).join("; "));
   };
 
   document.getElementById("preview-button").addEventListener("click", async () => {
@@ -521,7 +534,7 @@ function setupAnnotations() {
     if (form.elements.repeat && form.elements.repeat.value) body.repeat = Number(form.elements.repeat.value);
     const answer = await api("POST", url, body);
     if (!answer.ok) {
-      show(error, errorsOf(answer.data).map((e) => (e.path ? `${e.path}: ${e.message}` : e.message)).join("; "));
+      show(error, errorsOf(answer.data).map(labelled).join("; "));
       return;
     }
     window.localStorage.setItem("assay.author", body.author);
@@ -739,7 +752,7 @@ function setupOptimizeForm() {
     const answer = await api("POST", "/api/optimize", optimizeBody(form, forms));
     if (answer.ok) { window.location.href = answer.data.page_url; return; }
     const left = placeFieldErrors(form, placeErrors(forms, errorsOf(answer.data)));
-    if (left.length) show(error, left.map((e) => (e.path ? `${e.path}: ${e.message}` : e.message)).join("; "));
+    if (left.length) show(error, left.map(labelled).join("; "));
   });
 }
 
@@ -931,7 +944,11 @@ function setupManage() {
         if (await done(await api("DELETE", url))) window.location.assign(box.dataset.after);
       } else if (action === "rename") {
         const name = box.querySelector("[data-manage-name]").value;
-        if (await done(await api("PATCH", url, { name }))) window.location.reload();
+        const answer = await api("PATCH", url, { name });
+        if (!(await done(answer))) return;
+        // a dataset's page lives at its name: go to the new one (a run's id stays)
+        if (box.dataset.renamedAt) window.location.assign(box.dataset.renamedAt + encodeURIComponent(answer.data.name));
+        else window.location.reload();
       } else if (action === "tag") {
         const tag = box.querySelector("[data-manage-tag]").value.trim();
         if (!tag) return show(errorNode, "type a tag first");
