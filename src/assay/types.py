@@ -242,6 +242,11 @@ class ItemResult(BaseModel):
     """What the target's calls cost, when known."""
     samples: list[Any] | None = None
     """Every sample the target drew (``n`` > 1); ``output`` is the one scored."""
+    meta: dict[str, Any] | None = None
+    """How the row came to be stored, for rows that are not one item of a planned run: a
+    live monitor's sampling decision, rate and the observation's fate (``decision``,
+    ``rate``, ``deterministic``, ``fate``, ``reason``), or ``ingest``'s. ``None`` for the
+    runner's results."""
 
     @property
     def ok(self) -> bool:

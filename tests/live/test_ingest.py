@@ -166,6 +166,10 @@ def test_ingest_twice_adds_nothing_the_second_time(tmp_path: Path) -> None:
     with open_store(f"sqlite:///{tmp_path / 'i.db'}") as store:
         rows = list(store.runs.results(outcome["run_id"]))
     assert all(r.scores["content-similarity"].score == 1.0 for r in rows)
+    # recorded traffic is taken whole: the rows say so, with no sampling rate
+    assert [r.meta for r in rows] == [
+        {"decision": "ingested", "fate": "scored", "reason": None}
+    ] * 5
 
 
 def test_jsonl_items_and_a_bad_row(tmp_path: Path) -> None:

@@ -3,6 +3,7 @@ read them like any other."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -38,6 +39,15 @@ def test_two_live_runs_compare_and_gate(tmp_path: Path) -> None:
         good, bad = store.live.run_ids("good")[0], store.live.run_ids("bad")[0]
     shown = assay(db, "runs", "show", good)
     assert shown.returncode == 0 and "n: 30" in shown.stdout and "mean: 1.000" in shown.stdout
+    as_json = assay(db, "runs", "show", good, "--json", "--items", "3")
+    assert as_json.returncode == 0, as_json.stderr
+    metas = [r["meta"] for r in json.loads(as_json.stdout)["results"]]
+    assert len(metas) == 3 and all(
+        m
+        == {"decision": "sampled", "rate": 1.0, "deterministic": False}
+        | {"fate": "scored", "reason": None}
+        for m in metas
+    )
     gate = assay(db, "runs", "compare", good, bad, "--fail-on-regression")
     assert gate.returncode == 1 and "gate failed: content-similarity" in gate.stderr
     report = tmp_path / "live.html"

@@ -25,8 +25,19 @@ from assay.store import open_store
 from assay.targets.callable import CallableTarget
 from assay.testing.openai_server import MockOpenAIServer
 from assay.types import Item
+from tests.store.conftest import postgres_schema_url  # noqa: F401 (fixture: a fresh schema)
 
 SRC = Path(__file__).parents[2] / "src"
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def live_db(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """A store URL: a SQLite file, or a fresh PostgreSQL schema (``ASSAY_TEST_POSTGRES_URL``;
+    skipped without it unless ``CI`` is set)."""
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path / 'live.db'}"
+    url: str = request.getfixturevalue("postgres_schema_url")
+    return url
 
 
 def judge(base_url: str, model: str = "gpt-4o-mini") -> Scorer:
@@ -167,6 +178,43 @@ def test_counts_add_up_with_filter_rate_and_duplicates(tmp_path: Path) -> None:
     assert counts["scored"] == len(sampled_ids) and counts["duplicate"] == repeats
     assert {r.item_id for r in rows} == sampled_ids and len(rows) == len(sampled_ids)
     assert state["rate"] == 0.5 and echo.monitor.snapshot()["counts"] == counts
+    sampled = {"decision": "sampled", "rate": 0.5, "deterministic": True}
+    assert all(r.meta == {**sampled, "fate": "scored", "reason": None} for r in rows)
+
+
+def test_each_stored_row_keeps_the_rate_it_was_sampled_at(live_db: str) -> None:
+    """The run's state keeps the latest rate only; each row keeps its own decision and
+    rate, so rows sampled before and after a rate change are told apart."""
+    wrapped = monitor(
+        lambda text: text,
+        scorers=["exact-match"],
+        rate=1.0,
+        deterministic=True,
+        store=live_db,
+        name="rated",
+        observation_id=lambda text: text,
+    )
+    for i in range(10):
+        wrapped(f"a{i}")
+    assert wrapped.monitor.flush(20)
+    wrapped.monitor.rate = 0.25  # turned down while the application runs
+    for i in range(60):
+        wrapped(f"b{i}")
+    assert wrapped.monitor.flush(20)
+    wrapped.monitor.close()
+    state, rows = stored(live_db, "rated")
+    assert state["rate"] == 0.25
+    at_full = {r.item_id for r in rows if (r.meta or {}).get("rate") == 1.0}
+    at_quarter = {r.item_id for r in rows if (r.meta or {}).get("rate") == 0.25}
+    assert at_full == {f"a{i}" for i in range(10)}
+    assert at_quarter == {f"b{i}" for i in range(60) if id_fraction(f"b{i}") < 0.25}
+    assert len(rows) == len(at_full) + len(at_quarter)  # no row without its rate
+    assert all(
+        r.meta is not None
+        and (r.meta["decision"], r.meta["deterministic"], r.meta["fate"])
+        == ("sampled", True, "scored")
+        for r in rows
+    )
 
 
 def test_a_raising_filter_or_id_function_never_reaches_the_caller(tmp_path: Path) -> None:
@@ -239,6 +287,8 @@ def test_dead_judge_never_reaches_the_caller(tmp_path: Path) -> None:
     counts = totals(state["counts"])
     assert counts["failed"] == {"scorer_error": 5} and counts["scored"] == 0
     assert len(rows) == 5 and all(r.scores["judge"].status == "error" for r in rows)
+    assert {(r.meta or {}).get("fate") for r in rows} == {"failed"}
+    assert {(r.meta or {}).get("reason") for r in rows} == {"scorer_error"}
 
 
 def test_judge_timeout_and_store_failure_never_reach_the_caller(tmp_path: Path) -> None:
@@ -307,6 +357,16 @@ def test_budget_stops_judge_calls_and_records_the_skip(tmp_path: Path) -> None:
     skipped = [r for r in rows if not r.scores]
     assert len(skipped) == 5 and all("budget" in r.warnings[0] for r in skipped)
     assert state["budget"]["spent_usd"] > 1e-9
+    # each row says it was sampled, at which rate, and why it has no score
+    (scored,) = [r for r in rows if r.scores]
+    assert scored.meta == {
+        "decision": "sampled",
+        "rate": 1.0,
+        "deterministic": False,
+        "fate": "scored",
+        "reason": None,
+    }
+    assert all(r.meta == {**scored.meta, "fate": "dropped", "reason": "budget"} for r in skipped)
 
 
 def test_full_queue_drops_without_blocking(tmp_path: Path) -> None:
@@ -358,6 +418,7 @@ def test_close_records_what_was_not_scored(tmp_path: Path) -> None:
     assert counts["dropped"] == {"shutdown": 3} and counts["sampled"] == 3
     assert mon.snapshot()["counts"]["dropped"] == {"shutdown": 4}  # the late call: in memory
     assert len(rows) == 3 and all("exited" in r.warnings[0] for r in rows)
+    assert all((r.meta or {}).get("reason") == "shutdown" for r in rows)
 
 
 def test_runs_list_shows_the_live_run_after_the_process_exits(tmp_path: Path) -> None:

@@ -27,6 +27,7 @@ def _fields() -> dict[str, object]:
         "usage": Usage(input_tokens=3, output_tokens=4),
         "cost_usd": 0.25,
         "samples": ["a", "b"],
+        "meta": {"decision": "sampled", "rate": 0.5},
     }
 
 

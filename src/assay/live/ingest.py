@@ -125,10 +125,13 @@ async def ingest_async(
         rows = []
         fates: list[tuple[str, str | None]] = []
         for result in results:
-            rows.append(result.model_copy(update={"position": position}))
-            position += 1
             errors = any(s.status == "error" for s in result.scores.values())
-            fates.append(("failed", "scorer_error") if errors else ("scored", None))
+            fate, reason = ("failed", "scorer_error") if errors else ("scored", None)
+            # recorded traffic is taken whole: no sampling decision, so no rate
+            meta = {"decision": "ingested", "fate": fate, "reason": reason}
+            rows.append(result.model_copy(update={"position": position, "meta": meta}))
+            position += 1
+            fates.append((fate, reason))
         counted = await asyncio.to_thread(store.live.write, run_id, rows, fates=fates)
         added += sum(v for k, v in counted.items() if k == "scored" and isinstance(v, int))
         failed += sum((counted.get("failed") or {}).values())

@@ -67,6 +67,8 @@ class Observation:
     expected_output: Any
     at: float
     latency_ms: float
+    rate: float
+    """The sampling rate this observation was sampled at (stored on its row)."""
 
 
 @dataclass
@@ -178,11 +180,12 @@ class Monitor:
             if not keep:
                 self.counts.add("filtered_out")
                 return
-        if self.rate <= 0.0:  # decided without an id: rate 0 costs no id at all
+        rate = self.rate  # one value for the decision and the row that records it
+        if rate <= 0.0:  # decided without an id: rate 0 costs no id at all
             self.counts.add("not_sampled")
             return
         obs_id = observation_id if isinstance(observation_id, str) else observation_id()
-        if not is_sampled(obs_id, self.rate, deterministic=self.deterministic):
+        if not is_sampled(obs_id, rate, deterministic=self.deterministic):
             self.counts.add("not_sampled")
             return
         if self._closed:
@@ -194,7 +197,9 @@ class Monitor:
         with self._lock:
             self._in_flight += 1
         # deque.append is atomic; the worker drains it (also once more after its last flush)
-        self._inbox.append(Observation(obs_id, input, output, expected, time.time(), latency_ms))
+        self._inbox.append(
+            Observation(obs_id, input, output, expected, time.time(), latency_ms, rate)
+        )
 
     def _release(self) -> None:
         with self._lock:
@@ -312,6 +317,13 @@ class Monitor:
             warnings=warnings,
             started_at=obs.at,
             completed_at=time.time(),
+            meta={
+                "decision": "sampled",
+                "rate": obs.rate,
+                "deterministic": self.deterministic,
+                "fate": fate[0],
+                "reason": fate[1],
+            },
         )
         self._pending.results.append(result)
         self._pending.fates.append(fate)

@@ -284,6 +284,7 @@ async def run_unit(plan: RunPlan, position: int, item: Item, repeat: int) -> Ite
             "usage": produced.usage if produced is not None else None,
             "cost_usd": produced.cost_usd if produced is not None else None,
             "samples": produced.samples if produced is not None else None,
+            "meta": None,
         },
     )
 

@@ -55,6 +55,7 @@ def result_rows(run_id: str, results: Sequence[ItemResult]) -> tuple[Rows, Rows,
                 "warnings": _warnings_cell(result),
                 "started_at": result.started_at,
                 "completed_at": result.completed_at,
+                "meta": result.meta,
             }
         )
         for scorer_id, score in result.scores.items():
@@ -187,6 +188,7 @@ def build_results(
             scores=scores.get(row.id, {}),
             started_at=row.started_at,
             completed_at=row.completed_at,
+            meta=row.meta,
             **_from_warnings_cell(row.warnings),
         )
         for row in item_rows

@@ -215,6 +215,8 @@ item_results = sa.Table(
     sa.Column("warnings", JSONType, nullable=True),
     sa.Column("started_at", Timestamp, nullable=False),
     sa.Column("completed_at", Timestamp, nullable=False),
+    # how a live row came to be stored (sampling decision, rate, fate); NULL for run rows
+    sa.Column("meta", JSONType, nullable=True),
     sa.UniqueConstraint("run_id", "item_id", "repeat", name="uq_item_results_key"),
     sa.Index("ix_item_results_order", "run_id", "position", "repeat", "item_id"),
     # covering: grouping a run's results per item (position, item id) and finding their

@@ -6,6 +6,7 @@ from fastapi.testclient import TestClient
 
 from assay.live import monitor
 from assay.store import Store
+from assay.types import ItemResult, RunInfo, TargetSpec
 
 
 def test_live_pages_show_the_monitor(store: Store, client: TestClient) -> None:
@@ -36,3 +37,15 @@ def test_live_pages_show_the_monitor(store: Store, client: TestClient) -> None:
     run_page = client.get(f"/runs/{run_id}")
     assert run_page.status_code == 200
     assert all(f"id-q{i}" in run_page.text for i in range(3))
+    # an observation's own page says how its row came to be stored: sampled, at which rate
+    item_page = client.get(f"/runs/{run_id}/items/id-q1")
+    assert item_page.status_code == 200
+    assert 'data-testid="item-meta">sampled at rate 1.0 · scored</p>' in item_page.text
+
+
+def test_a_batch_runs_item_page_has_no_live_line(store: Store, client: TestClient) -> None:
+    store.runs.create(RunInfo(id="batch-1", target=TargetSpec(kind="callable", label="f")))
+    store.runs.write_results("batch-1", [ItemResult(item_id="i0", output="x")])
+    page = client.get("/runs/batch-1/items/i0")
+    assert page.status_code == 200 and 'data-testid="item-output"' in page.text
+    assert 'data-testid="item-meta"' not in page.text
