@@ -11,16 +11,16 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, NamedTuple
+from typing import Any, Literal
 
 import numpy as np
 import numpy.typing as npt
 import sqlalchemy as sa
 from sqlalchemy import Row
 
-from assay.store.codec import NUL_ESCAPE, chunked, loads
 from assay.store.db import Database
 from assay.store.errors import RunNotFoundError
+from assay.store.result_export import FlatRow, export_rows, result_dicts
 from assay.store.results_codec import build_results
 from assay.store.tables import item_results, item_scores, judge_calls, runs, scores
 from assay.types import ItemResult
@@ -51,21 +51,6 @@ ChangeState = Literal["regressed", "improved", "same"]
 """A comparison row's kind: worse in some run, else better in some run, else unchanged."""
 
 
-class ExportRow(NamedTuple):
-    """One result as its export row needs it (``operations.run_items.export_lines``):
-    the target error's message only, and per scorer id its (status, score)."""
-
-    item_id: str
-    repeat: int
-    position: int
-    error_message: str | None
-    latency_ms: float | None
-    input: Any
-    output: Any
-    expected_output: Any
-    scores: dict[str, tuple[str, float | None]]
-
-
 @dataclass(frozen=True, slots=True)
 class ResultFilter:
     """Which results of a run to show. Score conditions (``scorer``, ``min_score``,
@@ -79,22 +64,6 @@ class ResultFilter:
     status: str | None = None
     errors_only: bool = False
     q: str | None = None
-
-
-def _json_value(text: str | None) -> Any:
-    """A stored JSON text's value: a string without escapes is cut out of its quotes,
-    anything else parsed like the column does (``codec.loads``)."""
-    if text is None:
-        return None
-    if len(text) >= 2 and text[0] == '"' and text[-1] == '"' and "\\" not in text:
-        inner = text[1:-1]
-        if '"' not in inner and NUL_ESCAPE not in inner:
-            return inner
-    return loads(text)
-
-
-def _same(value: Any) -> Any:
-    return value
 
 
 def _escape_like(text: str) -> str:
@@ -218,70 +187,21 @@ class RunQueries:
 
     EXPORT_CHUNK = 2000
 
-    def export_rows(self, run_id: str) -> Iterator[ExportRow]:
-        """Every result of the run as an ``ExportRow``, in (position, repeat) order,
-        streamed ``EXPORT_CHUNK`` results at a time (keyset paging, one read each).
-
-        Straight from the rows, with no ``ItemResult`` (pydantic validation of a result
-        and its scores took most of an export's time: ~10k rows/s at 100,000 items) and
-        without the columns an export leaves out (reasons, prompts, judge calls)."""
+    def export_rows(self, run_id: str, scorer_ids: Sequence[str]) -> Iterator[FlatRow]:
+        """Every result of the run as a ``FlatRow`` (its export cells, then the (status,
+        score) of each of ``scorer_ids``), in (position, repeat) order, streamed
+        ``EXPORT_CHUNK`` results at a time (``store.result_export``: no ``ItemResult`` per
+        row, one read per chunk)."""
         with self._db.read() as conn:
             self._require(conn, run_id)
-        return self._stream_export_rows(run_id)
+        return export_rows(self._db, run_id, scorer_ids, chunk=self.EXPORT_CHUNK)
 
-    def _stream_export_rows(self, run_id: str) -> Iterator[ExportRow]:
-        t, s = item_results.c, scores.c
-        texts = [t.input, t.output, t.expected_output]
-        raw = self._db.dialect == "sqlite"
-        columns = (
-            t.id,
-            t.item_id,
-            t.repeat,
-            t.position,
-            t.error,
-            t.latency_ms,
-            # SQLite: the stored JSON text, parsed by ``_json_value`` (a plain string, the
-            # usual value, needs no JSON parser); PostgreSQL's driver parses JSONB itself
-            *(sa.type_coerce(c, sa.Text).label(c.name) if raw else c for c in texts),
-        )
-        value = _json_value if raw else _same
-        after: tuple[int, int, str] | None = None
-        while True:
-            query = (
-                sa.select(*columns)
-                .where(t.run_id == run_id)
-                .order_by(*_ORDER)
-                .limit(self.EXPORT_CHUNK)
-            )
-            if after is not None:
-                query = query.where(sa.tuple_(*_ORDER) > sa.tuple_(*after))
-            found: dict[str, dict[str, tuple[str, float | None]]] = {}
-            with self._db.read() as conn:
-                rows = conn.execute(query).all()
-                for ids in chunked([row.id for row in rows], 500):
-                    for result_id, scorer_id, status, score in conn.execute(
-                        sa.select(s.result_id, s.scorer_id, s.status, s.score).where(
-                            s.result_id.in_(ids)
-                        )
-                    ):
-                        found.setdefault(result_id, {})[scorer_id] = (status, score)
-            for row in rows:
-                error = row.error
-                yield ExportRow(
-                    row.item_id,
-                    row.repeat,
-                    row.position,
-                    None if error is None else str(error.get("message", "")),
-                    row.latency_ms,
-                    value(row.input),
-                    value(row.output),
-                    value(row.expected_output),
-                    found.get(row.id, {}),
-                )
-            if len(rows) < self.EXPORT_CHUNK:
-                return
-            last = rows[-1]
-            after = (last.position, last.repeat, last.item_id)
+    def export_dicts(self, run_id: str) -> Iterator[dict[str, Any]]:
+        """Every result of the run as ``ItemResult.model_dump(mode="json")``'s dict
+        (``store.result_export.result_dicts``), read ``EXPORT_CHUNK`` at a time."""
+        with self._db.read() as conn:
+            self._require(conn, run_id)
+        return result_dicts(self._db, run_id, chunk=self.EXPORT_CHUNK)
 
     def item(self, run_id: str, item_id: str) -> list[ItemResult]:
         """Every repeat of one item of the run, in repeat order (empty: not in the run)."""

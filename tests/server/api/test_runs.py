@@ -266,8 +266,10 @@ def test_unknown_run_is_404(client: TestClient) -> None:
 def test_export_batches_keep_every_line_in_order() -> None:
     from assay.server.api.runs import EXPORT_BATCH, _batched
 
-    lines = [f"row {i}\n" for i in range(2 * EXPORT_BATCH + 1)]
-    chunks = list(_batched(iter(lines)))
-    assert "".join(chunks) == "".join(lines)
-    assert [chunk.count("\n") for chunk in chunks] == [EXPORT_BATCH, EXPORT_BATCH, 1]
+    pieces = [f"row {i}\n" * 100 for i in range(3 * EXPORT_BATCH // 600 + 1)]
+    chunks = list(_batched(iter(pieces)))
+    assert "".join(chunks) == "".join(pieces)
+    assert len(chunks) > 1
+    assert all(len(chunk) >= EXPORT_BATCH for chunk in chunks[:-1])
+    assert all(len(chunk) < EXPORT_BATCH + len(pieces[0]) for chunk in chunks)
     assert list(_batched(iter([]))) == []

@@ -32,7 +32,7 @@ from assay.server.api.deps import (
     StoreDep,
     responses,
 )
-from assay.server.client_view import result_for_client, safe_text
+from assay.server.client_view import result_dict_for_client, result_for_client, safe_text
 from assay.server.sse import sse_response
 from assay.store import Store
 from assay.store.run_queries import ChangeState
@@ -208,19 +208,23 @@ def compare_stats(
     return compare_statistics(baseline, others, threshold=threshold, store=store)
 
 
-EXPORT_BATCH = 500
-"""Lines per body chunk of an export: a sync iterator costs one thread hop per chunk, so
-one line per chunk held a 100,000-row export to a few thousand rows/s (issue 25)."""
+EXPORT_BATCH = 256 * 1024
+"""Characters per body chunk of an export, at least: a sync iterator costs one thread hop
+per chunk, so one line per chunk held a 100,000-row export to a few thousand rows/s
+(issue 25). ``export_lines`` gives pieces of whole lines (up to a few thousand each)."""
 
 
-def _batched(lines: Iterator[str]) -> Iterator[str]:
-    """``lines`` joined ``EXPORT_BATCH`` at a time; lazily, so memory stays one batch."""
+def _batched(pieces: Iterator[str]) -> Iterator[str]:
+    """``pieces`` joined until ``EXPORT_BATCH`` characters; lazily, so memory stays one
+    batch (and one piece)."""
     batch: list[str] = []
-    for line in lines:
-        batch.append(line)
-        if len(batch) == EXPORT_BATCH:
+    size = 0
+    for piece in pieces:
+        batch.append(piece)
+        size += len(piece)
+        if size >= EXPORT_BATCH:
             yield "".join(batch)
-            batch = []
+            batch, size = [], 0
     if batch:
         yield "".join(batch)
 
@@ -234,7 +238,12 @@ def export(run_id: str, store: StoreDep, format: ExportFormat = "jsonl") -> Stre
     """Every result of the run, streamed as JSON lines or CSV (errors capped, no
     tracebacks; CSV cells that a spreadsheet would run as formulas are neutralised)."""
     found, lines = export_lines(
-        run_id, format, store=store, view=result_for_client, error_text=safe_text
+        run_id,
+        format,
+        store=store,
+        view=result_for_client,
+        error_text=safe_text,
+        json_view=result_dict_for_client,
     )
     media = "application/x-ndjson" if format == "jsonl" else "text/csv"
     return StreamingResponse(
