@@ -21,7 +21,7 @@ from assay.operations.run_compare import MAX_PAGE as MAX_COMPARE_PAGE
 from assay.operations.run_compare import ComparePage, compare_page
 from assay.operations.run_items import MAX_PAGE, RunItemFilter, run_items_page
 from assay.store import Store, using_store
-from assay.store.run_queries import ResultFilter
+from assay.store.run_queries import ChangeState, ResultFilter
 from assay.types import ItemResult
 
 SortOrder = Literal["position", "score_asc", "score_desc"]
@@ -206,14 +206,28 @@ def compare_view(
     *,
     offset: int = 0,
     limit: int = 50,
+    scorer: str | None = None,
+    state: ChangeState | None = None,
     store: Store | None = None,
 ) -> CompareView:
     """A page of ``runs`` against ``baseline`` (regressions first) with the output diffs
     of the page's items; the paired statistics only if cached (``page.statistics_pending``
-    otherwise: the page loads them from the API rather than wait seconds for them)."""
+    otherwise: the page loads them from the API rather than wait seconds for them), without
+    their item lists (counted only). ``scorer`` and ``state`` keep one scorer's rows and
+    one kind of change over the whole comparison, in SQL (not a filter of one page)."""
     limit = min(limit, MAX_COMPARE_PAGE)
     with using_store(store) as db:
-        page = compare_page(baseline, runs, offset=offset, limit=limit, cached_only=True, store=db)
+        page = compare_page(
+            baseline,
+            runs,
+            offset=offset,
+            limit=limit,
+            scorer=scorer,
+            state=state,
+            cached_only=True,
+            item_lists=False,
+            store=db,
+        )
         directions = {
             spec.id: (1.0 if spec.higher_is_better else -1.0)
             for spec in db.runs.get(page.baseline).info.scorers

@@ -13,7 +13,15 @@ from pydantic import BaseModel, ConfigDict, Field
 from starlette.concurrency import run_in_threadpool
 
 from assay.analysis.compare import RunComparison
-from assay.operations.run_compare import ComparePage, compare_page, compare_statistics
+from assay.operations.run_compare import (
+    CompareItemsPage,
+    ComparePage,
+    ItemList,
+    ScorerNotComparedError,
+    compare_items,
+    compare_page,
+    compare_statistics,
+)
 from assay.operations.run_items import (
     MAX_PAGE,
     ExportFormat,
@@ -155,14 +163,22 @@ def compare(
         ChangeState | None,
         Query(description="only rows that regressed, improved or stayed the same (whole run)"),
     ] = None,
+    item_lists: Annotated[
+        bool,
+        Query(
+            description="include each scorer's lists of regressed and improved items in the "
+            "statistics (megabytes at 100,000 items; compare/items pages them)"
+        ),
+    ] = False,
 ) -> ComparePage:
     """``run_id`` (and ``runs``) against ``baseline``: per-item rows, regressions first.
     The paired statistics of each run against the baseline come along only when already
     computed; otherwise ``statistics_pending`` is true, they are computed in the
     background, and ``compare/statistics`` returns them (the page never waits seconds
     for a bootstrap over 100,000 items). They come with the first page (``offset`` 0)
-    only: their lists of regressed and improved items would repeat on every page
-    (``statistics_omitted`` says so on the others)."""
+    only (``statistics_omitted`` says so on the others), and without their lists of
+    regressed and improved items unless ``item_lists`` (``item_lists_omitted``; the
+    counts stay, ``compare/items`` pages the lists)."""
     others = [run_id, *(part.strip() for part in (runs or "").split(",") if part.strip())]
     if len(others) > MAX_COMPARED:
         raise HTTPException(422, f"compare at most {MAX_COMPARED} runs at once")
@@ -177,6 +193,7 @@ def compare(
         with_statistics=statistics and first,
         cached_only=True,
         state=state,
+        item_lists=item_lists,
         store=store,
     )
     if page.statistics_pending:
@@ -199,13 +216,52 @@ def compare_stats(
         str | None, Query(max_length=2000, description="more run ids, comma-separated")
     ] = None,
     threshold: Annotated[float, Query(ge=0, allow_inf_nan=False)] = 0.0,
+    item_lists: Annotated[
+        bool,
+        Query(description="false: leave out the lists of regressed and improved items"),
+    ] = True,
 ) -> list[RunComparison]:
     """The paired statistics of each run against the baseline, computed now unless cached
     (or being computed for ``compare``, which this then waits for)."""
     others = [run_id, *(part.strip() for part in (runs or "").split(",") if part.strip())]
     if len(others) > MAX_COMPARED:
         raise HTTPException(422, f"compare at most {MAX_COMPARED} runs at once")
-    return compare_statistics(baseline, others, threshold=threshold, store=store)
+    return compare_statistics(
+        baseline, others, threshold=threshold, item_lists=item_lists, store=store
+    )
+
+
+@router.get(
+    "/runs/{run_id}/compare/items",
+    response_model=CompareItemsPage,
+    responses=responses(404),
+)
+def compare_items_page(
+    run_id: str,
+    store: StoreDep,
+    baseline: Annotated[str, Query(min_length=1, max_length=255)],
+    scorer: Annotated[str, Query(min_length=1, max_length=255)],
+    which: ItemList = "regressed",
+    threshold: Annotated[float, Query(ge=0, allow_inf_nan=False)] = 0.0,
+    offset: Annotated[int, Query(ge=0, le=MAX_OFFSET)] = 0,
+    limit: Annotated[int, Query(ge=1, le=MAX_PAGE)] = 50,
+) -> CompareItemsPage:
+    """A page of ``scorer``'s regressed (worst first) or improved (best first) items of
+    ``run_id`` against ``baseline``: the lists the compare page's statistics leave out,
+    from the same cached statistics (computed now if not cached)."""
+    try:
+        return compare_items(
+            baseline,
+            run_id,
+            scorer,
+            which,
+            threshold=threshold,
+            offset=offset,
+            limit=limit,
+            store=store,
+        )
+    except ScorerNotComparedError as exc:
+        raise HTTPException(404, str(exc)) from exc
 
 
 EXPORT_BATCH = 256 * 1024
