@@ -190,14 +190,15 @@ class CompareView(BaseModel):
     """Per row of ``page.rows``: worse in some run, else better in some run, else same."""
 
 
-def _first_output(store: Store, run_id: str, item_id: str) -> str:
-    results = store.run_queries.item(run_id, item_id)
-    if not results:
+def _first_output(first: tuple[Any, str | None, str | None] | None) -> str:
+    """An item's first output as text (``RunQueries.first_outputs``), its error instead
+    when it failed, ``""`` when the run lacks the item."""
+    if first is None:
         return ""
-    first = results[0]
-    if first.error is not None:
-        return f"[{first.error.kind}: {first.error.message}]"
-    return _as_text(first.output)
+    output, kind, message = first
+    if kind is not None:
+        return f"[{kind}: {message}]"
+    return _as_text(output)
 
 
 def compare_view(
@@ -232,12 +233,11 @@ def compare_view(
             spec.id: (1.0 if spec.higher_is_better else -1.0)
             for spec in db.runs.get(page.baseline).info.scorers
         }
-        outputs: dict[str, list[str]] = {}
-        for row in page.rows:
-            if row.item_id not in outputs:
-                outputs[row.item_id] = [
-                    _first_output(db, run_id, row.item_id) for run_id in [page.baseline, *page.runs]
-                ]
+        item_ids = list(dict.fromkeys(row.item_id for row in page.rows))
+        firsts = [
+            db.run_queries.first_outputs(run_id, item_ids) for run_id in [page.baseline, *page.runs]
+        ]
+        outputs = {item_id: [_first_output(f.get(item_id)) for f in firsts] for item_id in item_ids}
     diffs = {
         item_id: [output_diff(texts[0], other) for other in texts[1:]]
         for item_id, texts in outputs.items()
