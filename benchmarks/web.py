@@ -200,6 +200,33 @@ def browser_timings(base: str, repeats: int) -> None:
             browser.close()
 
 
+def export_cpu(store: Store) -> None:
+    """The export's own cost, in process: CPU seconds of ``export_lines`` as the server
+    calls it (its client view), per format, without HTTP (whose client and server share
+    the machine's cores with it)."""
+    from assay.operations.run_items import ExportFormat, export_lines
+    from assay.server.client_view import result_dict_for_client, result_for_client, safe_text
+
+    formats: tuple[ExportFormat, ...] = ("csv", "jsonl")
+    for fmt in formats:
+        start = time.process_time()
+        _, pieces = export_lines(
+            "cand",
+            fmt,
+            store=store,
+            view=result_for_client,
+            error_text=safe_text,
+            json_view=result_dict_for_client,
+        )
+        size = sum(len(piece) for piece in pieces)
+        cpu = time.process_time() - start
+        rows = store.runs.get("cand").completed_results
+        print(
+            f"export {fmt} in process: {rows:,} rows, {size / 1e6:.1f} MB in {cpu:.2f} CPU s "
+            f"= {rows / cpu:,.0f} rows per CPU second"
+        )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--items", type=int, default=100_000)
@@ -227,6 +254,8 @@ def main() -> None:
             build_run(store, "base", args.items, seed=1)
             build_run(store, "cand", args.items, seed=2)
         print(f"built 2 runs x {args.items:,} items in {time.perf_counter() - started:.1f} s")
+        with open_store(url) as store:
+            export_cpu(store)
 
         port = _free_port()
         env = {**os.environ, "ASSAY_DATABASE_URL": url, "ASSAY_SERVER_TOKEN": ""}
