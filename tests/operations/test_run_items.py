@@ -189,6 +189,11 @@ def test_export_streams_in_chunks(store_url: str, monkeypatch: pytest.MonkeyPatc
         )
         _, fast = export_lines("run", "csv", store=store)
         assert "".join(fast) == reference
+        # JSON lines too: each chunk's scores and judge calls stay with their results
+        _, lines = export_lines("run", "jsonl", store=store)
+        assert "".join(lines) == "".join(
+            r.model_dump_json() + "\n" for r in store.runs.results("run")
+        )
 
 
 def test_jsonl_client_view_on_dicts_equals_view_on_results(store_url: str) -> None:

@@ -18,6 +18,7 @@ from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy import Row
+from sqlalchemy.dialects import postgresql
 
 from assay.store.codec import NUL_ESCAPE, loads, unescape_nul
 from assay.store.db import Database
@@ -188,6 +189,10 @@ def result_dicts(db: Database, run_id: str, *, chunk: int = CHUNK) -> Iterator[d
         .where(t.run_id == run_id)
         .order_by(j.score_id, j.seq)
     )
+    # PostgreSQL: by the chunk's ids as one array parameter; its planner hash-joined a
+    # range of the run's order against every score of the run, chunk after chunk
+    scores_by_id = sa.select(*score_query.selected_columns).order_by(s.result_id, s.scorer_id)
+    calls_by_id = sa.select(judge_calls).order_by(j.score_id, j.seq)
     after: tuple[int, int, str] | None = None
     while True:
         with db.read() as conn:
@@ -197,21 +202,26 @@ def result_dicts(db: Database, run_id: str, *, chunk: int = CHUNK) -> Iterator[d
                 return
             last_row = rows[-1]
             last = (last_row[2], last_row[1], _plain(last_row[0]))
-            score_rows = conn.execute(_keyset(score_query, after, last)).all()
-            call_rows = conn.execute(_keyset(call_query, after, last)).all()
+            if read.raw:
+                score_rows = conn.execute(_keyset(score_query, after, last)).all()
+                call_rows = conn.execute(_keyset(call_query, after, last)).all()
+            else:
+                ids = [row[11] for row in rows]
+                score_rows = conn.execute(scores_by_id.where(s.result_id == _any(ids))).all()
+                score_ids = [row[14] for row in score_rows]
+                call_rows = (
+                    conn.execute(calls_by_id.where(j.score_id == _any(score_ids))).all()
+                    if score_ids
+                    else []
+                )
         calls: dict[str, list[dict[str, Any]]] = {}
         for call in call_rows:
             calls.setdefault(call.score_id, []).append(_call_dict(call))
-        # the scores of each result, as the rows come (in result order): a run of them
-        # per result, found by walking along
-        at = 0
-        n_scores = len(score_rows)
+        by_result: dict[str, dict[str, dict[str, Any]]] = {}
+        for score in score_rows:  # a result's scores in scorer id order
+            by_result.setdefault(score[0], {})[score[1]] = _score_dict(score, value, calls)
         for row in rows:
-            result_id = row[11]
-            found: dict[str, dict[str, Any]] = {}
-            while at < n_scores and score_rows[at][0] == result_id:
-                found[score_rows[at][1]] = _score_dict(score_rows[at], value, calls)
-                at += 1
+            found = by_result.pop(row[11], {})
             error = row[6]
             warnings = row[8]
             result = {
@@ -259,6 +269,11 @@ def _score_dict(
         "not_scorable_step": row[12],
         "duration_ms": row[13],
     }
+
+
+def _any(ids: list[str]) -> sa.ColumnElement[Any]:
+    """PostgreSQL's ``= ANY(:ids)`` with the ids as one array parameter."""
+    return sa.any_(sa.bindparam(None, ids, type_=postgresql.ARRAY(sa.String)))
 
 
 def _target_error(cell: dict[str, Any]) -> dict[str, Any]:
