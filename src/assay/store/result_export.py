@@ -192,6 +192,7 @@ def result_dicts(db: Database, run_id: str, *, chunk: int = CHUNK) -> Iterator[d
     per_result = (
         sa.select(*(c for c in score_query.selected_columns))
         .where(s.result_id == t.id)
+        .offset(0)  # a fence: a plain subquery would be flattened back into the hash join
         .lateral("chunk_scores")
     )
     lateral_scores = (
