@@ -644,26 +644,32 @@ class RunQueries:
                     if state == "regressed"
                     else sa.and_(~regressed, best > 0 if state == "improved" else best <= 0)
                 )
-                counted: sa.FromClause = joined
-            else:
-                counted = base
-            total = conn.execute(
-                sa.select(sa.func.count()).select_from(counted).where(*where)
-            ).scalar_one()
+            columns = [
+                base.c.item_id,
+                base.c.scorer_id,
+                base.c.position,
+                base.c.score,
+                *(sub.c.score.label(f"score{i}") for i, sub in enumerate(other_q)),
+            ]
+            if state is not None:
+                # the count rides along as a window over the filtered join, which the sort
+                # reads whole anyway: one pass over both runs instead of two
+                columns.append(sa.func.count().over().label("total"))
             rows = conn.execute(
-                sa.select(
-                    base.c.item_id,
-                    base.c.scorer_id,
-                    base.c.position,
-                    base.c.score,
-                    *(sub.c.score.label(f"score{i}") for i, sub in enumerate(other_q)),
-                )
+                sa.select(*columns)
                 .select_from(joined)
                 .where(*where)
                 .order_by(key, base.c.position, base.c.scorer_id)
                 .offset(offset)
                 .limit(limit)
             ).all()
+            if state is not None and rows:
+                total = rows[0].total
+            else:
+                counted = joined if state is not None else base
+                total = conn.execute(
+                    sa.select(sa.func.count()).select_from(counted).where(*where)
+                ).scalar_one()
         page = []
         for row in rows:
             values = tuple(row._mapping[f"score{i}"] for i in range(len(other_q)))
