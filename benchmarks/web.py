@@ -12,6 +12,12 @@ uvicorn in a child process and measures over real HTTP on loopback:
   (``/compare/statistics``: the bootstrap over every item, cold, then cached), and the
   default compare of a pair whose statistics are not cached (rows at once, statistics
   pending) with the time until the background job has them,
+- a page of a scorer's regressed items (``/compare/items``: the lists the compare page's
+  statistics leave out),
+- in headless Chromium (``/usr/bin/chromium`` through Playwright; ``--skip-browser`` to
+  leave out): the run page's first page, sorted, filtered, searched, errors only, and the
+  compare page (first page, regressed only, page 3), from navigation to the table in the
+  DOM,
 - paging through every item (``limit=500``), sampling the server's RSS, to show that
   memory stays flat.
 
@@ -147,6 +153,80 @@ def timed(client: httpx.Client, url: str, repeats: int) -> tuple[float, int]:
     return statistics.median(times), status
 
 
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run"]
+ITEMS_TABLE = "[data-testid=items-table] tbody tr"
+COMPARE_TABLE = "[data-testid=compare-rows] tbody tr"
+BROWSER_PAGES = [
+    ("run page, first page", "/runs/cand", ITEMS_TABLE),
+    ("sorted by score", "/runs/cand?sort=score_desc", ITEMS_TABLE),
+    ("filter 0.2-0.4", "/runs/cand?scorer=similarity&min_score=0.2&max_score=0.4", ITEMS_TABLE),
+    ("text search q=gamma", "/runs/cand?q=gamma", ITEMS_TABLE),
+    ("errors only (none)", "/runs/cand?errors_only=1", "[data-testid=items-count]"),
+    ("compare, first page", "/runs/cand/compare?baseline=base", COMPARE_TABLE),
+    ("compare, regressed only", "/runs/cand/compare?baseline=base&state=regressed", COMPARE_TABLE),
+    ("compare, page 3", "/runs/cand/compare?baseline=base&offset=100", COMPARE_TABLE),
+]  # fmt: skip
+
+
+def browser_timings(base: str, repeats: int) -> None:
+    """Issue 25's timings in a real headless Chromium: from navigation start until the
+    page's table (its first row; for errors only, the count) is in the DOM, median of
+    ``repeats`` loads in a fresh tab each (the browser's cache kept, as a reviewer's)."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            context = browser.new_context()
+            warm = context.new_page()
+            warm.goto(f"{base}/runs/cand", timeout=60_000)  # static assets cached once
+            warm.close()
+            print("in headless Chromium (navigation until the table is rendered):")
+            for label, path, selector in BROWSER_PAGES:
+                times = []
+                for _ in range(repeats):
+                    tab = context.new_page()
+                    start = time.perf_counter()
+                    tab.goto(base + path, wait_until="commit", timeout=60_000)
+                    tab.wait_for_selector(selector, state="attached", timeout=60_000)
+                    times.append((time.perf_counter() - start) * 1000)
+                    tab.close()
+                ms = statistics.median(times)
+                goal = 1000 if label.startswith("compare") else 300
+                verdict = "ok" if ms < goal else "SLOW"
+                print(f"  browser {label:45s} {ms:8.1f} ms  goal < {goal} ms  {verdict}")
+        finally:
+            browser.close()
+
+
+def export_cpu(store: Store) -> None:
+    """The export's own cost, in process: CPU seconds of ``export_lines`` as the server
+    calls it (its client view), per format, without HTTP (whose client and server share
+    the machine's cores with it)."""
+    from assay.operations.run_items import ExportFormat, export_lines
+    from assay.server.client_view import result_dict_for_client, result_for_client, safe_text
+
+    formats: tuple[ExportFormat, ...] = ("csv", "jsonl")
+    for fmt in formats:
+        start = time.process_time()
+        _, pieces = export_lines(
+            "cand",
+            fmt,
+            store=store,
+            view=result_for_client,
+            error_text=safe_text,
+            json_view=result_dict_for_client,
+        )
+        size = sum(len(piece) for piece in pieces)
+        cpu = time.process_time() - start
+        rows = store.runs.get("cand").completed_results
+        print(
+            f"export {fmt} in process: {rows:,} rows, {size / 1e6:.1f} MB in {cpu:.2f} CPU s "
+            f"= {rows / cpu:,.0f} rows per CPU second"
+        )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--items", type=int, default=100_000)
@@ -156,6 +236,11 @@ def main() -> None:
         default=None,
         help="a PostgreSQL URL (postgresql+psycopg://...): the runs go to a new schema there, "
         "dropped at the end; default: an SQLite file in a temporary directory",
+    )
+    parser.add_argument(
+        "--skip-browser",
+        action="store_true",
+        help="leave out the timings in headless Chromium (/usr/bin/chromium via Playwright)",
     )
     args = parser.parse_args()
 
@@ -169,6 +254,8 @@ def main() -> None:
             build_run(store, "base", args.items, seed=1)
             build_run(store, "cand", args.items, seed=2)
         print(f"built 2 runs x {args.items:,} items in {time.perf_counter() - started:.1f} s")
+        with open_store(url) as store:
+            export_cpu(store)
 
         port = _free_port()
         env = {**os.environ, "ASSAY_DATABASE_URL": url, "ASSAY_SERVER_TOKEN": ""}
@@ -256,6 +343,12 @@ def main() -> None:
                 rows.append(
                     ("  ... its statistics ready in background after", ready_ms, 200, 0, "")
                 )
+                measure(
+                    "compare regressed items of a scorer, page 1 (cached)",
+                    "/api/runs/cand/compare/items?baseline=base&scorer=similarity&limit=50",
+                    1000,
+                    args.repeats,
+                )
                 sizes = [
                     len(client.get(f"{compare}&offset={offset}").content) for offset in (0, 50)
                 ]
@@ -279,6 +372,9 @@ def main() -> None:
                         f"export {fmt}: {lines:,} lines in {took:.1f} s = "
                         f"{lines / took:,.0f} rows/s (goal >= 20,000)"
                     )
+
+                if not args.skip_browser:
+                    browser_timings(base, args.repeats)
 
                 samples = []
                 page_times = []

@@ -3,7 +3,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from assay.analysis.compare import compare_runs, top_items
+from assay.analysis.compare import ScorerComparison, compare_runs, top_items
 from assay.summary.stats import bootstrap_mean_ci
 from assay.types import ScoreRow
 
@@ -40,6 +40,13 @@ def test_regressions_worst_first_and_threshold() -> None:
     assert s.improved == []
     capped = compare_runs(record("A"), a_rows, record("B"), b_rows, threshold=0.1, max_items=1)
     assert [d.item_id for d in capped.scorers[0].regressed] == ["b"]
+    # the counts are of every item, whatever the lists hold
+    assert (s.n_regressed, s.n_improved, capped.scorers[0].n_regressed) == (3, 0, 3)
+    bare = capped.without_item_lists().scorers[0]
+    assert (bare.regressed, bare.n_regressed, bare.mean_b) == ([], 3, s.mean_b)
+    # a comparison stored before the counts existed reads them from its lists
+    old = s.model_dump(exclude={"n_regressed", "n_improved"})
+    assert ScorerComparison.model_validate(old).n_regressed == 3
 
 
 def test_repeats_are_averaged_before_pairing() -> None:

@@ -116,6 +116,12 @@ def test_export_csv_jsonl_tag_and_delete(tmp_path: Path, data: Path) -> None:
     out = tmp_path / "r.jsonl"
     assert assay(db, "runs", "export", run_id, "-o", str(out)).returncode == 0
     assert len([json.loads(line) for line in out.read_text().splitlines()]) == 12
+    # the CLI takes the export's fast path: the same bytes as whole, validated results
+    from assay.store import open_store
+
+    with open_store(f"sqlite:///{db}") as store:
+        validated = "".join(r.model_dump_json() + "\n" for r in store.runs.results(run_id))
+    assert out.read_text(encoding="utf-8") == validated
     bad = assay(db, "runs", "export", run_id, "--format", "xml")
     assert bad.returncode == 2 and "--format 'xml'" in bad.stderr
     tagged = assay(db, "runs", "tag", run_id[:8], "baseline", "team=x")

@@ -144,7 +144,10 @@ def test_csv_from_rows_equals_csv_from_validated_results(store_url: str) -> None
     with open_store(store_url) as store:
         _store(store)
         reference = "".join(
-            _csv_lines(map(_export_row, store.runs.results("run")), ["judge", "exact"])
+            _csv_lines(
+                (_export_row(r, ["judge", "exact"]) for r in store.runs.results("run")),
+                ["judge", "exact"],
+            )
         )
         _, fast = export_lines("run", "csv", store=store)
         assert "".join(fast) == reference
@@ -159,10 +162,14 @@ def test_csv_from_rows_equals_csv_from_validated_results(store_url: str) -> None
 def test_jsonl_without_revalidation_equals_validated_results(store_url: str) -> None:
     with open_store(store_url) as store:
         _store(store)
-        _, lines = export_lines("run", "jsonl", store=store)
-        found = list(lines)
+        _, pieces = export_lines("run", "jsonl", store=store)
+        text = "".join(pieces)
+        found = text.splitlines(keepends=True)
         validated = [r.model_dump_json() + "\n" for r in store.runs.results("run")]
         assert found == validated
+        # the whole-result path (a view without ``json_view``) writes the same bytes
+        _, slow = export_lines("run", "jsonl", store=store, view=lambda r: r)
+        assert "".join(slow) == text
         # and the results as written (the store may order a result's scorers otherwise)
         written = {(r.item_id, r.repeat): r.model_dump(mode="json") for r in _results()}
         assert {(d["item_id"], d["repeat"]): d for d in map(json.loads, found)} == written
@@ -175,7 +182,61 @@ def test_export_streams_in_chunks(store_url: str, monkeypatch: pytest.MonkeyPatc
     with open_store(store_url) as store:
         _store(store)
         reference = "".join(
-            _csv_lines(map(_export_row, store.runs.results("run")), ["judge", "exact"])
+            _csv_lines(
+                (_export_row(r, ["judge", "exact"]) for r in store.runs.results("run")),
+                ["judge", "exact"],
+            )
         )
         _, fast = export_lines("run", "csv", store=store)
         assert "".join(fast) == reference
+        # JSON lines too: each chunk's scores and judge calls stay with their results
+        _, lines = export_lines("run", "jsonl", store=store)
+        assert "".join(lines) == "".join(
+            r.model_dump_json() + "\n" for r in store.runs.results("run")
+        )
+
+
+def test_jsonl_client_view_on_dicts_equals_view_on_results(store_url: str) -> None:
+    """The server's view (errors capped and neutralised, no tracebacks) applied to the fast
+    path's dicts writes what it writes on whole results, hostile errors included."""
+    from assay.server.client_view import result_dict_for_client, result_for_client
+
+    with open_store(store_url) as store:
+        _store(store)
+        hostile = ItemResult(
+            item_id="evil",
+            position=99,
+            error=TargetError(message="\x1b[2J\u202e" + "x" * 400, traceback="/srv/app.py"),
+        )
+        judged = ItemResult(
+            item_id="judged",
+            position=100,
+            output="o",
+            scores={
+                "judge": ScoreResult(
+                    scorer_id="judge",
+                    scorer_label="Judge",
+                    call_id="cj",
+                    status="error",
+                    error=ScoreError(message="HTTP 500: \x00\x07" + "y" * 500),
+                    judge_calls=[
+                        JudgeCall(
+                            step="score",
+                            status="failed",
+                            prompt="p",
+                            model_id="m",
+                            error="\u2066 body " + "z" * 400,
+                        )
+                    ],
+                )
+            },
+        )
+        store.runs.write_results("run", [hostile, judged])
+        _, slow = export_lines("run", "jsonl", store=store, view=result_for_client)
+        _, fast = export_lines(
+            "run", "jsonl", store=store, view=result_for_client, json_view=result_dict_for_client
+        )
+        text = "".join(fast)
+        assert text == "".join(slow)
+        assert "/srv/app.py" not in text and "\\u001b" not in text and "\u202e" not in text
+        assert "more characters" in text

@@ -176,3 +176,16 @@ def test_score_arrays_hold_the_score_rows_columnar(store_url: str) -> None:
         assert arrays.values == [(3, {"p": 0.5})]
         with pytest.raises(RunNotFoundError):
             store.run_queries.score_arrays("nope")
+
+
+def test_first_outputs_reads_each_items_first_repeat_in_one_go(store_url: str) -> None:
+    with open_store(store_url) as store:
+        _run(store, "r", [0.5, 0.25, None])
+        store.runs.write_results(
+            "r", [ItemResult(item_id="i0", repeat=1, position=0, output="second repeat")]
+        )
+        found = store.run_queries.first_outputs("r", ["i0", "i2", "i0", "missing"])
+        assert found == {"i0": ("answer 0", None, None), "i2": ("answer 2", "Exception", "boom")}
+        assert store.run_queries.first_outputs("r", []) == {}
+        with pytest.raises(RunNotFoundError):
+            store.run_queries.first_outputs("nope", ["i0"])

@@ -18,7 +18,7 @@ from typing import Literal, Protocol
 
 import numpy as np
 import numpy.typing as npt
-from pydantic import BaseModel, ConfigDict, Field, computed_field
+from pydantic import BaseModel, ConfigDict, Field, computed_field, model_validator
 
 from assay.summary.columns import ERROR, READY, STATUS_CODES, ScoreColumns, ScoreColumnsBuilder
 from assay.summary.stats import bootstrap_mean_ci, item_stats
@@ -105,9 +105,28 @@ class ScorerComparison(BaseModel):
     """Items worse than the threshold in the scorer's direction, worst first."""
     improved: list[ItemDelta] = Field(default_factory=list)
     """Items better than the threshold in the scorer's direction, best first."""
+    n_regressed: int = 0
+    """How many items regressed: ``len(regressed)`` unless the list was capped
+    (``max_items``) or left out (the web compare page sends counts, not 100,000 ids)."""
+    n_improved: int = 0
+    """How many items improved (as ``n_regressed``)."""
     values: dict[str, ValueComparison] = Field(default_factory=dict)
     """Each named value both runs reported, compared the same way (the scorer's direction;
     they do not enter ``verdict`` or ``has_regression``)."""
+
+    @model_validator(mode="after")
+    def _count_lists(self) -> ScorerComparison:
+        # a comparison written before the counts existed: its lists are whole
+        if self.n_regressed < len(self.regressed):
+            object.__setattr__(self, "n_regressed", len(self.regressed))
+        if self.n_improved < len(self.improved):
+            object.__setattr__(self, "n_improved", len(self.improved))
+        return self
+
+    def without_item_lists(self) -> ScorerComparison:
+        """This comparison with empty ``regressed``/``improved`` lists (their counts kept):
+        what a page shows, where 100,000 item ids would be megabytes."""
+        return self.model_copy(update={"regressed": [], "improved": []})
 
 
 class RunComparison(BaseModel):
@@ -126,6 +145,10 @@ class RunComparison(BaseModel):
     scorers_only_in_a: list[str] = Field(default_factory=list)
     scorers_only_in_b: list[str] = Field(default_factory=list)
     warnings: list[str] = Field(default_factory=list)
+
+    def without_item_lists(self) -> RunComparison:
+        """This comparison with each scorer's ``without_item_lists``."""
+        return self.model_copy(update={"scorers": [s.without_item_lists() for s in self.scorers]})
 
     @computed_field  # type: ignore[prop-decorator]
     @property
@@ -372,6 +395,7 @@ def _compare_scorer(
     sign = 1.0 if spec.higher_is_better else -1.0
     gain = np.where(paired, sign * delta, 0.0)  # > 0: better in the scorer's direction
     order = np.asarray(run_a.positions, dtype=np.int64)
+    worse, better = paired & (gain < -threshold), paired & (gain > threshold)
     return ScorerComparison(
         scorer_id=spec.id,
         scorer_label=spec.label,
@@ -385,12 +409,10 @@ def _compare_scorer(
         ci_low=ci[0] if ci else None,
         ci_high=ci[1] if ci else None,
         verdict=_verdict(ci, spec.higher_is_better),
-        regressed=_ranked(
-            run_a.ids, mean_a, mean_b, paired & (gain < -threshold), gain, order, max_items
-        ),
-        improved=_ranked(
-            run_a.ids, mean_a, mean_b, paired & (gain > threshold), -gain, order, max_items
-        ),
+        regressed=_ranked(run_a.ids, mean_a, mean_b, worse, gain, order, max_items),
+        improved=_ranked(run_a.ids, mean_a, mean_b, better, -gain, order, max_items),
+        n_regressed=int(np.count_nonzero(worse)),
+        n_improved=int(np.count_nonzero(better)),
         values={
             key: _compare_value(spec, run_a, run_b, a_to_b, key, n_boot=n_boot, seed=seed)
             for key in run_a.builder.value_keys(spec.id)

@@ -69,6 +69,33 @@ def result_for_client(result: ItemResult) -> ItemResult:
     return result.model_copy(update=update) if update else result
 
 
+def result_dict_for_client(result: dict[str, Any]) -> dict[str, Any]:
+    """``result_for_client`` on a result's JSON dict (``ItemResult.model_dump(mode="json")``
+    's shape, as a fast export reads it: ``store.result_export``); the same changes, so
+    the line written is the same."""
+    error = result["error"]
+    changed = dict(result)
+    if error is not None:
+        changed["error"] = {**error, "message": safe_text(error["message"]), "traceback": None}
+    scores = result["scores"]
+    if any(
+        s["error"] is not None or any(c["error"] for c in s["judge_calls"]) for s in scores.values()
+    ):
+        changed["scores"] = {key: _score_dict_for_client(s) for key, s in scores.items()}
+    return changed
+
+
+def _score_dict_for_client(score: dict[str, Any]) -> dict[str, Any]:
+    changed = dict(score)
+    if score["error"] is not None:
+        changed["error"] = {**score["error"], "message": safe_text(score["error"]["message"])}
+    changed["judge_calls"] = [
+        {**call, "error": safe_text(call["error"])} if call["error"] else call
+        for call in score["judge_calls"]
+    ]
+    return changed
+
+
 def event_for_client(event: BaseModel) -> BaseModel:
     """An optimization event (``optimize.feed``) with its errors made safe: a scoreboard
     row's error and its failed scorers' messages, an alert (a failed reflection), the

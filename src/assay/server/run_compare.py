@@ -15,13 +15,16 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
+from typing import Literal
 
 from pydantic import BaseModel
 
-from assay.analysis.compare import RunComparison, compare_run_arrays
+from assay.analysis.compare import ItemDelta, RunComparison, compare_run_arrays
 from assay.store import Store, using_store
 from assay.store.run_queries import ChangeState
 from assay.types import RunRecord
+
+ItemList = Literal["regressed", "improved"]
 
 MAX_PAGE = 500
 _CACHE_SIZE = 16
@@ -52,7 +55,9 @@ class ComparePage(BaseModel):
     rows: list[CompareRowOut]
     statistics: list[RunComparison]
     """One paired comparison per run in ``runs`` (run B) against the baseline (run A);
-    empty when not asked for, or when ``statistics_pending``."""
+    empty when not asked for, or when ``statistics_pending``. Without their lists of
+    regressed and improved items when ``item_lists_omitted`` (the counts stay:
+    ``n_regressed``/``n_improved``; ``compare_items`` pages the lists)."""
     state: ChangeState | None = None
     """The kind of rows asked for (``regressed``/``improved``/``same``; ``None``: all):
     ``total`` and the pages count only those, over the whole comparison."""
@@ -63,6 +68,25 @@ class ComparePage(BaseModel):
     statistics_pending: bool = False
     """The statistics were not cached yet and are being computed: fetch them from
     ``compare_statistics`` (``GET .../compare/statistics``)."""
+    item_lists_omitted: bool = False
+    """Each scorer's ``regressed``/``improved`` lists were left out of ``statistics``
+    (at 100,000 items they made the first page megabytes); ``GET .../compare/items``
+    pages them."""
+
+
+class CompareItemsPage(BaseModel):
+    """A page of one scorer's regressed (worst first) or improved (best first) items of a
+    run against the baseline, from the paired statistics."""
+
+    baseline: str
+    run: str
+    scorer: str
+    which: ItemList
+    threshold: float
+    total: int
+    offset: int
+    limit: int
+    items: list[ItemDelta]
 
 
 def _key(base: RunRecord, other: RunRecord, threshold: float) -> tuple[str, int, str, int, float]:
@@ -121,12 +145,15 @@ def compare_page(
     with_statistics: bool = True,
     cached_only: bool = False,
     state: ChangeState | None = None,
+    item_lists: bool = True,
     store: Store | None = None,
 ) -> ComparePage:
     """Runs ``runs`` (ids or unique prefixes) against ``baseline``: a page of per-item
     rows, regressions first, and (``with_statistics``) the paired statistics. With
     ``cached_only`` the statistics come only if all are cached; otherwise the page says
-    ``statistics_pending`` and the caller computes them with ``compare_statistics``."""
+    ``statistics_pending`` and the caller computes them with ``compare_statistics``.
+    Without ``item_lists`` the statistics leave out their lists of regressed and improved
+    items (counted still; ``compare_items`` pages them)."""
     if not runs:
         raise ValueError("compare needs at least one run besides the baseline")
     if offset < 0 or not 1 <= limit <= MAX_PAGE:
@@ -176,20 +203,73 @@ def compare_page(
         offset=offset,
         limit=limit,
         rows=out,
-        statistics=stats,
+        statistics=stats if item_lists else [c.without_item_lists() for c in stats],
         statistics_pending=pending,
         state=state,
+        item_lists_omitted=bool(stats) and not item_lists,
     )
 
 
 def compare_statistics(
-    baseline: str, runs: list[str], *, threshold: float = 0.0, store: Store | None = None
+    baseline: str,
+    runs: list[str],
+    *,
+    threshold: float = 0.0,
+    item_lists: bool = True,
+    store: Store | None = None,
 ) -> list[RunComparison]:
     """Only the paired statistics of each run against ``baseline`` (cached like
     ``compare_page``'s): for a client that shows the rows first and the statistics when
-    they are ready (the bootstrap over 100,000 items takes seconds)."""
+    they are ready (the bootstrap over 100,000 items takes seconds). Without
+    ``item_lists``: no lists of regressed and improved items (their counts only)."""
     if not runs:
         raise ValueError("compare needs at least one run besides the baseline")
     with using_store(store) as db:
         base = db.runs.get(baseline)
-        return [_statistics(db, base, db.runs.get(run), threshold) for run in runs]
+        found = [_statistics(db, base, db.runs.get(run), threshold) for run in runs]
+    return found if item_lists else [c.without_item_lists() for c in found]
+
+
+def compare_items(
+    baseline: str,
+    run: str,
+    scorer: str,
+    which: ItemList,
+    *,
+    threshold: float = 0.0,
+    offset: int = 0,
+    limit: int = 50,
+    store: Store | None = None,
+) -> CompareItemsPage:
+    """A page of ``scorer``'s regressed or improved items of ``run`` against ``baseline``
+    (the lists ``compare_page`` leaves out of its statistics), from the cached statistics,
+    computed now if not cached. ``LookupError`` for a scorer the comparison lacks."""
+    if offset < 0 or not 1 <= limit <= MAX_PAGE:
+        raise ValueError(f"offset must be >= 0 and limit 1..{MAX_PAGE}")
+    with using_store(store) as db:
+        base = db.runs.get(baseline)
+        other = db.runs.get(run)
+        comparison = _statistics(db, base, other, threshold)
+    for s in comparison.scorers:
+        if s.scorer_id == scorer:
+            items = s.regressed if which == "regressed" else s.improved
+            return CompareItemsPage(
+                baseline=base.info.id,
+                run=other.info.id,
+                scorer=scorer,
+                which=which,
+                threshold=threshold,
+                total=len(items),
+                offset=offset,
+                limit=limit,
+                items=items[offset : offset + limit],
+            )
+    raise ScorerNotComparedError(scorer, [s.scorer_id for s in comparison.scorers])
+
+
+class ScorerNotComparedError(LookupError):
+    """The comparison has no such scorer (both runs need it)."""
+
+    def __init__(self, scorer: str, scorers: list[str]) -> None:
+        shown = ", ".join(scorers) or "none"
+        super().__init__(f"scorer {scorer!r} is not in both runs (compared: {shown})")

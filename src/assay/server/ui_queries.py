@@ -21,7 +21,7 @@ from assay.operations.run_items import MAX_PAGE, RunItemFilter, run_items_page
 from assay.server.run_compare import MAX_PAGE as MAX_COMPARE_PAGE
 from assay.server.run_compare import ComparePage, compare_page
 from assay.store import Store, using_store
-from assay.store.run_queries import ResultFilter
+from assay.store.run_queries import ChangeState, ResultFilter
 from assay.types import ItemResult
 
 SortOrder = Literal["position", "score_asc", "score_desc"]
@@ -190,14 +190,15 @@ class CompareView(BaseModel):
     """Per row of ``page.rows``: worse in some run, else better in some run, else same."""
 
 
-def _first_output(store: Store, run_id: str, item_id: str) -> str:
-    results = store.run_queries.item(run_id, item_id)
-    if not results:
+def _first_output(first: tuple[Any, str | None, str | None] | None) -> str:
+    """An item's first output as text (``RunQueries.first_outputs``), its error instead
+    when it failed, ``""`` when the run lacks the item."""
+    if first is None:
         return ""
-    first = results[0]
-    if first.error is not None:
-        return f"[{first.error.kind}: {first.error.message}]"
-    return _as_text(first.output)
+    output, kind, message = first
+    if kind is not None:
+        return f"[{kind}: {message}]"
+    return _as_text(output)
 
 
 def compare_view(
@@ -206,24 +207,37 @@ def compare_view(
     *,
     offset: int = 0,
     limit: int = 50,
+    scorer: str | None = None,
+    state: ChangeState | None = None,
     store: Store | None = None,
 ) -> CompareView:
     """A page of ``runs`` against ``baseline`` (regressions first) with the output diffs
     of the page's items; the paired statistics only if cached (``page.statistics_pending``
-    otherwise: the page loads them from the API rather than wait seconds for them)."""
+    otherwise: the page loads them from the API rather than wait seconds for them), without
+    their item lists (counted only). ``scorer`` and ``state`` keep one scorer's rows and
+    one kind of change over the whole comparison, in SQL (not a filter of one page)."""
     limit = min(limit, MAX_COMPARE_PAGE)
     with using_store(store) as db:
-        page = compare_page(baseline, runs, offset=offset, limit=limit, cached_only=True, store=db)
+        page = compare_page(
+            baseline,
+            runs,
+            offset=offset,
+            limit=limit,
+            scorer=scorer,
+            state=state,
+            cached_only=True,
+            item_lists=False,
+            store=db,
+        )
         directions = {
             spec.id: (1.0 if spec.higher_is_better else -1.0)
             for spec in db.runs.get(page.baseline).info.scorers
         }
-        outputs: dict[str, list[str]] = {}
-        for row in page.rows:
-            if row.item_id not in outputs:
-                outputs[row.item_id] = [
-                    _first_output(db, run_id, row.item_id) for run_id in [page.baseline, *page.runs]
-                ]
+        item_ids = list(dict.fromkeys(row.item_id for row in page.rows))
+        firsts = [
+            db.run_queries.first_outputs(run_id, item_ids) for run_id in [page.baseline, *page.runs]
+        ]
+        outputs = {item_id: [_first_output(f.get(item_id)) for f in firsts] for item_id in item_ids}
     diffs = {
         item_id: [output_diff(texts[0], other) for other in texts[1:]]
         for item_id, texts in outputs.items()

@@ -11,16 +11,17 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, NamedTuple
+from typing import Any, Literal
 
 import numpy as np
 import numpy.typing as npt
 import sqlalchemy as sa
 from sqlalchemy import Row
 
-from assay.store.codec import NUL_ESCAPE, chunked, loads
+from assay.store.codec import chunked
 from assay.store.db import Database
 from assay.store.errors import RunNotFoundError
+from assay.store.result_export import FlatRow, export_rows, result_dicts
 from assay.store.results_codec import build_results
 from assay.store.tables import item_results, item_scores, judge_calls, runs, scores
 from assay.types import ItemResult
@@ -51,21 +52,6 @@ ChangeState = Literal["regressed", "improved", "same"]
 """A comparison row's kind: worse in some run, else better in some run, else unchanged."""
 
 
-class ExportRow(NamedTuple):
-    """One result as its export row needs it (``operations.run_items.export_lines``):
-    the target error's message only, and per scorer id its (status, score)."""
-
-    item_id: str
-    repeat: int
-    position: int
-    error_message: str | None
-    latency_ms: float | None
-    input: Any
-    output: Any
-    expected_output: Any
-    scores: dict[str, tuple[str, float | None]]
-
-
 @dataclass(frozen=True, slots=True)
 class ResultFilter:
     """Which results of a run to show. Score conditions (``scorer``, ``min_score``,
@@ -79,22 +65,6 @@ class ResultFilter:
     status: str | None = None
     errors_only: bool = False
     q: str | None = None
-
-
-def _json_value(text: str | None) -> Any:
-    """A stored JSON text's value: a string without escapes is cut out of its quotes,
-    anything else parsed like the column does (``codec.loads``)."""
-    if text is None:
-        return None
-    if len(text) >= 2 and text[0] == '"' and text[-1] == '"' and "\\" not in text:
-        inner = text[1:-1]
-        if '"' not in inner and NUL_ESCAPE not in inner:
-            return inner
-    return loads(text)
-
-
-def _same(value: Any) -> Any:
-    return value
 
 
 def _escape_like(text: str) -> str:
@@ -218,70 +188,21 @@ class RunQueries:
 
     EXPORT_CHUNK = 2000
 
-    def export_rows(self, run_id: str) -> Iterator[ExportRow]:
-        """Every result of the run as an ``ExportRow``, in (position, repeat) order,
-        streamed ``EXPORT_CHUNK`` results at a time (keyset paging, one read each).
-
-        Straight from the rows, with no ``ItemResult`` (pydantic validation of a result
-        and its scores took most of an export's time: ~10k rows/s at 100,000 items) and
-        without the columns an export leaves out (reasons, prompts, judge calls)."""
+    def export_rows(self, run_id: str, scorer_ids: Sequence[str]) -> Iterator[FlatRow]:
+        """Every result of the run as a ``FlatRow`` (its export cells, then the (status,
+        score) of each of ``scorer_ids``), in (position, repeat) order, streamed
+        ``EXPORT_CHUNK`` results at a time (``store.result_export``: no ``ItemResult`` per
+        row, one read per chunk)."""
         with self._db.read() as conn:
             self._require(conn, run_id)
-        return self._stream_export_rows(run_id)
+        return export_rows(self._db, run_id, scorer_ids, chunk=self.EXPORT_CHUNK)
 
-    def _stream_export_rows(self, run_id: str) -> Iterator[ExportRow]:
-        t, s = item_results.c, scores.c
-        texts = [t.input, t.output, t.expected_output]
-        raw = self._db.dialect == "sqlite"
-        columns = (
-            t.id,
-            t.item_id,
-            t.repeat,
-            t.position,
-            t.error,
-            t.latency_ms,
-            # SQLite: the stored JSON text, parsed by ``_json_value`` (a plain string, the
-            # usual value, needs no JSON parser); PostgreSQL's driver parses JSONB itself
-            *(sa.type_coerce(c, sa.Text).label(c.name) if raw else c for c in texts),
-        )
-        value = _json_value if raw else _same
-        after: tuple[int, int, str] | None = None
-        while True:
-            query = (
-                sa.select(*columns)
-                .where(t.run_id == run_id)
-                .order_by(*_ORDER)
-                .limit(self.EXPORT_CHUNK)
-            )
-            if after is not None:
-                query = query.where(sa.tuple_(*_ORDER) > sa.tuple_(*after))
-            found: dict[str, dict[str, tuple[str, float | None]]] = {}
-            with self._db.read() as conn:
-                rows = conn.execute(query).all()
-                for ids in chunked([row.id for row in rows], 500):
-                    for result_id, scorer_id, status, score in conn.execute(
-                        sa.select(s.result_id, s.scorer_id, s.status, s.score).where(
-                            s.result_id.in_(ids)
-                        )
-                    ):
-                        found.setdefault(result_id, {})[scorer_id] = (status, score)
-            for row in rows:
-                error = row.error
-                yield ExportRow(
-                    row.item_id,
-                    row.repeat,
-                    row.position,
-                    None if error is None else str(error.get("message", "")),
-                    row.latency_ms,
-                    value(row.input),
-                    value(row.output),
-                    value(row.expected_output),
-                    found.get(row.id, {}),
-                )
-            if len(rows) < self.EXPORT_CHUNK:
-                return
-            last = rows[-1]
-            after = (last.position, last.repeat, last.item_id)
+    def export_dicts(self, run_id: str) -> Iterator[dict[str, Any]]:
+        """Every result of the run as ``ItemResult.model_dump(mode="json")``'s dict
+        (``store.result_export.result_dicts``), read ``EXPORT_CHUNK`` at a time."""
+        with self._db.read() as conn:
+            self._require(conn, run_id)
+        return result_dicts(self._db, run_id, chunk=self.EXPORT_CHUNK)
 
     def item(self, run_id: str, item_id: str) -> list[ItemResult]:
         """Every repeat of one item of the run, in repeat order (empty: not in the run)."""
@@ -294,6 +215,31 @@ class RunQueries:
                 .order_by(t.repeat)
             ).all()
             return self._with_scores(conn, rows)
+
+    def first_outputs(
+        self, run_id: str, item_ids: Sequence[str]
+    ) -> dict[str, tuple[Any, str | None, str | None]]:
+        """Per item id of ``item_ids`` the run holds: its first repeat's (output, error
+        kind, error message), in one read (the compare page shows 50 items of each run;
+        a read per item and run was 100 round trips)."""
+        t = item_results.c
+        found: dict[str, tuple[Any, str | None, str | None]] = {}
+        with self._db.read() as conn:
+            self._require(conn, run_id)
+            for ids in chunked(sorted(set(item_ids)), 500):
+                rows = conn.execute(
+                    sa.select(t.item_id, t.output, t.error)
+                    .where(t.run_id == run_id, t.item_id.in_(ids))
+                    .order_by(t.item_id, t.repeat)
+                )
+                for item_id, output, error in rows:
+                    if item_id not in found:
+                        if error is None:
+                            found[item_id] = (output, None, None)
+                        else:
+                            kind = str(error.get("kind", "Exception"))
+                            found[item_id] = (output, kind, str(error.get("message", "")))
+        return found
 
     def ranked_items(
         self,
@@ -565,20 +511,42 @@ class RunQueries:
 
     # ------------------------------------------------------------------ comparison
     @staticmethod
-    def _per_item(run_id: str, name: str) -> sa.Subquery:
-        t, s = item_results.c, scores.c
-        return (
+    def _stored_means_join(
+        baseline: str, others: Sequence[str]
+    ) -> tuple[sa.Subquery, sa.FromClause, list[Any]]:
+        """The baseline's stored per-item means (``tables.item_scores``, kept with the
+        results) joined to each other run's: on PostgreSQL two index-only scans of the
+        covering ``ix_item_scores_ascending`` and a hash join per run, where the results'
+        join was four scans and three hash joins (issue 25). Repeats or not: the mean of
+        an item's ready scores, which the compare used to group the results for."""
+        b = item_scores.alias("bm")
+        base = (
             sa.select(
-                t.item_id.label("item_id"),
-                s.scorer_id.label("scorer_id"),
-                sa.func.avg(s.score).label("score"),
-                sa.func.min(t.position).label("position"),
+                b.c.item_id.label("item_id"),
+                b.c.scorer_id.label("scorer_id"),
+                b.c.mean.label("score"),
+                b.c.position.label("position"),
             )
-            .select_from(item_results.join(scores, s.result_id == t.id))
-            .where(t.run_id == run_id, s.status == "ready")
-            .group_by(t.item_id, s.scorer_id)
-            .subquery(name)
+            .where(b.c.run_id == baseline, b.c.mean.is_not(None))
+            .subquery("base")
         )
+        joined: sa.FromClause = base
+        other_q = []
+        for i, run_id in enumerate(others):
+            o = (
+                sa.select(
+                    item_scores.c.item_id,
+                    item_scores.c.scorer_id,
+                    item_scores.c.mean.label("score"),
+                )
+                .where(item_scores.c.run_id == run_id, item_scores.c.mean.is_not(None))
+                .subquery(f"om{i}")
+            )
+            joined = joined.outerjoin(
+                o, sa.and_(o.c.scorer_id == base.c.scorer_id, o.c.item_id == base.c.item_id)
+            )
+            other_q.append(o)
+        return base, joined, other_q
 
     @staticmethod
     def _single_repeat_join(
@@ -631,23 +599,23 @@ class RunQueries:
         worst change first: the key is the most negative direction-signed delta over the
         other runs (scorers in ``lower_is_better`` count a rise as worse), then position.
 
-        ``single_repeat`` (every run has one repeat per item) skips the per-item means: the
-        other runs' results are then found by their unique (run, item, repeat) index, which
-        is several times faster than grouping 100,000 rows per run.
+        The means are the stored per-item means (``tables.item_scores``); on SQLite,
+        ``single_repeat`` (every run has one repeat per item) reads the results instead:
+        the other runs' results are found by their unique (run, item, repeat) index, which
+        is faster there than reading the means' table rows.
 
         ``state`` keeps the rows of one kind, over the whole comparison (not a page):
         ``regressed`` (some run's direction-signed delta below ``-threshold``), else
         ``improved`` (some run's above 0), else ``same``; a run without a number for the
         row counts as no change, as the rows' own ``regressed`` flag does."""
-        if single_repeat:
+        if single_repeat and self._db.dialect == "sqlite":
+            # SQLite: the unique (run, item, repeat) index and the scores' index answer
+            # each row by lookups, faster than reading the stored means' table rows
             base, joined, other_q = self._single_repeat_join(baseline, others)
         else:
-            base = self._per_item(baseline, "base")
-            joined = base
-            other_q = [self._per_item(run_id, f"run{i}") for i, run_id in enumerate(others)]
-            for sub in other_q:
-                on = sa.and_(sub.c.item_id == base.c.item_id, sub.c.scorer_id == base.c.scorer_id)
-                joined = joined.outerjoin(sub, on)
+            # the stored per-item means: on PostgreSQL 2-2.5x faster than the results'
+            # join at 100,000 items; with repeats, much faster than grouping them
+            base, joined, other_q = self._stored_means_join(baseline, others)
         flip = base.c.scorer_id.in_(list(lower_is_better)) if lower_is_better else sa.false()
         signed = [
             sa.func.coalesce(
@@ -676,26 +644,32 @@ class RunQueries:
                     if state == "regressed"
                     else sa.and_(~regressed, best > 0 if state == "improved" else best <= 0)
                 )
-                counted: sa.FromClause = joined
-            else:
-                counted = base
-            total = conn.execute(
-                sa.select(sa.func.count()).select_from(counted).where(*where)
-            ).scalar_one()
+            columns = [
+                base.c.item_id,
+                base.c.scorer_id,
+                base.c.position,
+                base.c.score,
+                *(sub.c.score.label(f"score{i}") for i, sub in enumerate(other_q)),
+            ]
+            if state is not None:
+                # the count rides along as a window over the filtered join, which the sort
+                # reads whole anyway: one pass over both runs instead of two
+                columns.append(sa.func.count().over().label("total"))
             rows = conn.execute(
-                sa.select(
-                    base.c.item_id,
-                    base.c.scorer_id,
-                    base.c.position,
-                    base.c.score,
-                    *(sub.c.score.label(f"score{i}") for i, sub in enumerate(other_q)),
-                )
+                sa.select(*columns)
                 .select_from(joined)
                 .where(*where)
                 .order_by(key, base.c.position, base.c.scorer_id)
                 .offset(offset)
                 .limit(limit)
             ).all()
+            if state is not None and rows:
+                total = rows[0].total
+            else:
+                counted = joined if state is not None else base
+                total = conn.execute(
+                    sa.select(sa.func.count()).select_from(counted).where(*where)
+                ).scalar_one()
         page = []
         for row in rows:
             values = tuple(row._mapping[f"score{i}"] for i in range(len(other_q)))

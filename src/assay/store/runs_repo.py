@@ -635,7 +635,13 @@ class RunRepository:
                 score_list: builtins.list[Row[Any]] = []
                 for ids in chunked(result_ids, self.CHUNK):
                     score_list.extend(
-                        conn.execute(sa.select(scores).where(scores.c.result_id.in_(ids))).all()
+                        conn.execute(
+                            # a result's scores in scorer id order, on every backend (an
+                            # export's fast path writes them so: ``store.result_export``)
+                            sa.select(scores)
+                            .where(scores.c.result_id.in_(ids))
+                            .order_by(scores.c.result_id, scores.c.scorer_id)
+                        ).all()
                     )
                 call_list: builtins.list[Row[Any]] = []
                 for ids in chunked([row.id for row in score_list], self.CHUNK):

@@ -148,10 +148,32 @@ def test_compare_regressions_first_with_statistics(client: TestClient) -> None:
     )
     assert [d["item_id"] for d in stats["regressed"]] == ["a"]
     assert [d["item_id"] for d in stats["improved"]] == ["b"]
-    # once computed, the page carries them
+    # once computed, the page carries them, without their item lists (counted)
     cached = client.get(f"/api/runs/{other}/compare?baseline={base}").json()
-    assert (cached["statistics"], cached["statistics_pending"]) == (alone, False)
+    assert (cached["statistics_pending"], cached["item_lists_omitted"]) == (False, True)
+    [scorer] = cached["statistics"][0]["scorers"]
+    assert (scorer["regressed"], scorer["improved"]) == ([], [])
+    assert (scorer["n_regressed"], scorer["n_improved"]) == (1, 1)
+    assert {**scorer, "regressed": stats["regressed"], "improved": stats["improved"]} == stats
     assert cached["rows"] == page["rows"]
+    with_lists = client.get(f"/api/runs/{other}/compare?baseline={base}&item_lists=true").json()
+    assert (with_lists["statistics"], with_lists["item_lists_omitted"]) == (alone, False)
+    counted = client.get(
+        f"/api/runs/{other}/compare/statistics?baseline={base}&item_lists=false"
+    ).json()
+    assert counted == cached["statistics"]
+    # the lists, paged from their own endpoint
+    items = f"/api/runs/{other}/compare/items?baseline={base}&scorer=exact-match"
+    regressed = client.get(items).json()
+    assert (regressed["which"], regressed["total"], regressed["run"]) == ("regressed", 1, other)
+    assert regressed["items"] == stats["regressed"]
+    improved = client.get(f"{items}&which=improved&offset=0&limit=1").json()
+    assert (improved["total"], improved["items"]) == (1, stats["improved"])
+    assert client.get(f"{items}&which=improved&offset=1").json()["items"] == []
+    missing = client.get(f"/api/runs/{other}/compare/items?baseline={base}&scorer=nope")
+    assert missing.status_code == 404 and "'nope'" in missing.json()["detail"]
+    assert client.get(f"{items}&which=worse").status_code == 422
+    assert client.get(f"{items}&limit=0").status_code == 422
     second = client.get(f"/api/runs/{other}/compare?baseline={base}&limit=1&offset=1").json()
     assert second["total"] == 3 and [r["item_id"] for r in second["rows"]] == ["c"]
     # the statistics (and their item lists) go with the first page only
@@ -190,7 +212,11 @@ def test_compare_computes_pending_statistics_in_the_background(client: TestClien
     [comparison] = page["statistics"]
     assert comparison["threshold"] == 0.5
     assert comparison["scorers"][0]["delta"] == -1 / 3
-    assert [d["item_id"] for d in comparison["scorers"][0]["regressed"]] == ["a"]
+    assert comparison["scorers"][0]["n_regressed"] == 1
+    listed = client.get(
+        f"/api/runs/{other}/compare/items?baseline={base}&scorer=exact-match&threshold=0.5"
+    ).json()
+    assert [d["item_id"] for d in listed["items"]] == ["a"]
 
 
 def test_export_jsonl_and_csv(client: TestClient) -> None:
@@ -266,8 +292,10 @@ def test_unknown_run_is_404(client: TestClient) -> None:
 def test_export_batches_keep_every_line_in_order() -> None:
     from assay.server.api.runs import EXPORT_BATCH, _batched
 
-    lines = [f"row {i}\n" for i in range(2 * EXPORT_BATCH + 1)]
-    chunks = list(_batched(iter(lines)))
-    assert "".join(chunks) == "".join(lines)
-    assert [chunk.count("\n") for chunk in chunks] == [EXPORT_BATCH, EXPORT_BATCH, 1]
+    pieces = [f"row {i}\n" * 100 for i in range(3 * EXPORT_BATCH // 600 + 1)]
+    chunks = list(_batched(iter(pieces)))
+    assert "".join(chunks) == "".join(pieces)
+    assert len(chunks) > 1
+    assert all(len(chunk) >= EXPORT_BATCH for chunk in chunks[:-1])
+    assert all(len(chunk) < EXPORT_BATCH + len(pieces[0]) for chunk in chunks)
     assert list(_batched(iter([]))) == []

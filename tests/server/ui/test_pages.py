@@ -3,6 +3,7 @@ and user text must never become markup."""
 
 from __future__ import annotations
 
+import html
 import re
 from pathlib import Path
 
@@ -180,7 +181,9 @@ def test_compare_page_lists_regressions_first_with_diff_and_statistics(
     # rows at once; app.js loads the statistics from the API into the placeholder
     assert 'data-testid="paired-stats"' not in html
     url = html.split('<div id="compare-statistics" data-url="')[1].split('"')[0]
-    assert url == f"/api/runs/{runs['bad']}/compare/statistics?baseline={runs['good']}&runs="
+    assert url == (
+        f"/api/runs/{runs['bad']}/compare/statistics?baseline={runs['good']}&runs=&item_lists=false"
+    )
     [statistics] = compare_statistics(runs["good"], [runs["bad"]], store=store)
     [check] = [s for s in statistics.scorers if s.scorer_id == "check-includes"]
     assert (check.scorer_label, check.delta) == ("Check: includes", -0.5)
@@ -555,3 +558,81 @@ def test_run_items_page_size_position_expected_column_and_score_bands(
     assert "Histogram of 240 values" in svg
     assert 'data-count="178"' in svg and 'data-count="62"' in svg
     assert client.get("/runs/nope/histograms").status_code == 404
+
+
+def _two_scored_runs(store: Store) -> None:
+    """``base`` and ``cand`` over 121 items, scorers ``sim`` and ``other``: ``cand``'s
+    ``sim`` dropped on items 0-119 and rose on ``late``; ``other`` never changed. 242
+    rows, the one improved row last (page 5 of 50)."""
+    from assay.types import ItemResult, ScoreResult, ScorerSpec
+
+    specs = [ScorerSpec(id="sim", label="Sim"), ScorerSpec(id="other", label="Other")]
+    for run_id, sim in (("base", lambda i: 0.5), ("cand", lambda i: 1.0 if i == 120 else 0.0)):
+        store.runs.create(
+            RunInfo(
+                id=run_id,
+                target=TargetSpec(kind="stored-output", label="stored"),
+                scorers=specs,
+                total_items=121,
+            )
+        )
+        store.runs.write_results(
+            run_id,
+            [
+                ItemResult(
+                    item_id="late" if i == 120 else f"i{i:03d}",
+                    position=i,
+                    output=f"{run_id} {i}",
+                    scores={
+                        sid: ScoreResult(
+                            scorer_id=sid,
+                            scorer_label=sid,
+                            call_id=f"{sid}{i}",
+                            status="ready",
+                            score=value,
+                        )
+                        for sid, value in (("sim", sim(i)), ("other", 0.25))
+                    },
+                )
+                for i in range(121)
+            ],
+        )
+        store.runs.finish(run_id, "completed", None)
+
+
+def test_compare_page_filters_apply_over_the_whole_comparison(
+    client: TestClient, store: Store
+) -> None:
+    _two_scored_runs(store)
+    page = client.get("/runs/cand/compare", params={"baseline": "base"}).text
+    rows = _compare_rows(page)
+    assert len(rows) == 50 and {state for state, _, _ in rows} == {"regressed"}
+    assert "late" not in {item for _, item, _ in rows}
+    assert "242 item × scorer rows" in page
+    # the improved row is on page 5 unfiltered; filtered, it is page 1, alone
+    page = client.get("/runs/cand/compare", params={"baseline": "base", "state": "improved"}).text
+    assert _compare_rows(page) == [("improved", "late", "sim")]
+    assert "1 item × scorer rows" in page
+    assert '<option value="improved" selected>' in page
+    # by scorer: "other" never changed; its rows only, paged with the filter kept
+    page = client.get("/runs/cand/compare", params={"baseline": "base", "scorer": "other"}).text
+    rows = _compare_rows(page)
+    assert len(rows) == 50 and {(s, sc) for s, _, sc in rows} == {("same", "other")}
+    assert "121 item × scorer rows" in page
+    [next_link] = re.findall(r'href="(\?[^"]*)">Next</a>', page)
+    assert "&scorer=other&state=&offset=50" in next_link
+    page = client.get(f"/runs/cand/compare{html.unescape(next_link)}").text
+    rows = _compare_rows(page)
+    assert len(rows) == 50 and {(s, sc) for s, _, sc in rows} == {("same", "other")}
+    both = client.get(
+        "/runs/cand/compare", params={"baseline": "base", "scorer": "other", "state": "regressed"}
+    ).text
+    assert _compare_rows(both) == [] and "0 item × scorer rows" in both
+    # page 3 of the regressed rows of "sim" only
+    page = client.get(
+        "/runs/cand/compare",
+        params={"baseline": "base", "scorer": "sim", "state": "regressed", "offset": "100"},
+    ).text
+    assert [item for _, item, _ in _compare_rows(page)] == [f"i{i:03d}" for i in range(100, 120)]
+    bad = client.get("/runs/cand/compare", params={"baseline": "base", "state": "worse"})
+    assert bad.status_code == 422 and "state must be one of" in bad.text

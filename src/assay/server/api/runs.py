@@ -31,8 +31,16 @@ from assay.server.api.deps import (
     StoreDep,
     responses,
 )
-from assay.server.client_view import result_for_client, safe_text
-from assay.server.run_compare import ComparePage, compare_page, compare_statistics
+from assay.server.client_view import result_dict_for_client, result_for_client, safe_text
+from assay.server.run_compare import (
+    CompareItemsPage,
+    ComparePage,
+    ItemList,
+    ScorerNotComparedError,
+    compare_items,
+    compare_page,
+    compare_statistics,
+)
 from assay.server.sse import sse_response
 from assay.store import Store
 from assay.store.run_queries import ChangeState
@@ -155,14 +163,22 @@ def compare(
         ChangeState | None,
         Query(description="only rows that regressed, improved or stayed the same (whole run)"),
     ] = None,
+    item_lists: Annotated[
+        bool,
+        Query(
+            description="include each scorer's lists of regressed and improved items in the "
+            "statistics (megabytes at 100,000 items; compare/items pages them)"
+        ),
+    ] = False,
 ) -> ComparePage:
     """``run_id`` (and ``runs``) against ``baseline``: per-item rows, regressions first.
     The paired statistics of each run against the baseline come along only when already
     computed; otherwise ``statistics_pending`` is true, they are computed in the
     background, and ``compare/statistics`` returns them (the page never waits seconds
     for a bootstrap over 100,000 items). They come with the first page (``offset`` 0)
-    only: their lists of regressed and improved items would repeat on every page
-    (``statistics_omitted`` says so on the others)."""
+    only (``statistics_omitted`` says so on the others), and without their lists of
+    regressed and improved items unless ``item_lists`` (``item_lists_omitted``; the
+    counts stay, ``compare/items`` pages the lists)."""
     others = [run_id, *(part.strip() for part in (runs or "").split(",") if part.strip())]
     if len(others) > MAX_COMPARED:
         raise HTTPException(422, f"compare at most {MAX_COMPARED} runs at once")
@@ -177,6 +193,7 @@ def compare(
         with_statistics=statistics and first,
         cached_only=True,
         state=state,
+        item_lists=item_lists,
         store=store,
     )
     if page.statistics_pending:
@@ -199,28 +216,71 @@ def compare_stats(
         str | None, Query(max_length=2000, description="more run ids, comma-separated")
     ] = None,
     threshold: Annotated[float, Query(ge=0, allow_inf_nan=False)] = 0.0,
+    item_lists: Annotated[
+        bool,
+        Query(description="false: leave out the lists of regressed and improved items"),
+    ] = True,
 ) -> list[RunComparison]:
     """The paired statistics of each run against the baseline, computed now unless cached
     (or being computed for ``compare``, which this then waits for)."""
     others = [run_id, *(part.strip() for part in (runs or "").split(",") if part.strip())]
     if len(others) > MAX_COMPARED:
         raise HTTPException(422, f"compare at most {MAX_COMPARED} runs at once")
-    return compare_statistics(baseline, others, threshold=threshold, store=store)
+    return compare_statistics(
+        baseline, others, threshold=threshold, item_lists=item_lists, store=store
+    )
 
 
-EXPORT_BATCH = 500
-"""Lines per body chunk of an export: a sync iterator costs one thread hop per chunk, so
-one line per chunk held a 100,000-row export to a few thousand rows/s (issue 25)."""
+@router.get(
+    "/runs/{run_id}/compare/items",
+    response_model=CompareItemsPage,
+    responses=responses(404),
+)
+def compare_items_page(
+    run_id: str,
+    store: StoreDep,
+    baseline: Annotated[str, Query(min_length=1, max_length=255)],
+    scorer: Annotated[str, Query(min_length=1, max_length=255)],
+    which: ItemList = "regressed",
+    threshold: Annotated[float, Query(ge=0, allow_inf_nan=False)] = 0.0,
+    offset: Annotated[int, Query(ge=0, le=MAX_OFFSET)] = 0,
+    limit: Annotated[int, Query(ge=1, le=MAX_PAGE)] = 50,
+) -> CompareItemsPage:
+    """A page of ``scorer``'s regressed (worst first) or improved (best first) items of
+    ``run_id`` against ``baseline``: the lists the compare page's statistics leave out,
+    from the same cached statistics (computed now if not cached)."""
+    try:
+        return compare_items(
+            baseline,
+            run_id,
+            scorer,
+            which,
+            threshold=threshold,
+            offset=offset,
+            limit=limit,
+            store=store,
+        )
+    except ScorerNotComparedError as exc:
+        raise HTTPException(404, str(exc)) from exc
 
 
-def _batched(lines: Iterator[str]) -> Iterator[str]:
-    """``lines`` joined ``EXPORT_BATCH`` at a time; lazily, so memory stays one batch."""
+EXPORT_BATCH = 256 * 1024
+"""Characters per body chunk of an export, at least: a sync iterator costs one thread hop
+per chunk, so one line per chunk held a 100,000-row export to a few thousand rows/s
+(issue 25). ``export_lines`` gives pieces of whole lines (up to a few thousand each)."""
+
+
+def _batched(pieces: Iterator[str]) -> Iterator[str]:
+    """``pieces`` joined until ``EXPORT_BATCH`` characters; lazily, so memory stays one
+    batch (and one piece)."""
     batch: list[str] = []
-    for line in lines:
-        batch.append(line)
-        if len(batch) == EXPORT_BATCH:
+    size = 0
+    for piece in pieces:
+        batch.append(piece)
+        size += len(piece)
+        if size >= EXPORT_BATCH:
             yield "".join(batch)
-            batch = []
+            batch, size = [], 0
     if batch:
         yield "".join(batch)
 
@@ -234,7 +294,12 @@ def export(run_id: str, store: StoreDep, format: ExportFormat = "jsonl") -> Stre
     """Every result of the run, streamed as JSON lines or CSV (errors capped, no
     tracebacks; CSV cells that a spreadsheet would run as formulas are neutralised)."""
     found, lines = export_lines(
-        run_id, format, store=store, view=result_for_client, error_text=safe_text
+        run_id,
+        format,
+        store=store,
+        view=result_for_client,
+        error_text=safe_text,
+        json_view=result_dict_for_client,
     )
     media = "application/x-ndjson" if format == "jsonl" else "text/csv"
     return StreamingResponse(

@@ -50,6 +50,7 @@ from assay.server.ui.svg_plots import (
 )
 from assay.server.ui_queries import SortOrder, compare_view, run_item_groups
 from assay.store import Store, StoreError
+from assay.store.run_queries import ChangeState
 from assay.summary.progress import run_progress
 from assay.types import ItemResult, RunRecord
 
@@ -419,6 +420,9 @@ def item_page(
     )
 
 
+COMPARE_STATES: tuple[ChangeState, ...] = ("regressed", "improved", "same")
+
+
 @router.get("/runs/{run_id}/compare", response_class=HTMLResponse)
 def compare_runs_page(
     request: Request,
@@ -426,6 +430,8 @@ def compare_runs_page(
     baseline: str | None = None,
     runs: str | None = None,
     offset: str | None = None,
+    scorer: str | None = None,
+    state: str | None = None,
 ) -> HTMLResponse:
     store = store_of(request)
     try:
@@ -442,7 +448,17 @@ def compare_runs_page(
     others = [record.info.id] + [r.strip() for r in (runs or "").split(",") if r.strip()]
     try:
         start = _int(offset, "offset", 0)
-        view = compare_view(baseline, others, offset=start, limit=PAGE_SIZE, store=store)
+        if state and state not in COMPARE_STATES:
+            raise ValueError(f"state must be one of {', '.join(COMPARE_STATES)}, not {state!r}")
+        view = compare_view(
+            baseline,
+            others,
+            offset=start,
+            limit=PAGE_SIZE,
+            scorer=scorer or None,
+            state=state or None,
+            store=store,
+        )
         records = {r: store.runs.get(r) for r in [view.page.baseline, *view.page.runs]}
     except StoreError as error:
         return _problem(request, 404, str(error))
@@ -460,6 +476,8 @@ def compare_runs_page(
         page_size=PAGE_SIZE,
         runs_param=runs or "",
         chosen_by_default=chosen_by_default,
+        scorer_filter=scorer or "",
+        state_filter=state or "",
     )
 
 

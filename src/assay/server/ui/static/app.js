@@ -606,7 +606,7 @@ function comparisonSection(c) {
       el("td", { text: score(s.mean_a) }), el("td", { text: score(s.mean_b) }),
       el("td", { text: score(s.delta) }), el("td", { text: ci }),
       el("td", { class: `verdict-${s.verdict}`, text: s.verdict.replaceAll("_", " ") }),
-      el("td", { text: String(s.regressed.length) }), el("td", { text: String(s.improved.length) })));
+      el("td", { text: String(s.n_regressed) }), el("td", { text: String(s.n_improved) })));
   }
   section.append(el("table", { class: "grid", "data-testid": "paired-stats" },
     el("thead", {}, el("tr", {}, ...head.map((h) => el("th", { text: h })))), body));
@@ -986,12 +986,8 @@ function setupCompareTools() {
   const scorer = document.getElementById("compare-filter-scorer");
   const state = document.getElementById("compare-filter-state");
   if (!scorer || !state) return;
-  const apply = () => {
-    for (const row of document.querySelectorAll("[data-testid=compare-rows] tbody tr")) {
-      row.hidden = (scorer.value && row.dataset.scorer !== scorer.value)
-        || (state.value && !row.classList.contains(state.value));
-    }
-  };
+  // the filters apply over the whole comparison on the server: a change reloads page 1
+  const apply = () => scorer.form.submit();
   scorer.addEventListener("change", apply);
   state.addEventListener("change", apply);
 }
