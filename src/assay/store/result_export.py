@@ -156,6 +156,7 @@ def result_dicts(db: Database, run_id: str, *, chunk: int = CHUNK) -> Iterator[d
         t.started_at,
         t.completed_at,
         t.id,
+        read.json(t.meta),
     ).where(t.run_id == run_id)
     in_run = item_results.join(scores, s.result_id == t.id)
     score_query = (
@@ -253,6 +254,7 @@ def result_dicts(db: Database, run_id: str, *, chunk: int = CHUNK) -> Iterator[d
                 result["usage"] = result["cost_usd"] = result["samples"] = None
             else:
                 result.update(_warnings_fields(value(warnings), row[9], row[10]))
+            result["meta"] = value(row[12])
             yield result
         if len(rows) < chunk:
             return
