@@ -136,6 +136,11 @@ def test_ray_and_local_runs_are_equal_item_by_item(store: Store) -> None:
     for key, scorer in summary_local.scorers.items():
         assert summary_ray.scorers[key].mean == scorer.mean
         assert summary_ray.scorers[key].count == scorer.count
+    counted = ("items", "results", "item_errors", "judge_calls", "usage", "cost_usd")
+    assert summary_ray.model_dump(include=set(counted)) == summary_local.model_dump(
+        include=set(counted)
+    )
+    assert summary_ray.items == len(data) and summary_ray.judge_calls >= len(data)
     assert summary_ray.scorers["exact-match"].mean == pytest.approx(2 / 3, abs=0.01)
 
 

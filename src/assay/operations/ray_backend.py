@@ -34,7 +34,7 @@ from assay.runner.engine import RunPlan
 from assay.runner.options import RunOptions
 from assay.runner.progress import RunProgress
 from assay.store import Store
-from assay.types import Item
+from assay.types import Item, ItemResult
 
 if TYPE_CHECKING:
     from types import ModuleType
@@ -329,6 +329,12 @@ class RayDispatch:
         left = await asyncio.to_thread(repo.remaining, run_id)
         if left:
             raise RayBackendError(f"{left} units of run {run_id[:8]} were not stored")
+
+    def stored_results(self, plan: RunPlan) -> Iterator[ItemResult]:
+        """The run's stored results, streamed without validating them again (each was
+        validated when its worker stored it): the engine counts the summary's items,
+        errors, judge calls and usage from them."""
+        return self.store.runs.results(plan.info.id, trusted=True)
 
 
 def prepare(store: Store, plan: RunPlan, options: RunOptions) -> RayDispatch:

@@ -86,6 +86,17 @@ class UnitDispatch(Protocol):
         self, plan: RunPlan, units: Iterator[tuple[int, Item, int]], bar: RunProgress
     ) -> None: ...
 
+    def stored_results(self, plan: RunPlan) -> Iterable[ItemResult]:
+        """Every stored result of the run (this session's and earlier ones'), streamed:
+        the summary's counts (items, results, errors, judge calls, usage) come from them,
+        since no result of a worker passed through this process."""
+        ...
+
+
+def _add_all(accumulator: SummaryAccumulator, results: Iterable[ItemResult]) -> None:
+    for result in results:
+        accumulator.add(result)
+
 
 class RunAborted(RuntimeError):
     """The run stopped because a hook or the sink failed; the run is stored as failed."""
@@ -320,7 +331,8 @@ async def execute(
     if plan.previous is not None:
         first, last = float("inf"), float("-inf")
         for earlier in plan.previous():
-            accumulator.add(earlier)
+            if dispatch is None:  # a dispatched run counts every stored result at its end
+                accumulator.add(earlier)
             if earlier.started_at:
                 first = min(first, earlier.started_at)
             if earlier.completed_at:
@@ -377,6 +389,14 @@ async def execute(
             await asyncio.gather(*workers, return_exceptions=True)
             policy.release()
 
+    if dispatch is not None:
+        try:  # the workers' results are only in the store: counted from there
+            await asyncio.to_thread(_add_all, accumulator, dispatch.stored_results(plan))
+        except Exception as exc:
+            log.error("run %s: could not read its stored results back: %s", info.id, exc)
+            if status == "completed":
+                status = "interrupted"  # resumable: a resume counts them again
+            failure = failure or exc
     summarize = partial(
         accumulator.summary,
         info.scorers,
