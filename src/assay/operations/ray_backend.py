@@ -34,7 +34,8 @@ from assay.runner.engine import RunPlan
 from assay.runner.options import RunOptions
 from assay.runner.progress import RunProgress
 from assay.store import Store
-from assay.types import Item, ItemResult
+from assay.summary.source import ResultCounts
+from assay.types import Item
 
 if TYPE_CHECKING:
     from types import ModuleType
@@ -330,11 +331,10 @@ class RayDispatch:
         if left:
             raise RayBackendError(f"{left} units of run {run_id[:8]} were not stored")
 
-    def stored_results(self, plan: RunPlan) -> Iterator[ItemResult]:
-        """The run's stored results, streamed without validating them again (each was
-        validated when its worker stored it): the engine counts the summary's items,
-        errors, judge calls and usage from them."""
-        return self.store.runs.results(plan.info.id, trusted=True)
+    def stored_counts(self, plan: RunPlan) -> ResultCounts:
+        """The run's counts from its stored rows (aggregate queries): the summary's items,
+        results, item errors, judge calls and usage."""
+        return self.store.runs.summary_source(plan.info.id).counts()
 
 
 def prepare(store: Store, plan: RunPlan, options: RunOptions) -> RayDispatch:
