@@ -5,13 +5,16 @@ fails to import, as an environment without the extra does."""
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
 
 from assay.store import open_store
+from tests.optional import required_module
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -67,3 +70,53 @@ def test_an_unreachable_cluster_is_one_line_exit_2(tmp_path: Path) -> None:
     assert expected in done.stderr and len(done.stderr.strip().splitlines()) == 1, done.stderr
     assert "Traceback" not in done.stderr
     assert _stored_runs(tmp_path) == 0
+
+
+def test_a_ray_run_in_which_every_item_errors_exits_1_and_is_stored_so(tmp_path: Path) -> None:
+    """`assay run CONFIG --backend ray` (a local Ray of its own, 2 workers) with a target
+    that raises on every item: the run is stored completed on Ray with every result an
+    item error, and the command exits 1 saying every item failed, as a local run does."""
+    required_module("ray")
+    rows = "".join(
+        f'{{"id": "i{i}", "input": "q{i}", "expected_output": "Q{i}"}}\n' for i in range(12)
+    )
+    (tmp_path / "data.jsonl").write_text(rows)
+    config = tmp_path / "eval.yaml"
+    config.write_text(
+        "name: all-fail-on-ray\n"
+        "data: data.jsonl\n"
+        "target: tests.targets.fixture_targets:always_fails\n"
+        "scorers: [exact-match]\n"
+    )
+    db = tmp_path / "store.db"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO / "src"), str(REPO)])}
+    env["ASSAY_DATABASE_URL"] = f"sqlite:///{db}"
+    env.pop("RAY_ADDRESS", None)
+    command = [sys.executable, "-m", "assay", "run", str(config), "--backend", "ray"]
+    driver = subprocess.Popen(
+        [*command, "--workers", "2", "--no-progress"],
+        env=env,
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,  # its own group: whatever its Ray leaves is reaped below
+    )
+    try:
+        stdout, stderr = driver.communicate(timeout=300)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(driver.pid, signal.SIGKILL)
+        driver.wait(timeout=30)
+    assert driver.returncode == 1, stderr
+    assert "every item failed (12 of 12 results)" in stderr, stderr
+    assert "Traceback" not in stderr
+    with open_store(f"sqlite:///{db}") as store:
+        (record,) = store.runs.list()
+        results = list(store.runs.results(record.info.id))
+    assert record.info.backend == "ray" and record.info.workers == 2
+    assert record.status == "completed"
+    assert record.summary is not None and record.summary.item_errors == 12
+    assert len(results) == 12
+    assert all(r.error is not None and "the service is down" in r.error.message for r in results)
+    assert "run " in stdout and "stored" in stdout

@@ -27,7 +27,7 @@ import pytest
 from assay.operations.stored_runs import resume_run, run_stored
 from assay.runner.result import RunResult
 from assay.store import Store, open_store
-from assay.testing.openai_server import MockOpenAIServer
+from assay.testing.openai_server import MockOpenAIServer, MockReply
 from tests.operations import ray_targets
 from tests.optional import required_module
 from tests.store.conftest import postgres_schema_url
@@ -136,6 +136,11 @@ def test_ray_and_local_runs_are_equal_item_by_item(store: Store) -> None:
     for key, scorer in summary_local.scorers.items():
         assert summary_ray.scorers[key].mean == scorer.mean
         assert summary_ray.scorers[key].count == scorer.count
+    counted = ("items", "results", "item_errors", "judge_calls", "usage", "cost_usd")
+    assert summary_ray.model_dump(include=set(counted)) == summary_local.model_dump(
+        include=set(counted)
+    )
+    assert summary_ray.items == len(data) and summary_ray.judge_calls >= len(data)
     assert summary_ray.scorers["exact-match"].mean == pytest.approx(2 / 3, abs=0.01)
 
 
@@ -383,6 +388,58 @@ def test_throttles_with_retry_after_lose_nothing(store: Store) -> None:
     assert {row[3] for row in _scores(store, result.record.info.id)} == {"ready"}
     assert result.record.summary is not None
     assert result.record.summary.scorers["toxicity"].count == 200
+
+
+PAUSE_S = 1.0
+PAUSE_SPREAD_S = 0.35
+"""How long after the 429 leaves the mock a request of another worker may still arrive:
+the worker that got it reports at once, the others hear it at their next report (every
+50 ms) and lanes already past their slot check send; loaded 2-core machine."""
+
+
+@pytest.mark.usefixtures("local_ray")
+def test_a_retry_after_pauses_every_worker_together(store: Store) -> None:
+    """One judge call mid-run gets 429 with Retry-After: 1. From shortly after it leaves
+    the mock until the pause ends, no request of any worker reaches the mock; before it
+    both workers were calling (more in flight than one worker's 8 lanes), after it the run
+    goes on and every item is scored."""
+    lock = threading.Lock()
+    answered = 0
+    throttled_at: list[float] = []
+
+    def responder(body: dict[str, object]) -> MockReply:
+        nonlocal answered
+        with lock:
+            answered += 1
+            if answered == 120 and not throttled_at:
+                throttled_at.append(time.time())
+                return MockReply(status=429, headers={"Retry-After": "1"}, delay_s=0.0)
+        return MockReply()
+
+    with MockOpenAIServer(latency_s=0.05, responder=responder) as server:
+        result = run_stored(
+            _items(240),
+            ray_targets.upper,
+            [_judge(server)],
+            store=store,
+            backend="ray",
+            workers=2,
+            concurrency=8,
+            progress=False,
+        )
+        arrivals = sorted(r.received_at for r in server.chat_requests)
+        peak = server.max_in_flight
+        statuses = dict(server.statuses)
+    _assert_whole(store, result, 240)
+    assert throttled_at and statuses.get(429) == 1, statuses
+    assert peak > 8  # both workers had calls in flight at once
+    sent = throttled_at[0]
+    held = [t - sent for t in arrivals if sent + PAUSE_SPREAD_S < t < sent + PAUSE_S - 0.05]
+    assert held == [], f"requests {held} s after the 429, inside its 1 s pause"
+    before = [t for t in arrivals if sent - 0.5 < t <= sent]
+    assert len(before) >= 10  # the run was in full flow when the 429 came
+    assert any(t >= sent + PAUSE_S - 0.05 for t in arrivals)  # and went on after the pause
+    assert {row[3] for row in _scores(store, result.record.info.id)} == {"ready"}
 
 
 @pytest.mark.usefixtures("local_ray")

@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from assay.operations.ray_limits import RunLimits
+from assay.operations.ray_limits import LimitsHost, RunLimits
 
 
 async def _one(limits: RunLimits, endpoint: str, holder: str = "w") -> int:
@@ -145,3 +145,33 @@ def test_bad_settings_are_refused() -> None:
         RunLimits(0)
     with pytest.raises(ValueError, match="rate_per_s"):
         RunLimits(4, rate_per_s=0.0)
+
+
+def test_one_host_keeps_each_runs_limits_apart_until_closed() -> None:
+    """``LimitsHost`` (the driver's one actor): two runs on the same endpoint name have
+    their own ceilings; a closed run's limits are gone (its late callers get an error, its
+    final counters are returned) while the other run goes on."""
+
+    async def scenario() -> tuple[dict[str, object], LimitsHost]:
+        host = LimitsHost()
+        host.open("run-a", 1)
+        host.open("run-b", 2)
+        (a,) = await host.acquire("run-a", "e", "w", 5)
+        b = await host.acquire("run-b", "e", "w", 5)
+        assert len(b) == 2  # run-b's ceiling, not run-a's single slot in use
+        blocked = asyncio.ensure_future(host.acquire("run-a", "e", "w"))
+        await asyncio.sleep(0.05)
+        assert not blocked.done()  # run-a is at its ceiling of 1
+        host.report("run-a", "e", "w", [(a, "ok", None)], [a])
+        assert len(await asyncio.wait_for(blocked, timeout=5)) == 1
+        closed = host.close("run-a")
+        with pytest.raises(LookupError, match="has no limits here"):
+            await host.acquire("run-a", "e", "w")
+        host.report("run-b", "e", "w", [(slot, "ok", None) for slot in b], b)
+        return closed, host
+
+    closed, host = asyncio.run(scenario())
+    assert closed["granted"] == 2
+    assert host.runs() == ["run-b"]
+    assert host.stats("run-b")["endpoints"]["e"]["in_flight"] == 0
+    assert host.close("run-b")["granted"] == 2 and host.runs() == []

@@ -8,8 +8,17 @@ import pytest
 
 from assay.store import Store
 from assay.summary.accumulator import SummaryAccumulator
-from assay.types import ItemResult, RunInfo, RunSummary, ScoreResult, ScorerSpec, TargetSpec
-from tests.store.factories import error_score, item_result, not_scorable
+from assay.types import (
+    ItemResult,
+    RunInfo,
+    RunSummary,
+    ScoreResult,
+    ScorerSpec,
+    TargetError,
+    TargetSpec,
+    Usage,
+)
+from tests.store.factories import error_score, item_result, not_scorable, ready_score
 
 SPECS = [
     ScorerSpec(id="judge", label="Judge", threshold=0.5, aggregations=("mean", "median", "pass@1")),
@@ -131,3 +140,54 @@ def test_completed_units_stream_in_order_across_pages(store: Store) -> None:
     units = list(store.runs.completed_units(info.id))
     assert units == sorted((r.position, r.repeat, r.item_id) for r in results)
     assert store.runs.completed_count(info.id) == len(results) == 120
+
+
+def test_counts_from_the_store_are_the_accumulators(store: Store) -> None:
+    """``counts()`` (aggregate queries: what a Ray run's summary counts with) gives what
+    the accumulator counts as the same results go by: items over repeats, item errors,
+    judge calls of every score status with their tokens and cost, the target's usage and
+    cost (only some results report them), and nothing of another run."""
+    info = RunInfo(id="run-counts", target=TargetSpec(kind="callable", label="x"), scorers=SPECS)
+    other = RunInfo(id="run-other", target=TargetSpec(kind="callable", label="x"), scorers=SPECS)
+    store.runs.create(info)
+    store.runs.create(other)
+    results = []
+    for position in range(40):
+        for repeat in range(2):
+            scores = {
+                "judge": error_score("judge")
+                if position % 9 == 4
+                else ready_score("judge", 0.5, calls=position % 3),
+                "rouge": _score("rouge", 0.25),
+            }
+            failed = (
+                TargetError(message="down", kind="RuntimeError") if position % 11 == 5 else None
+            )
+            result = item_result(f"i{position}", position, repeat, scores=scores, error=failed)
+            if position % 4 == 1:  # a target that reports usage and cost
+                usage = Usage(input_tokens=position, output_tokens=2, cached_input_tokens=1)
+                result = result.model_copy(update={"usage": usage, "cost_usd": 0.001 * position})
+            results.append(result)
+    store.runs.write_results(info.id, results[:50])
+    store.runs.write_results(info.id, results[50:])
+    store.runs.write_results(other.id, results[:10])  # must not be counted
+
+    acc = SummaryAccumulator(SPECS, keep_ids=False, keep_columns=False)
+    for result in results:
+        acc.add(result)
+    counts = store.runs.summary_source(info.id).counts()
+    assert (counts.items, counts.results, counts.item_errors) == (40, 80, acc.item_errors)
+    assert counts.item_errors == 8 and counts.judge_calls == acc.judge_calls > 0
+    assert counts.usage == acc.usage and counts.usage.reasoning_tokens is not None
+    assert counts.cost_usd == pytest.approx(acc.cost_usd)
+    assert counts.target_usage == acc.target_usage and counts.target_usage.input_tokens > 0
+    assert counts.target_cost_usd == pytest.approx(acc.target_cost_usd)
+
+
+def test_counts_of_a_run_without_results(store: Store) -> None:
+    info = RunInfo(id="run-none", target=TargetSpec(kind="callable", label="x"), scorers=SPECS)
+    store.runs.create(info)
+    counts = store.runs.summary_source(info.id).counts()
+    assert (counts.items, counts.results, counts.item_errors, counts.judge_calls) == (0, 0, 0, 0)
+    assert counts.usage == Usage() and counts.cost_usd is None
+    assert counts.target_usage == Usage() and counts.target_cost_usd is None

@@ -28,12 +28,13 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from assay.operations.ray_limits import RunLimits, remote_limits
+from assay.operations.ray_limits import HostedLimits, LimitsHost, remote_limits
 from assay.operations.ray_worker import WorkerSettings, work_in_process
 from assay.runner.engine import RunPlan
 from assay.runner.options import RunOptions
 from assay.runner.progress import RunProgress
 from assay.store import Store
+from assay.summary.source import ResultCounts
 from assay.types import Item
 
 if TYPE_CHECKING:
@@ -229,7 +230,7 @@ def _work(
     store_url: str, info_json: str, payload: bytes, settings: WorkerSettings, limits: Any
 ) -> tuple[str, int, int]:
     """Runs on a worker: the worker loop (``ray_worker.work_in_process``), its model calls
-    under the run's ``RunLimits`` actor ``limits``."""
+    under the run's limits ``limits`` (``HostedLimits``)."""
     import ray
 
     target, scorers = ray.cloudpickle.loads(payload)
@@ -250,7 +251,7 @@ MAX_RATE_ENV = "ASSAY_MAX_REQUESTS_PER_S"
 
 
 def run_limits_from_env(workers: int, concurrency: int) -> tuple[int, float | None]:
-    """``(max_in_flight, rate_per_s)`` of the run's ``RunLimits`` actor; a bad value is one
+    """``(max_in_flight, rate_per_s)`` of the run's limits; a bad value is one
     ``RayBackendError`` naming the variable."""
     raw = os.environ.get(MAX_IN_FLIGHT_ENV, "").strip()
     ceiling = workers * concurrency
@@ -296,8 +297,9 @@ class RayDispatch:
         await asyncio.to_thread(repo.release_gone, run_id)
         await asyncio.to_thread(repo.seed, run_id, units)
         url = self.store.engine.url.render_as_string(hide_password=False)
-        actor = self.ray.remote(num_cpus=0, max_concurrency=100_000)(RunLimits)
-        limits = actor.remote(self.max_in_flight, self.rate_per_s)
+        limits = await asyncio.to_thread(
+            open_limits, self.ray, run_id, self.max_in_flight, self.rate_per_s
+        )
         task = self.ray.remote(num_cpus=1, max_retries=3, retry_exceptions=False)(_work)
         refs = [
             task.remote(url, plan.info.model_dump_json(), self.payload, self.settings, limits)
@@ -316,8 +318,6 @@ class RayDispatch:
                     bar.advance(done - seen)
                     seen = done
             self.reports = [tuple(r) for r in self.ray.get(refs)]
-            with contextlib.suppress(Exception):
-                self.limits_stats = self.ray.get(limits.stats.remote(), timeout=30)
         except BaseException:
             for ref in refs:
                 with contextlib.suppress(Exception):
@@ -325,10 +325,16 @@ class RayDispatch:
             raise
         finally:
             with contextlib.suppress(Exception):
-                self.ray.kill(limits)
+                closed = limits.host.close.remote(run_id)
+                self.limits_stats = await asyncio.to_thread(self.ray.get, closed, timeout=30)
         left = await asyncio.to_thread(repo.remaining, run_id)
         if left:
             raise RayBackendError(f"{left} units of run {run_id[:8]} were not stored")
+
+    def stored_counts(self, plan: RunPlan) -> ResultCounts:
+        """The run's counts from its stored rows (aggregate queries): the summary's items,
+        results, item errors, judge calls and usage."""
+        return self.store.runs.summary_source(plan.info.id).counts()
 
 
 def prepare(store: Store, plan: RunPlan, options: RunOptions) -> RayDispatch:
@@ -346,6 +352,7 @@ def prepare(store: Store, plan: RunPlan, options: RunOptions) -> RayDispatch:
     ray = connect(options.ray_address, options.workers)
     check_store(store, ray, options.ray_address)
     blobs = _serialized(ray, plan)
+    limits_host(ray)  # its process starts while the probes below load the run's code
     workers = options.workers or _default_workers(ray, options.ray_address)
     probe = ray.remote(num_cpus=1, max_retries=0)(_probe)
     try:  # one probe per worker: each worker process loads the run's code once, here
@@ -368,6 +375,45 @@ def prepare(store: Store, plan: RunPlan, options: RunOptions) -> RayDispatch:
     )
 
 
+_HOSTS: dict[tuple[str, str], Any] = {}
+"""The ``LimitsHost`` actor of this driver, by (Ray node, job): one per Ray session."""
+
+
+def _session_key(ray: ModuleType) -> tuple[str, str] | None:
+    try:
+        context = ray.get_runtime_context()
+        return str(context.get_node_id()), str(context.get_job_id())
+    except Exception:  # a Ray client connection may not say: no reuse then
+        return None
+
+
+def limits_host(ray: ModuleType, *, fresh: bool = False) -> Any:
+    """This driver's ``LimitsHost`` actor, started with its first Ray run and kept for the
+    runs after it (an actor start is a new process: ~2 s on the test machine); a new one
+    when Ray was restarted since, or when ``fresh`` (the kept one died)."""
+    key = _session_key(ray)
+    found = _HOSTS.get(key) if key is not None and not fresh else None
+    if found is None:
+        found = ray.remote(num_cpus=0, max_concurrency=100_000)(LimitsHost).remote()
+        if key is not None:
+            _HOSTS[key] = found
+    return found
+
+
+def open_limits(
+    ray: ModuleType, run_id: str, max_in_flight: int, rate_per_s: float | None
+) -> HostedLimits:
+    """Open ``run_id``'s limits in this driver's host (a new host if the kept one died);
+    returns what the workers call. Waits for the host to answer (60 s at most)."""
+    host = limits_host(ray)
+    try:
+        ray.get(host.open.remote(run_id, max_in_flight, rate_per_s), timeout=60)
+    except ray.exceptions.RayActorError:
+        host = limits_host(ray, fresh=True)
+        ray.get(host.open.remote(run_id, max_in_flight, rate_per_s), timeout=60)
+    return HostedLimits(host, run_id)
+
+
 def _default_workers(ray: ModuleType, address: str | None) -> int:
     cpus = int(ray.cluster_resources().get("CPU", 1))
     return max(1, min(cpus, LOCAL_WORKERS) if address is None else cpus)
@@ -375,6 +421,7 @@ def _default_workers(ray: ModuleType, address: str | None) -> int:
 
 def shutdown() -> None:
     """Stop the local Ray this process started (tests, benchmarks)."""
+    _HOSTS.clear()
     with contextlib.suppress(ImportError):
         import ray
 

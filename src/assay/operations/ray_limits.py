@@ -30,9 +30,10 @@ A worker that dies holding slots cannot give them back: a holder that has not re
 for ``slot_lease_s`` (default 300 s) loses its slots, so a killed worker shrinks the
 run's limit for a few minutes at most.
 
-This module does not import Ray: ``RunLimits`` becomes an actor in
-``assay.operations.ray_backend`` (``ray.remote(RunLimits)``), and ``RemoteLimiter`` only
-calls the actor handle it is given.
+This module does not import Ray: ``LimitsHost`` (each run's ``RunLimits``, by run id)
+becomes an actor in ``assay.operations.ray_backend``, one per driver kept for its later
+runs, and ``RemoteLimiter`` only calls the handle it is given (``HostedLimits``: one run's
+limits in the host; a ``RunLimits`` actor's own handle works the same way).
 """
 
 from __future__ import annotations
@@ -214,6 +215,87 @@ class RunLimits:
                 for name, state in self._endpoints.items()
             },
         }
+
+
+class LimitsHost:
+    """The actor's body: the ``RunLimits`` of every run a driver has going, by run id.
+
+    Why one host for many runs, not one actor per run: an actor is a new process, ~2 s to
+    start on the 2-core test machine, a quarter of a 1,280-item judge run's bound at 32 in
+    flight. The driver starts one host with its first Ray run (while the workers load the
+    run's code) and keeps it for the runs after it; each run's limits live from ``open``
+    to ``close``, and a worker still calling for a closed run gets an error (its limiter
+    then fails its waiting calls, as when the actor is gone)."""
+
+    def __init__(self) -> None:
+        self._runs: dict[str, RunLimits] = {}
+
+    def open(self, run: str, max_in_flight: int, rate_per_s: float | None = None) -> None:
+        """Start ``run``'s limits (a run resumed again starts afresh)."""
+        self._runs[run] = RunLimits(max_in_flight, rate_per_s)
+
+    def close(self, run: str) -> dict[str, Any]:
+        """End ``run``'s limits; returns their final ``stats``."""
+        limits = self._runs.pop(run, None)
+        return limits.stats() if limits is not None else {}
+
+    def _limits(self, run: str) -> RunLimits:
+        found = self._runs.get(run)
+        if found is None:
+            raise LookupError(f"run {run[:8]} has no limits here (it ended)")
+        return found
+
+    async def acquire(self, run: str, endpoint: str, holder: str = "", want: int = 1) -> list[int]:
+        return await self._limits(run).acquire(endpoint, holder, want)
+
+    def report(
+        self,
+        run: str,
+        endpoint: str,
+        holder: str = "",
+        outcomes: Sequence[tuple[int, str | None, float | None]] = (),
+        returned: Sequence[int] = (),
+    ) -> tuple[int, float, bool]:
+        return self._limits(run).report(endpoint, holder, outcomes, returned)
+
+    def stats(self, run: str) -> dict[str, Any]:
+        return self._limits(run).stats()
+
+    def runs(self) -> list[str]:
+        """The runs whose limits are open (tests: none is left behind)."""
+        return list(self._runs)
+
+
+@dataclass(frozen=True)
+class _RunMethod:
+    host: Any
+    name: str
+    run: str
+
+    def remote(self, *args: Any, **kwargs: Any) -> Any:
+        return getattr(self.host, self.name).remote(self.run, *args, **kwargs)
+
+
+@dataclass(frozen=True)
+class HostedLimits:
+    """One run's limits inside a ``LimitsHost`` actor, called like the handle of a
+    ``RunLimits`` actor (``limits.acquire.remote(...)``), so ``RemoteLimiter`` takes
+    either; it travels to the workers as a task argument (an actor handle and a run id)."""
+
+    host: Any
+    run: str
+
+    @property
+    def acquire(self) -> _RunMethod:
+        return _RunMethod(self.host, "acquire", self.run)
+
+    @property
+    def report(self) -> _RunMethod:
+        return _RunMethod(self.host, "report", self.run)
+
+    @property
+    def stats(self) -> _RunMethod:
+        return _RunMethod(self.host, "stats", self.run)
 
 
 class RemoteLimiter:

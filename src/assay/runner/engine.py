@@ -34,7 +34,8 @@ from assay.runner.sink import ResultSink
 from assay.runner.trusted import construct_named
 from assay.scoring.scorer import Scorer
 from assay.summary.accumulator import SummaryAccumulator
-from assay.summary.source import NO_SCORES, SummarySource
+from assay.summary.source import NO_SCORES, ResultCounts, SummarySource
+from assay.summary.stats import summarize_source
 from assay.targets.base import Target, TargetOutput
 from assay.types import (
     Item,
@@ -85,6 +86,44 @@ class UnitDispatch(Protocol):
     async def __call__(
         self, plan: RunPlan, units: Iterator[tuple[int, Item, int]], bar: RunProgress
     ) -> None: ...
+
+    def stored_counts(self, plan: RunPlan) -> ResultCounts:
+        """The run's counts (items, results, item errors, judge calls, usage) over every
+        stored result, this session's and earlier ones': no result of a worker passed
+        through this process, so the summary takes them from the store."""
+        ...
+
+
+def _dispatched_summary(
+    dispatch: UnitDispatch,
+    plan: RunPlan,
+    duration_s: float,
+    fallback: Callable[..., RunSummary],
+    *,
+    source: SummarySource,
+) -> RunSummary:
+    """The summary of a dispatched run: scores from the stored rows (``source``), counts
+    from the store too (``stored_counts``); ``NO_SCORES`` (the summary could not be read)
+    keeps the accumulator's empty one."""
+    if source is NO_SCORES:
+        return fallback(source=source)
+    counts = dispatch.stored_counts(plan)
+    info = plan.info
+    return summarize_source(
+        info.scorers,
+        source,
+        threshold=info.threshold,
+        items=counts.items,
+        results=counts.results,
+        item_errors=counts.item_errors,
+        repeats=info.repeats,
+        duration_s=duration_s,
+        judge_calls=counts.judge_calls,
+        usage=counts.usage,
+        cost_usd=counts.cost_usd,
+        target_usage=counts.target_usage,
+        target_cost_usd=counts.target_cost_usd,
+    )
 
 
 class RunAborted(RuntimeError):
@@ -321,7 +360,8 @@ async def execute(
     if plan.previous is not None:
         first, last = float("inf"), float("-inf")
         for earlier in plan.previous():
-            accumulator.add(earlier)
+            if dispatch is None:  # a dispatched run counts every stored result at its end
+                accumulator.add(earlier)
             if earlier.started_at:
                 first = min(first, earlier.started_at)
             if earlier.completed_at:
@@ -378,14 +418,17 @@ async def execute(
             await asyncio.gather(*workers, return_exceptions=True)
             policy.release()
 
-    summarize = partial(
+    duration_s = earlier_s + (time.perf_counter() - started)
+    summarize: Callable[..., RunSummary] = partial(
         accumulator.summary,
         info.scorers,
         threshold=info.threshold,
-        duration_s=earlier_s + (time.perf_counter() - started),
+        duration_s=duration_s,
         item_id_for=_item_ids(plan),
         repeats=info.repeats,
     )
+    if dispatch is not None:  # the workers' results are only in the store: counted there
+        summarize = partial(_dispatched_summary, dispatch, plan, duration_s, summarize)
     if summary_source is None:
         summary = summarize()
     else:

@@ -81,6 +81,12 @@ def _warnings_cell(result: ItemResult) -> Any:
     return cell
 
 
+def target_usage_of(cell: Any) -> tuple[Usage | None, float | None]:
+    """The target's usage and cost in a ``warnings`` cell (``None`` where it has none)."""
+    fields = _from_warnings_cell(cell)
+    return fields.get("usage"), fields.get("cost_usd")
+
+
 def _from_warnings_cell(cell: Any) -> dict[str, Any]:
     """``ItemResult`` fields of a ``warnings`` cell (either shape)."""
     if not isinstance(cell, dict):

@@ -12,6 +12,7 @@ statistics (``assay.summary.stats.summarize_source``), so they give the same sum
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 import numpy as np
@@ -20,12 +21,29 @@ import numpy.typing as npt
 from assay.summary.columns import ScoreColumns, ScoreColumnsBuilder
 from assay.summary.exact import exact_mean, linear_percentile
 from assay.summary.streaming import sorted_columns
+from assay.types import Usage
 
 CorpusRow = tuple[int, int, Any]
 """(position, repeat, corpus payload) of one ready result."""
 
 LatencyStats = tuple[float | None, float | None, float | None]
 """Mean, p50 and p95 of the item latencies in ms (``None`` without latencies)."""
+
+
+@dataclass(frozen=True)
+class ResultCounts:
+    """A run's counts that are not per-scorer columns: what ``SummaryAccumulator`` counts
+    as results go by, for a run whose results never passed through this process (the Ray
+    backend's workers stored them), read from the stored rows instead."""
+
+    items: int
+    results: int
+    item_errors: int
+    judge_calls: int
+    usage: Usage
+    cost_usd: float | None
+    target_usage: Usage
+    target_cost_usd: float | None
 
 
 class SummarySource(Protocol):

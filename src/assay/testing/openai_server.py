@@ -264,6 +264,9 @@ class MockOpenAIServer:
         self._ids = itertools.count(1)
         self.statuses: Counter[int] = Counter()
         self.request_count = 0
+        self.first_request_at: float | None = None
+        """``time.time()`` of the first counted request (``None`` before any)."""
+        self.last_request_at: float | None = None
         self.in_flight = 0
         self.max_in_flight = 0
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -364,6 +367,8 @@ class MockOpenAIServer:
                 "statuses": {str(k): v for k, v in sorted(self.statuses.items())},
                 "in_flight": self.in_flight,
                 "max_in_flight": self.max_in_flight,
+                "first_request_at": self.first_request_at,
+                "last_request_at": self.last_request_at,
             }
 
     @property
@@ -391,6 +396,7 @@ class MockOpenAIServer:
         with self._lock:
             self._requests.clear()
             self.request_count = 0
+            self.first_request_at = self.last_request_at = None
             self._script.clear()
             self.statuses.clear()
             self.max_in_flight = self.in_flight
@@ -486,6 +492,9 @@ class MockOpenAIServer:
                 return self._count(400, {}, _error("request body is not JSON"))
         with self._lock:
             self.request_count += 1
+            self.last_request_at = time.time()
+            if self.first_request_at is None:
+                self.first_request_at = self.last_request_at
             if self.record_requests:
                 self._requests.append(
                     RecordedRequest(method, path, headers, body, time.time(), query)
