@@ -56,24 +56,37 @@ def _run_starts(*ordered: FloatArray) -> IntArray:
     return np.append(np.flatnonzero(new_run), n).astype(np.int64)
 
 
+def item_major(weights: FloatArray) -> FloatArray:
+    """The weights cells x resamples, contiguous: what every kernel walks."""
+    return np.ascontiguousarray(weights.T)
+
+
 def spearman_group(labels: FloatArray, scores: FloatArray) -> StatGroup:
     """Spearman ρ (``compiled_kernels.spearman_rows``)."""
     from assay.calibration.statistics.compiled_kernels import spearman_rows
 
-    label_order, label_starts = runs(labels)
+    label_values, label_codes = np.unique(labels, return_inverse=True)
+    codes = label_codes.astype(np.int64).ravel()
+    n_labels = int(label_values.shape[0])
     score_order, score_starts = runs(scores)
 
     def group(weights: FloatArray) -> dict[str, FloatArray]:
-        rows = spearman_rows(
-            np.ascontiguousarray(weights), label_order, label_starts, score_order, score_starts
-        )
+        rows = spearman_rows(item_major(weights), codes, n_labels, score_order, score_starts)
         return {"spearman": rows}
 
     return group
 
 
-def kendall_group(labels: FloatArray, scores: FloatArray) -> StatGroup:
-    """Kendall τ-b (``compiled_kernels.kendall_rows``). τ is symmetric, so the side with
+MAX_KENDALL_CODES = 4096
+"""Distinct values on the smaller side up to which Kendall τ-b runs compiled. Above it
+the Fenwick tree (a row of resamples per value) no longer stays in cache and numpy's
+inversion counter (``inversions``), built on matrix products, is as fast (measured at
+100,000 items, both sides continuous: 4.4 s against 3.7 s per 1,000 resamples)."""
+
+
+def kendall_group(labels: FloatArray, scores: FloatArray) -> StatGroup | None:
+    """Kendall τ-b (``compiled_kernels.kendall_rows``), or ``None`` when both sides have
+    more than ``MAX_KENDALL_CODES`` distinct values. τ is symmetric, so the side with
     fewer distinct values is y: its Fenwick tree is the smaller one."""
     from assay.calibration.statistics.compiled_kernels import kendall_rows
 
@@ -83,16 +96,16 @@ def kendall_group(labels: FloatArray, scores: FloatArray) -> StatGroup:
     if x_values.shape[0] < y_values.shape[0]:
         x, y = scores, labels
         y_values, y_codes = np.unique(y, return_inverse=True)
+    n_codes = int(y_values.shape[0])
+    if n_codes > MAX_KENDALL_CODES:
+        return None
     x_order = np.lexsort((y, x)).astype(np.int64)
     x_starts = _run_starts(x[x_order])
     joint_starts = _run_starts(x[x_order], y[x_order])
     codes = y_codes.astype(np.int64).ravel()
-    n_codes = int(y_values.shape[0])
 
     def group(weights: FloatArray) -> dict[str, FloatArray]:
-        rows = kendall_rows(
-            np.ascontiguousarray(weights), x_order, x_starts, joint_starts, codes, n_codes
-        )
+        rows = kendall_rows(item_major(weights), x_order, x_starts, joint_starts, codes, n_codes)
         return {"kendall_tau_b": rows}
 
     return group

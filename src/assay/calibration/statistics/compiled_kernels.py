@@ -1,12 +1,12 @@
 """numba kernels of the rank statistics, one bootstrap resample (weight row) at a time.
 
 Imported only through ``compiled`` (which checks that numba is installed): this module
-imports numba at its top. Every kernel takes the weight matrix (resamples x cells) and
-arrays prepared once per data set (orders, runs of tied values, codes), and returns one
-value per resample. Each resample is a few passes over the cells in a fixed order, with
-the tied runs read off as they go by, instead of numpy's dozen passes over
-resamples x cells temporaries: the work is the same O(n) (O(n log m) for Kendall's τ-b),
-but it stays in cache.
+imports numba at its top. Every kernel takes the weights item-major (cells x resamples,
+``weights.T`` made contiguous: one row of resamples per cell, so every step below is a
+short loop over the resamples that the compiler vectorises) and arrays prepared once per
+data set (orders, runs of tied values, codes), and returns one value per resample. The
+cells are walked once or twice in a fixed order, with the tied runs read off as they go
+by, instead of numpy's dozen passes over resamples x cells temporaries.
 
 Sums are the same exact sums of small integers and half-integers as the numpy path
 (``ordinal``), so the two give the same numbers (tests run both).
@@ -32,76 +32,88 @@ def _jit(function: F) -> F:
 
 
 @_jit
-def _midrank_pass(
-    row: FloatArray, order: IntArray, starts: IntArray, mean: float, out: FloatArray
-) -> float:
-    """Each cell's mid-rank minus ``mean`` into ``out`` (by cell), walking the cells in
-    value order run by run (``starts``: first position of each run of equal values, then
-    n); returns Σ w (R - mean)²."""
-    before = 0.0
-    spread = 0.0
-    for k in range(starts.shape[0] - 1):
-        weight = 0.0
-        for t in range(starts[k], starts[k + 1]):
-            weight += row[order[t]]
-        if weight == 0.0:
-            continue
-        centred = before + (weight + 1.0) / 2.0 - mean
-        before += weight
-        spread += weight * centred * centred
-        for t in range(starts[k], starts[k + 1]):
-            out[order[t]] = centred
-    return spread
-
-
-@_jit
 def spearman_rows(
-    weights: FloatArray,
-    label_order: IntArray,
-    label_starts: IntArray,
+    items: FloatArray,
+    label_codes: IntArray,
+    n_labels: int,
     score_order: IntArray,
     score_starts: IntArray,
 ) -> FloatArray:
     """Spearman ρ per resample: Pearson r of the mid-ranks, ties given their mean rank.
 
-    Mid-ranks are R = (weight drawn before the value) + (weight on it + 1) / 2, centred on
-    the mean mid-rank (N + 1) / 2: half-integers, so every product and sum is exact in
-    float64 while N³ < 2**53 (N up to about 200,000)."""
-    rows, n = weights.shape
-    out = np.empty(rows)
-    label_centred = np.zeros(n)
-    for r in range(rows):
-        row = weights[r]
-        total = 0.0
-        for i in range(n):
-            total += row[i]
-        mean = (total + 1.0) / 2.0
-        sxx = _midrank_pass(row, label_order, label_starts, mean, label_centred)
-        before = 0.0
-        syy = 0.0
-        sxy = 0.0
-        for k in range(score_starts.shape[0] - 1):
-            weight = 0.0
-            cross = 0.0
-            for t in range(score_starts[k], score_starts[k + 1]):
-                cell = score_order[t]
-                w = row[cell]
-                weight += w
-                cross += w * label_centred[cell]
-            if weight == 0.0:
-                continue
-            centred = before + (weight + 1.0) / 2.0 - mean
-            before += weight
-            syy += weight * centred * centred
-            sxy += cross * centred
-        den = np.sqrt(sxx * syy)
-        out[r] = np.nan if den == 0.0 else min(1.0, max(-1.0, sxy / den))
+    ``label_codes[cell]`` is the dense rank of the cell's label among ``n_labels``
+    values; ``score_order`` walks the cells by score and ``score_starts`` are the first
+    positions of its runs of equal scores, then n. A mid-rank is R = (weight drawn
+    before the value) + (weight on it + 1) / 2, centred on the mean mid-rank (N + 1) / 2:
+    half-integers, so every product and sum is exact in float64 while N³ < 2**53 (N up
+    to about 200,000), the same sums as the numpy path."""
+    n, lanes = items.shape
+    # weight per label value, then (in place) each label value's centred mid-rank
+    per_label = np.zeros((n_labels, lanes))
+    for cell in range(n):
+        row = items[cell]
+        into = per_label[label_codes[cell]]
+        for r in range(lanes):
+            into[r] += row[r]
+    mean = np.zeros(lanes)
+    for code in range(n_labels):
+        weight = per_label[code]
+        for r in range(lanes):
+            mean[r] += weight[r]
+    for r in range(lanes):
+        mean[r] = (mean[r] + 1.0) * 0.5
+    before = np.zeros(lanes)
+    sxx = np.zeros(lanes)
+    for code in range(n_labels):
+        value = per_label[code]
+        for r in range(lanes):
+            w = value[r]
+            centred = before[r] + (w + 1.0) * 0.5 - mean[r]
+            before[r] += w
+            sxx[r] += w * centred * centred
+            value[r] = centred
+    before[:] = 0.0
+    syy = np.zeros(lanes)
+    sxy = np.zeros(lanes)
+    run = np.zeros(lanes)
+    cross = np.zeros(lanes)
+    for k in range(score_starts.shape[0] - 1):
+        first, end = score_starts[k], score_starts[k + 1]
+        if end - first == 1:  # an untied score: most of them when scores are continuous
+            cell = score_order[first]
+            row = items[cell]
+            label = per_label[label_codes[cell]]
+            for r in range(lanes):
+                w = row[r]
+                centred = before[r] + (w + 1.0) * 0.5 - mean[r]
+                before[r] += w
+                syy[r] += w * centred * centred
+                sxy[r] += w * label[r] * centred
+            continue
+        run[:] = 0.0
+        cross[:] = 0.0
+        for t in range(first, end):
+            cell = score_order[t]
+            row = items[cell]
+            label = per_label[label_codes[cell]]
+            for r in range(lanes):
+                run[r] += row[r]
+                cross[r] += row[r] * label[r]
+        for r in range(lanes):
+            centred = before[r] + (run[r] + 1.0) * 0.5 - mean[r]
+            before[r] += run[r]
+            syy[r] += run[r] * centred * centred
+            sxy[r] += cross[r] * centred
+    out = np.empty(lanes)
+    for r in range(lanes):
+        den = np.sqrt(sxx[r] * syy[r])
+        out[r] = np.nan if den == 0.0 else min(1.0, max(-1.0, sxy[r] / den))
     return out
 
 
 @_jit
 def kendall_rows(
-    weights: FloatArray,
+    items: FloatArray,
     x_order: IntArray,
     x_starts: IntArray,
     joint_starts: IntArray,
@@ -111,66 +123,73 @@ def kendall_rows(
     """Kendall τ-b per resample (scipy's, with ties), Knight's way with weights.
 
     The cells are walked in (x, y) order (``x_order``); ``x_starts`` and ``joint_starts``
-    are the first positions of the runs of equal x and of equal (x, y) in it, then n;
+    are the first positions of its runs of equal x and of equal (x, y), then n;
     ``y_codes[cell]`` is the dense rank of the cell's y among ``n_codes`` values. The
     discordant weight is Σ_j w_j · (weight already walked with a higher y), read from a
-    Fenwick tree over the y codes; a run of equal x enters the tree only after all of it
-    is walked, so pairs tied on x count as neither concordant nor discordant. Tied pairs
-    on x, on y and on both are Σ c (c - 1) / 2 over the run (or code) weights c."""
-    rows = weights.shape[0]
-    out = np.empty(rows)
-    tree = np.zeros(n_codes + 1)
-    per_code = np.zeros(n_codes)
-    for r in range(rows):
-        row = weights[r]
-        tree[:] = 0.0
-        per_code[:] = 0.0
-        walked = 0.0
-        discordant = 0.0
-        x_ties = 0.0
-        both_ties = 0.0
-        for k in range(x_starts.shape[0] - 1):
-            run = 0.0
-            for t in range(x_starts[k], x_starts[k + 1]):
-                cell = x_order[t]
-                w = row[cell]
-                if w == 0.0:
-                    continue
-                run += w
-                # weight walked (earlier x runs) with y code <= this one
-                j = y_codes[cell] + 1
-                lower = 0.0
-                while j > 0:
-                    lower += tree[j]
-                    j -= j & (-j)
-                discordant += w * (walked - lower)
-            if run == 0.0:
-                continue
-            x_ties += run * (run - 1.0) / 2.0
-            for t in range(x_starts[k], x_starts[k + 1]):
-                cell = x_order[t]
-                w = row[cell]
-                if w == 0.0:
-                    continue
-                code = y_codes[cell]
-                per_code[code] += w
-                j = code + 1
-                while j <= n_codes:
-                    tree[j] += w
-                    j += j & (-j)
-            walked += run
-        for k in range(joint_starts.shape[0] - 1):
-            run = 0.0
-            for t in range(joint_starts[k], joint_starts[k + 1]):
-                run += row[x_order[t]]
-            both_ties += run * (run - 1.0) / 2.0
-        y_ties = 0.0
-        for code in range(n_codes):
-            c = per_code[code]
-            y_ties += c * (c - 1.0) / 2.0
-        pairs = walked * (walked - 1.0) / 2.0
+    Fenwick tree over the y codes (one row of resamples per node); a run of equal x
+    enters the tree only once all of it is walked, so pairs tied on x count as neither
+    concordant nor discordant. Tied pairs on x, on y and on both are Σ c (c - 1) / 2 over
+    the run (or code) weights c. All sums are of integers, exact in float64."""
+    lanes = items.shape[1]
+    tree = np.zeros((n_codes + 1, lanes))
+    per_code = np.zeros((n_codes, lanes))
+    walked = np.zeros(lanes)
+    discordant = np.zeros(lanes)
+    x_ties = np.zeros(lanes)
+    both_ties = np.zeros(lanes)
+    run = np.zeros(lanes)
+    higher = np.zeros(lanes)
+    for k in range(x_starts.shape[0] - 1):
+        first, end = x_starts[k], x_starts[k + 1]
+        run[:] = 0.0
+        for t in range(first, end):
+            cell = x_order[t]
+            row = items[cell]
+            # weight walked in earlier x runs with y code <= this one, subtracted below
+            higher[:] = walked
+            j = y_codes[cell] + 1
+            while j > 0:
+                node = tree[j]
+                for r in range(lanes):
+                    higher[r] -= node[r]
+                j -= j & (-j)
+            for r in range(lanes):
+                discordant[r] += row[r] * higher[r]
+                run[r] += row[r]
+        for r in range(lanes):
+            x_ties[r] += run[r] * (run[r] - 1.0) * 0.5
+            walked[r] += run[r]
+        for t in range(first, end):
+            cell = x_order[t]
+            row = items[cell]
+            code = y_codes[cell]
+            into = per_code[code]
+            for r in range(lanes):
+                into[r] += row[r]
+            j = code + 1
+            while j <= n_codes:
+                node = tree[j]
+                for r in range(lanes):
+                    node[r] += row[r]
+                j += j & (-j)
+    for k in range(joint_starts.shape[0] - 1):
+        run[:] = 0.0
+        for t in range(joint_starts[k], joint_starts[k + 1]):
+            row = items[x_order[t]]
+            for r in range(lanes):
+                run[r] += row[r]
+        for r in range(lanes):
+            both_ties[r] += run[r] * (run[r] - 1.0) * 0.5
+    y_ties = np.zeros(lanes)
+    for code in range(n_codes):
+        weight = per_code[code]
+        for r in range(lanes):
+            y_ties[r] += weight[r] * (weight[r] - 1.0) * 0.5
+    out = np.empty(lanes)
+    for r in range(lanes):
+        pairs = walked[r] * (walked[r] - 1.0) * 0.5
         # concordant - discordant = all - x ties - y ties + both - 2 discordant
-        difference = pairs - x_ties - y_ties + both_ties - 2.0 * discordant
-        den = np.sqrt((pairs - x_ties) * (pairs - y_ties))
+        difference = pairs - x_ties[r] - y_ties[r] + both_ties[r] - 2.0 * discordant[r]
+        den = np.sqrt((pairs - x_ties[r]) * (pairs - y_ties[r]))
         out[r] = np.nan if den == 0.0 else min(1.0, max(-1.0, difference / den))
     return out

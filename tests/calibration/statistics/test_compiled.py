@@ -1,0 +1,208 @@
+"""The compiled (numba) Spearman and Kendall τ-b equal scipy on the items each resample
+drew, a brute-force O(n²) weighted count, and the numpy path, run side by side."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+import scipy.stats
+
+from assay.calibration.statistics import compiled, ordinal
+from assay.calibration.statistics.resample import FloatArray, resample_weights
+from tests.calibration.statistics.conftest import Labelled
+from tests.optional import required_module
+
+required_module("numba")
+
+
+def _explicit(weights_row: FloatArray) -> np.ndarray:
+    return np.repeat(np.arange(weights_row.shape[0]), weights_row.astype(np.int64))
+
+
+def _weights(n: int, resamples: int, seed: int) -> FloatArray:
+    """The data itself (all ones) and bootstrap resamples of it."""
+    return np.vstack([np.ones(n), next(resample_weights(np.ones(n), resamples, seed))])
+
+
+def _pairs(fixtures: dict[str, Labelled]) -> dict[str, tuple[FloatArray, FloatArray]]:
+    stsb, rounded = fixtures["stsb"], fixtures["stsb_rounded"]
+    qa, qa_ordinal = fixtures["feedbackqa"], fixtures["feedbackqa_ordinal"]
+    return {
+        "stsb": (stsb.labels, stsb.scores),
+        "stsb_rounded": (rounded.labels, rounded.scores),
+        "feedbackqa": (qa.labels, qa.scores),
+        "feedbackqa_ordinal": (qa_ordinal.labels, qa_ordinal.scores),
+        # four ordinal levels against continuous scores, either way round
+        "levels_vs_continuous": (qa_ordinal.labels, qa.scores),
+        "continuous_vs_levels": (qa.scores, qa_ordinal.labels),
+    }
+
+
+@pytest.fixture
+def fixture_pairs(
+    stsb: Labelled, stsb_rounded: Labelled, feedbackqa: Labelled, feedbackqa_ordinal: Labelled
+) -> dict[str, tuple[FloatArray, FloatArray]]:
+    return _pairs(
+        {
+            "stsb": stsb,
+            "stsb_rounded": stsb_rounded,
+            "feedbackqa": feedbackqa,
+            "feedbackqa_ordinal": feedbackqa_ordinal,
+        }
+    )
+
+
+PAIRS = [
+    "stsb",
+    "stsb_rounded",
+    "feedbackqa",
+    "feedbackqa_ordinal",
+    "levels_vs_continuous",
+    "continuous_vs_levels",
+]
+
+
+@pytest.mark.parametrize("pair", PAIRS)
+def test_compiled_equals_scipy_and_numpy_on_the_fixtures(
+    pair: str, fixture_pairs: dict[str, tuple[FloatArray, FloatArray]]
+) -> None:
+    """Point value and every replicate: scipy on the expanded items to 1e-12, and the
+    numpy path (same weights, same call) to 1e-12."""
+    x, y = fixture_pairs[pair]
+    order = np.argsort(y, kind="stable")  # the statistics hand cells over in score order
+    x, y = x[order], y[order]
+    weights = _weights(x.shape[0], 10, seed=5)
+    spearman = compiled.spearman_group(x, y)(weights)["spearman"]
+    kendall_group = compiled.kendall_group(x, y)
+    assert kendall_group is not None  # the fixtures have at most a few hundred values
+    kendall = kendall_group(weights)["kendall_tau_b"]
+    for r in range(weights.shape[0]):
+        drawn = _explicit(weights[r])
+        expected_rho = scipy.stats.spearmanr(x[drawn], y[drawn]).statistic
+        expected_tau = scipy.stats.kendalltau(x[drawn], y[drawn]).statistic
+        assert abs(spearman[r] - expected_rho) <= 1e-12, (r, spearman[r], expected_rho)
+        assert abs(kendall[r] - expected_tau) <= 1e-12, (r, kendall[r], expected_tau)
+    numpy_rho = ordinal.spearman_group(x, y, compiled=False)(weights)["spearman"]
+    numpy_tau = ordinal.kendall_group(x, y, compiled=False)(weights)["kendall_tau_b"]
+    np.testing.assert_allclose(spearman, numpy_rho, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(kendall, numpy_tau, rtol=0, atol=1e-12)
+
+
+def _brute_force_tau_b(x: FloatArray, y: FloatArray, w: FloatArray) -> float:
+    """τ-b over every pair of cells, each pair weighted by w_i w_j, a cell with itself by
+    w (w - 1) / 2 (tied on both): the definition, O(n²)."""
+    concordant = discordant = x_ties = y_ties = 0.0
+    total = w.sum()
+    for i, j in itertools.combinations(range(x.shape[0]), 2):
+        pair = w[i] * w[j]
+        sign = np.sign(x[i] - x[j]) * np.sign(y[i] - y[j])
+        concordant += pair * (sign > 0)
+        discordant += pair * (sign < 0)
+        x_ties += pair * (x[i] == x[j])
+        y_ties += pair * (y[i] == y[j])
+    own = float((w * (w - 1.0) / 2.0).sum())
+    x_ties += own
+    y_ties += own
+    pairs = total * (total - 1.0) / 2.0
+    return float((concordant - discordant) / np.sqrt((pairs - x_ties) * (pairs - y_ties)))
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_kendall_equals_a_brute_force_weighted_count_with_heavy_ties(seed: int) -> None:
+    """Random cells with heavy ties on x, on y and on both, weighted by bootstrap-like
+    counts (zeros included): the compiled τ-b equals the O(n²) weighted definition and
+    the numpy path."""
+    rng = np.random.default_rng(seed)
+    n = 80
+    x = rng.integers(0, 6, n).astype(np.float64)
+    y = np.where(rng.random(n) < 0.5, x, rng.integers(0, 9, n)).astype(np.float64)
+    weights = rng.poisson(1.3, (5, n)).astype(np.float64)
+    group = compiled.kendall_group(x, y)
+    assert group is not None
+    got = group(weights)["kendall_tau_b"]
+    for r in range(weights.shape[0]):
+        assert abs(got[r] - _brute_force_tau_b(x, y, weights[r])) <= 1e-12
+    numpy_tau = ordinal.kendall_group(x, y, compiled=False)(weights)["kendall_tau_b"]
+    np.testing.assert_allclose(got, numpy_tau, rtol=0, atol=1e-12)
+
+
+def _weighted_spearman(x: FloatArray, y: FloatArray, w: FloatArray) -> float:
+    """Pearson r of weighted mid-ranks computed cell by cell, straight from the
+    definition (a value's mid-rank: weight strictly below it plus (its weight + 1) / 2)."""
+
+    def midranks(v: FloatArray) -> FloatArray:
+        below = np.array([w[v < value].sum() for value in v])
+        same = np.array([w[v == value].sum() for value in v])
+        return below + (same + 1.0) / 2.0
+
+    rx, ry = midranks(x), midranks(y)
+    mean = (w.sum() + 1.0) / 2.0
+    sxy = (w * (rx - mean) * (ry - mean)).sum()
+    return float(sxy / np.sqrt((w * (rx - mean) ** 2).sum() * (w * (ry - mean) ** 2).sum()))
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_spearman_equals_a_direct_weighted_computation_with_heavy_ties(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    n = 120
+    x = rng.integers(0, 7, n).astype(np.float64)
+    y = np.round(x + rng.normal(0.0, 2.0, n), 0)
+    weights = rng.poisson(1.0, (5, n)).astype(np.float64)
+    got = compiled.spearman_group(x, y)(weights)["spearman"]
+    for r in range(weights.shape[0]):
+        assert abs(got[r] - _weighted_spearman(x, y, weights[r])) <= 1e-12
+    numpy_rho = ordinal.spearman_group(x, y, compiled=False)(weights)["spearman"]
+    np.testing.assert_allclose(got, numpy_rho, rtol=0, atol=1e-12)
+
+
+def test_compiled_equals_numpy_at_scale_with_few_label_values() -> None:
+    """20,000 cells, 26 label levels against continuous scores (the benchmark's shape):
+    every replicate of both statistics equal on both paths."""
+    rng = np.random.default_rng(26)
+    n = 20_000
+    labels = np.round(rng.uniform(0.0, 5.0, n) * 5.0) / 5.0
+    scores = np.sort(np.clip(labels / 5.0 + rng.normal(0.0, 0.2, n), 0.0, 1.0) * 5.0)
+    weights = _weights(n, 20, seed=3)
+    group = compiled.kendall_group(labels, scores)
+    assert group is not None
+    pairs = [
+        (compiled.spearman_group(labels, scores), ordinal.spearman_group, "spearman"),
+        (group, ordinal.kendall_group, "kendall_tau_b"),
+    ]
+    for fast, build, name in pairs:
+        slow = build(labels, scores, compiled=False)  # type: ignore[operator]
+        np.testing.assert_allclose(fast(weights)[name], slow(weights)[name], rtol=0, atol=1e-12)
+
+
+def test_kendall_leaves_many_values_on_both_sides_to_numpy(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Above ``MAX_KENDALL_CODES`` values on both sides there is no compiled group, and
+    ``ordinal.kendall_group`` falls back to the inversion counter (same τ)."""
+    monkeypatch.setattr(compiled, "MAX_KENDALL_CODES", 10)
+    rng = np.random.default_rng(4)
+    x, y = rng.normal(size=200), rng.normal(size=200)
+    assert compiled.kendall_group(x, y) is None
+    weights = _weights(200, 3, seed=1)
+    got = ordinal.kendall_group(x, y)(weights)["kendall_tau_b"]
+    for r in range(weights.shape[0]):
+        drawn = _explicit(weights[r])
+        assert abs(got[r] - scipy.stats.kendalltau(x[drawn], y[drawn]).statistic) <= 1e-12
+
+
+def test_constant_side_is_undefined() -> None:
+    x = np.array([1.0, 2.0, 3.0, 4.0])
+    y = np.full(4, 2.0)
+    weights = _weights(4, 3, seed=0)
+    assert np.all(np.isnan(compiled.spearman_group(x, y)(weights)["spearman"]))
+    group = compiled.kendall_group(x, y)
+    assert group is not None
+    assert np.all(np.isnan(group(weights)["kendall_tau_b"]))
+
+
+def test_enabled_follows_the_argument() -> None:
+    assert compiled.enabled(False) is False
+    assert compiled.enabled(True) is True
+    assert compiled.enabled(None) is compiled.installed()
