@@ -1,5 +1,6 @@
-"""The compiled (numba) Spearman and Kendall τ-b equal scipy on the items each resample
-drew, a brute-force O(n²) weighted count, and the numpy path, run side by side."""
+"""The compiled (numba) Spearman, Kendall τ-b and ranking statistics (ROC-AUC, average
+precision, best thresholds) equal scipy / scikit-learn on the items each resample drew, a
+brute-force O(n²) weighted count, and the numpy path, run side by side."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import numpy as np
 import pytest
 import scipy.stats
 
-from assay.calibration.statistics import compiled, ordinal
+from assay.calibration.statistics import binary, compiled, ordinal
 from assay.calibration.statistics.resample import FloatArray, resample_weights
 from tests.calibration.statistics.conftest import Labelled
 from tests.optional import required_module
@@ -206,3 +207,26 @@ def test_enabled_follows_the_argument() -> None:
     assert compiled.enabled(False) is False
     assert compiled.enabled(True) is True
     assert compiled.enabled(None) is compiled.installed()
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_ranking_equals_numpy_with_heavy_ties_and_empty_classes(seed: int) -> None:
+    """Scores with 0-2 decimals (ties within and across classes), weights with zeros,
+    rows where a class is not drawn at all: every statistic equal on both paths (NaN
+    where numpy says NaN), the best thresholds identical."""
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(5, 300))
+    labels = (rng.random(n) < rng.uniform(0.1, 0.9)).astype(np.int64)
+    labels[0] = 1  # at least one positive cell (the compiled group's precondition)
+    scores = np.round(rng.random(n), int(rng.integers(0, 3)))
+    order = np.lexsort((scores, labels))
+    labels, scores = labels[order], scores[order]
+    weights = rng.poisson(0.8, (7, n)).astype(np.float64)
+    weights[1, labels == 1] = 0.0  # no positives drawn
+    weights[2, labels == 0] = 0.0  # no negatives drawn
+    weights[3] = 0.0  # nothing drawn
+    fast = binary.ranking_group(labels, scores, compiled=True)(weights)
+    slow = binary.ranking_group(labels, scores, compiled=False)(weights)
+    assert set(fast) == set(slow)
+    for name in slow:
+        np.testing.assert_allclose(fast[name], slow[name], rtol=0, atol=1e-12, err_msg=name)

@@ -109,3 +109,46 @@ def kendall_group(labels: FloatArray, scores: FloatArray) -> StatGroup | None:
         return {"kendall_tau_b": rows}
 
     return group
+
+
+def ranking_group(
+    pos_at: IntArray,
+    neg_at: IntArray,
+    neg_lower: IntArray,
+    neg_level: IntArray,
+    pos_first: IntArray,
+    pos_scores: FloatArray,
+    tolerance: float,
+) -> StatGroup:
+    """ROC-AUC, average precision and the best thresholds (``compiled_kernels.
+    ranking_rows``), from the arrays ``binary.ranking_group`` prepares (at least one
+    positive cell)."""
+    from assay.calibration.statistics.compiled_kernels import ranking_rows
+
+    ties_across = bool(np.any(neg_level != neg_lower))
+
+    def group(weights: FloatArray) -> dict[str, FloatArray]:
+        roc_auc, pr_auc, best_j, j_at, best_f1, f1_at, totals = ranking_rows(
+            item_major(weights),
+            pos_at,
+            neg_at,
+            neg_lower,
+            neg_level,
+            pos_first,
+            ties_across,
+            tolerance,
+        )
+        p_total, n_total = totals[0], totals[1]
+        best_j = np.where((p_total > 0) & (n_total > 0), best_j, np.nan)
+        best_f1 = np.where(p_total > 0, best_f1, np.nan)
+        return {
+            "roc_auc": roc_auc,
+            "pr_auc": pr_auc,
+            # J = 0 is chance: no threshold to recommend then.
+            "best_threshold_youden": np.where(best_j > tolerance, pos_scores[j_at], np.nan),
+            "best_youden_j": best_j,
+            "best_threshold_f1": np.where(np.isfinite(best_f1), pos_scores[f1_at], np.nan),
+            "best_f1": best_f1,
+        }
+
+    return group

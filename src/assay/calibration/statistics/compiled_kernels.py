@@ -193,3 +193,122 @@ def kendall_rows(
         den = np.sqrt((pairs - x_ties[r]) * (pairs - y_ties[r]))
         out[r] = np.nan if den == 0.0 else min(1.0, max(-1.0, difference / den))
     return out
+
+
+@_jit
+def ranking_rows(
+    items: FloatArray,
+    pos_at: IntArray,
+    neg_at: IntArray,
+    neg_lower: IntArray,
+    neg_level: IntArray,
+    pos_first: IntArray,
+    ties_across: bool,
+    tolerance: float,
+) -> tuple[FloatArray, FloatArray, FloatArray, IntArray, FloatArray, IntArray, FloatArray]:
+    """ROC-AUC, average precision, best Youden J and best F1 (with their positions among
+    the positives), and the weight on positives and on negatives, per resample, as
+    ``binary.ranking_group`` defines them, expression for expression (the values agree
+    to the last bit but for the order of the sums).
+
+    ``pos_at`` / ``neg_at``: the positive / negative cells by ascending score;
+    ``neg_lower[p]`` / ``neg_level[p]``: negatives scored below / at or below positive p;
+    ``pos_first[p]``: the first positive with p's score. The negatives are walked once,
+    alongside the positives; J and F1 per positive are kept (positives x resamples) for
+    the highest position within ``tolerance`` of the best."""
+    lanes = items.shape[1]
+    n_pos = pos_at.shape[0]
+    n_neg = neg_at.shape[0]
+    p_total = np.zeros(lanes)
+    n_total = np.zeros(lanes)
+    for t in range(n_pos):
+        row = items[pos_at[t]]
+        for r in range(lanes):
+            p_total[r] += row[r]
+    for t in range(n_neg):
+        row = items[neg_at[t]]
+        for r in range(lanes):
+            n_total[r] += row[r]
+    inv_p = np.zeros(lanes)
+    inv_n = np.zeros(lanes)
+    for r in range(lanes):
+        if p_total[r] > 0.0:
+            inv_p[r] = 1.0 / p_total[r]
+        if n_total[r] > 0.0:
+            inv_n[r] = 1.0 / n_total[r]
+    youden = np.empty((n_pos, lanes))
+    f1 = np.empty((n_pos, lanes))
+    lower = np.zeros(lanes)  # negatives below the current positive
+    level = np.zeros(lanes)  # negatives at or below it
+    walked_pos = np.zeros(lanes)  # positives before the current one
+    run_start = np.zeros(lanes)  # positives before the current run of equal scores
+    auc_num = np.zeros(lanes)
+    ap_sum = np.zeros(lanes)
+    next_lower = 0
+    next_level = 0
+    for p in range(n_pos):
+        while next_lower < neg_lower[p]:
+            row = items[neg_at[next_lower]]
+            for r in range(lanes):
+                lower[r] += row[r]
+            next_lower += 1
+        if ties_across:
+            while next_level < neg_level[p]:
+                row = items[neg_at[next_level]]
+                for r in range(lanes):
+                    level[r] += row[r]
+                next_level += 1
+        if pos_first[p] == p:
+            run_start[:] = walked_pos
+        pos = items[pos_at[p]]
+        j_out = youden[p]
+        f_out = f1[p]
+        for r in range(lanes):
+            w = pos[r]
+            if ties_across:
+                auc_num[r] += 0.5 * (w * (lower[r] + level[r]))
+            else:
+                auc_num[r] += w * lower[r]
+            tps = p_total[r] - run_start[r]
+            fps = n_total[r] - lower[r]
+            predicted = tps + fps
+            ap_sum[r] += w * tps / (predicted if predicted > 0.0 else 1.0)
+            if w == 0.0:  # not drawn: no threshold of this resample
+                j_out[r] = -np.inf
+                f_out[r] = -np.inf
+            else:
+                j_out[r] = tps * inv_p[r] - fps * inv_n[r]
+                both = predicted + p_total[r]
+                f_out[r] = 2.0 * tps / (both if both > 0.0 else 1.0)
+            walked_pos[r] += w
+    roc_auc = np.full(lanes, np.nan)
+    pr_auc = np.full(lanes, np.nan)
+    best_j = np.full(lanes, -np.inf)
+    best_f1 = np.full(lanes, -np.inf)
+    for r in range(lanes):
+        if p_total[r] > 0.0 and n_total[r] > 0.0:
+            roc_auc[r] = auc_num[r] / (p_total[r] * n_total[r])
+        if p_total[r] != 0.0:
+            pr_auc[r] = ap_sum[r] / p_total[r]
+    for p in range(n_pos):
+        for r in range(lanes):
+            best_j[r] = max(best_j[r], youden[p, r])
+            best_f1[r] = max(best_f1[r], f1[p, r])
+    j_at = np.zeros(lanes, dtype=np.int64)
+    f1_at = np.zeros(lanes, dtype=np.int64)
+    for r in range(lanes):
+        j_floor = best_j[r] - tolerance * max(1.0, abs(best_j[r]))
+        f1_floor = best_f1[r] - tolerance * max(1.0, abs(best_f1[r]))
+        j_at[r] = n_pos - 1
+        while j_at[r] > 0 and not youden[j_at[r], r] >= j_floor:
+            j_at[r] -= 1
+        f1_at[r] = n_pos - 1
+        while f1_at[r] > 0 and not f1[f1_at[r], r] >= f1_floor:
+            f1_at[r] -= 1
+        # the value where it was found (within the tolerance of the maximum)
+        best_j[r] = youden[j_at[r], r]
+        best_f1[r] = f1[f1_at[r], r]
+    totals = np.empty((2, lanes))
+    totals[0] = p_total
+    totals[1] = n_total
+    return roc_auc, pr_auc, best_j, j_at, best_f1, f1_at, totals
