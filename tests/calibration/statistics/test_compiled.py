@@ -76,9 +76,7 @@ def test_compiled_equals_scipy_and_numpy_on_the_fixtures(
     x, y = x[order], y[order]
     weights = _weights(x.shape[0], 10, seed=5)
     spearman = compiled.spearman_group(x, y)(weights)["spearman"]
-    kendall_group = compiled.kendall_group(x, y)
-    assert kendall_group is not None  # the fixtures have at most a few hundred values
-    kendall = kendall_group(weights)["kendall_tau_b"]
+    kendall = compiled.kendall_group(x, y)(weights)["kendall_tau_b"]
     for r in range(weights.shape[0]):
         drawn = _explicit(weights[r])
         expected_rho = scipy.stats.spearmanr(x[drawn], y[drawn]).statistic
@@ -110,19 +108,23 @@ def _brute_force_tau_b(x: FloatArray, y: FloatArray, w: FloatArray) -> float:
     return float((concordant - discordant) / np.sqrt((pairs - x_ties) * (pairs - y_ties)))
 
 
+@pytest.mark.parametrize("buckets", [False, True])
 @pytest.mark.parametrize("seed", [0, 1, 2])
-def test_kendall_equals_a_brute_force_weighted_count_with_heavy_ties(seed: int) -> None:
+def test_kendall_equals_a_brute_force_weighted_count_with_heavy_ties(
+    seed: int, buckets: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Random cells with heavy ties on x, on y and on both, weighted by bootstrap-like
     counts (zeros included): the compiled τ-b equals the O(n²) weighted definition and
-    the numpy path."""
+    the numpy path, with the values as codes and with buckets of y positions (the path
+    for many values, whose inner pairs ``inversions`` counts)."""
+    if buckets:
+        monkeypatch.setattr(compiled, "MAX_KENDALL_CODES", 3)
     rng = np.random.default_rng(seed)
-    n = 80
+    n = 150
     x = rng.integers(0, 6, n).astype(np.float64)
     y = np.where(rng.random(n) < 0.5, x, rng.integers(0, 9, n)).astype(np.float64)
     weights = rng.poisson(1.3, (5, n)).astype(np.float64)
-    group = compiled.kendall_group(x, y)
-    assert group is not None
-    got = group(weights)["kendall_tau_b"]
+    got = compiled.kendall_group(x, y)(weights)["kendall_tau_b"]
     for r in range(weights.shape[0]):
         assert abs(got[r] - _brute_force_tau_b(x, y, weights[r])) <= 1e-12
     numpy_tau = ordinal.kendall_group(x, y, compiled=False)(weights)["kendall_tau_b"]
@@ -166,31 +168,48 @@ def test_compiled_equals_numpy_at_scale_with_few_label_values() -> None:
     labels = np.round(rng.uniform(0.0, 5.0, n) * 5.0) / 5.0
     scores = np.sort(np.clip(labels / 5.0 + rng.normal(0.0, 0.2, n), 0.0, 1.0) * 5.0)
     weights = _weights(n, 20, seed=3)
-    group = compiled.kendall_group(labels, scores)
-    assert group is not None
     pairs = [
         (compiled.spearman_group(labels, scores), ordinal.spearman_group, "spearman"),
-        (group, ordinal.kendall_group, "kendall_tau_b"),
+        (compiled.kendall_group(labels, scores), ordinal.kendall_group, "kendall_tau_b"),
     ]
     for fast, build, name in pairs:
         slow = build(labels, scores, compiled=False)  # type: ignore[operator]
         np.testing.assert_allclose(fast(weights)[name], slow(weights)[name], rtol=0, atol=1e-12)
 
 
-def test_kendall_leaves_many_values_on_both_sides_to_numpy(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    """Above ``MAX_KENDALL_CODES`` values on both sides there is no compiled group, and
-    ``ordinal.kendall_group`` falls back to the inversion counter (same τ)."""
-    monkeypatch.setattr(compiled, "MAX_KENDALL_CODES", 10)
-    rng = np.random.default_rng(4)
-    x, y = rng.normal(size=200), rng.normal(size=200)
-    assert compiled.kendall_group(x, y) is None
-    weights = _weights(200, 3, seed=1)
-    got = ordinal.kendall_group(x, y)(weights)["kendall_tau_b"]
+@pytest.mark.parametrize("clipped", [False, True])
+def test_kendall_with_many_values_equals_scipy_and_numpy(clipped: bool) -> None:
+    """Both sides continuous (more than ``MAX_KENDALL_CODES`` values: buckets of y
+    positions, pairs inside them by ``inversions``), optionally with runs of ties at the
+    ends of the scale: every replicate equals scipy on the items drawn and the numpy
+    path."""
+    rng = np.random.default_rng(8)
+    n = 6000
+    x = rng.normal(size=n)
+    y = x + rng.normal(size=n)
+    if clipped:
+        x, y = np.clip(x, -1.5, 1.5), np.clip(y, -2.0, 2.0)
+    assert np.unique(y).shape[0] > compiled.MAX_KENDALL_CODES
+    weights = _weights(n, 4, seed=1)
+    got = compiled.kendall_group(x, y)(weights)["kendall_tau_b"]
     for r in range(weights.shape[0]):
         drawn = _explicit(weights[r])
         assert abs(got[r] - scipy.stats.kendalltau(x[drawn], y[drawn]).statistic) <= 1e-12
+    numpy_tau = ordinal.kendall_group(x, y, compiled=False)(weights)["kendall_tau_b"]
+    np.testing.assert_allclose(got, numpy_tau, rtol=0, atol=1e-12)
+
+
+def test_kendall_keeps_large_weights_exact() -> None:
+    """Cell counts too large for float32 sums (weight x total >= 2**24): the float64
+    kernel, still equal to the brute-force count."""
+    rng = np.random.default_rng(3)
+    x = rng.integers(0, 5, 40).astype(np.float64)
+    y = rng.integers(0, 7, 40).astype(np.float64)
+    weights = rng.integers(0, 5000, (2, 40)).astype(np.float64)
+    assert weights.max() * weights.sum(axis=1).max() >= compiled.EXACT_FLOAT32
+    got = compiled.kendall_group(x, y)(weights)["kendall_tau_b"]
+    for r in range(2):
+        assert abs(got[r] - _brute_force_tau_b(x, y, weights[r])) <= 1e-12
 
 
 def test_constant_side_is_undefined() -> None:
@@ -198,9 +217,7 @@ def test_constant_side_is_undefined() -> None:
     y = np.full(4, 2.0)
     weights = _weights(4, 3, seed=0)
     assert np.all(np.isnan(compiled.spearman_group(x, y)(weights)["spearman"]))
-    group = compiled.kendall_group(x, y)
-    assert group is not None
-    assert np.all(np.isnan(group(weights)["kendall_tau_b"]))
+    assert np.all(np.isnan(compiled.kendall_group(x, y)(weights)["kendall_tau_b"]))
 
 
 def test_enabled_follows_the_argument() -> None:

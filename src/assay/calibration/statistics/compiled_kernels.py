@@ -19,10 +19,13 @@ from typing import Any, TypeVar, cast
 
 import numba
 import numpy as np
+import numpy.typing as npt
 
 from assay.calibration.statistics.resample import FloatArray, IntArray
 
 F = TypeVar("F", bound=Callable[..., Any])
+F32Array = npt.NDArray[np.float32]
+BoolArray = npt.NDArray[np.bool_]
 
 
 def _jit(function: F) -> F:
@@ -113,39 +116,50 @@ def spearman_rows(
 
 @_jit
 def kendall_rows(
-    items: FloatArray,
+    items: F32Array | FloatArray,
     x_order: IntArray,
     x_starts: IntArray,
-    joint_starts: IntArray,
+    joint_last: BoolArray,
     y_codes: IntArray,
     n_codes: int,
+    codes_are_values: bool,
+    y_tied_cells: IntArray,
+    y_tied_starts: IntArray,
 ) -> FloatArray:
-    """Kendall τ-b per resample (scipy's, with ties), Knight's way with weights.
+    """Pair counts of Kendall τ-b per resample (scipy's τ-b, with ties), Knight's way
+    with weights: rows all pairs, tied on x, tied on y, tied on both, and discordant
+    across y codes (resamples in columns).
 
-    The cells are walked in (x, y) order (``x_order``); ``x_starts`` and ``joint_starts``
-    are the first positions of its runs of equal x and of equal (x, y), then n;
-    ``y_codes[cell]`` is the dense rank of the cell's y among ``n_codes`` values. The
-    discordant weight is Σ_j w_j · (weight already walked with a higher y), read from a
-    Fenwick tree over the y codes (one row of resamples per node); a run of equal x
-    enters the tree only once all of it is walked, so pairs tied on x count as neither
-    concordant nor discordant. Tied pairs on x, on y and on both are Σ c (c - 1) / 2 over
-    the run (or code) weights c. All sums are of integers, exact in float64."""
+    The cells are walked in (x, y) order (``x_order``); ``x_starts`` are the first
+    positions of its runs of equal x, then n, and ``joint_last[t]`` says position t ends
+    a run of equal (x, y). ``y_codes[cell]`` orders y (equal codes: equal y when
+    ``codes_are_values``, else buckets of consecutive y whose inner pairs the caller
+    counts). The discordant weight is Σ_j w_j · (weight already walked with a higher
+    code), read from a Fenwick tree over the codes (a row of resamples per node); a run
+    of equal x enters the tree once all of it is walked, so pairs tied on x count as
+    neither. Tied pairs are Σ c (c - 1) / 2 over the weights c of runs (x, both), of
+    codes (y, when they are values) or of the tied y runs (``y_tied_cells`` grouped by
+    ``y_tied_starts``) added to Σ w (w - 1) / 2 over single cells. Sums of weights are
+    in the weights' type: float32 (half the memory traffic) is exact while every weight
+    times the resample's total is below 2**24, which the caller checks; the pair counts
+    are float64."""
     lanes = items.shape[1]
-    tree = np.zeros((n_codes + 1, lanes))
-    per_code = np.zeros((n_codes, lanes))
-    walked = np.zeros(lanes)
-    discordant = np.zeros(lanes)
-    x_ties = np.zeros(lanes)
-    both_ties = np.zeros(lanes)
-    run = np.zeros(lanes)
-    higher = np.zeros(lanes)
+    kind = items.dtype
+    tree = np.zeros((n_codes + 1, lanes), dtype=kind)
+    per_code = np.zeros((n_codes if codes_are_values else 0, lanes), dtype=kind)
+    walked = np.zeros(lanes, dtype=kind)
+    run = np.zeros(lanes, dtype=kind)
+    joint = np.zeros(lanes, dtype=kind)
+    higher = np.zeros(lanes, dtype=kind)
+    out = np.zeros((5, lanes))
+    pairs, x_ties, y_ties, both_ties, discordant = out[0], out[1], out[2], out[3], out[4]
     for k in range(x_starts.shape[0] - 1):
         first, end = x_starts[k], x_starts[k + 1]
         run[:] = 0.0
         for t in range(first, end):
             cell = x_order[t]
             row = items[cell]
-            # weight walked in earlier x runs with y code <= this one, subtracted below
+            # weight walked in earlier x runs with a code <= this one, subtracted below
             higher[:] = walked
             j = y_codes[cell] + 1
             while j > 0:
@@ -154,44 +168,59 @@ def kendall_rows(
                     higher[r] -= node[r]
                 j -= j & (-j)
             for r in range(lanes):
-                discordant[r] += row[r] * higher[r]
-                run[r] += row[r]
+                w = row[r]
+                discordant[r] += w * higher[r]
+                run[r] += w
+                joint[r] += w
+            if joint_last[t]:
+                for r in range(lanes):
+                    c = np.float64(joint[r])
+                    both_ties[r] += c * (c - 1.0) * 0.5
+                joint[:] = 0.0
+            if not codes_are_values:
+                for r in range(lanes):
+                    c = np.float64(row[r])
+                    y_ties[r] += c * (c - 1.0) * 0.5
         for r in range(lanes):
-            x_ties[r] += run[r] * (run[r] - 1.0) * 0.5
+            c = np.float64(run[r])
+            x_ties[r] += c * (c - 1.0) * 0.5
             walked[r] += run[r]
         for t in range(first, end):
             cell = x_order[t]
             row = items[cell]
             code = y_codes[cell]
-            into = per_code[code]
-            for r in range(lanes):
-                into[r] += row[r]
+            if codes_are_values:
+                into = per_code[code]
+                for r in range(lanes):
+                    into[r] += row[r]
             j = code + 1
             while j <= n_codes:
                 node = tree[j]
                 for r in range(lanes):
                     node[r] += row[r]
                 j += j & (-j)
-    for k in range(joint_starts.shape[0] - 1):
-        run[:] = 0.0
-        for t in range(joint_starts[k], joint_starts[k + 1]):
-            row = items[x_order[t]]
+    if codes_are_values:
+        for code in range(n_codes):
+            weight = per_code[code]
             for r in range(lanes):
-                run[r] += row[r]
-        for r in range(lanes):
-            both_ties[r] += run[r] * (run[r] - 1.0) * 0.5
-    y_ties = np.zeros(lanes)
-    for code in range(n_codes):
-        weight = per_code[code]
-        for r in range(lanes):
-            y_ties[r] += weight[r] * (weight[r] - 1.0) * 0.5
-    out = np.empty(lanes)
+                c = np.float64(weight[r])
+                y_ties[r] += c * (c - 1.0) * 0.5
+    else:
+        # tied y runs: their pairs replace the pairs of their cells alone
+        for k in range(y_tied_starts.shape[0] - 1):
+            run[:] = 0.0
+            for t in range(y_tied_starts[k], y_tied_starts[k + 1]):
+                row = items[y_tied_cells[t]]
+                for r in range(lanes):
+                    c = np.float64(row[r])
+                    y_ties[r] -= c * (c - 1.0) * 0.5
+                    run[r] += row[r]
+            for r in range(lanes):
+                c = np.float64(run[r])
+                y_ties[r] += c * (c - 1.0) * 0.5
     for r in range(lanes):
-        pairs = walked[r] * (walked[r] - 1.0) * 0.5
-        # concordant - discordant = all - x ties - y ties + both - 2 discordant
-        difference = pairs - x_ties[r] - y_ties[r] + both_ties[r] - 2.0 * discordant[r]
-        den = np.sqrt((pairs - x_ties[r]) * (pairs - y_ties[r]))
-        out[r] = np.nan if den == 0.0 else min(1.0, max(-1.0, difference / den))
+        c = np.float64(walked[r])
+        pairs[r] = c * (c - 1.0) * 0.5
     return out
 
 

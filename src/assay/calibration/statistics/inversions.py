@@ -122,6 +122,18 @@ class _Level:
         return total
 
 
+def _within_chunks_level(xpos: IntArray, y_order: IntArray, rank: IntArray) -> _Level:
+    """Items in y order, a chunk per CHUNK consecutive y positions: counts every pair
+    inverted inside a chunk (``xpos``: x position of each item)."""
+    n = int(y_order.shape[0])
+    fine_padded = -(-n // CHUNK) * CHUNK
+    slots = np.concatenate([y_order, np.full(fine_padded - n, -1, dtype=np.int64)])
+    real = np.maximum(slots, 0)
+    pos = np.where(slots >= 0, xpos[real], fine_padded)
+    after = np.where(slots >= 0, rank[real], -1)
+    return _Level(slots, pos, after, None, 0, 1)
+
+
 MAX_INVERSION_LEVELS = 64
 """Distinct y values up to which the values themselves are the buckets (one level)."""
 
@@ -138,9 +150,25 @@ class WeightedInversions:
     are the buckets and the first level alone counts every inversion (about a third of
     the work)."""
 
-    def __init__(self, x_order: IntArray, rank: IntArray, levels: IntArray | None = None) -> None:
+    def __init__(
+        self,
+        x_order: IntArray,
+        rank: IntArray,
+        levels: IntArray | None = None,
+        *,
+        within_chunks: bool = False,
+    ) -> None:
         n = int(x_order.shape[0])
         self.n = n
+        if within_chunks:
+            # only pairs inside a bucket of CHUNK consecutive y positions (the last level
+            # below): the compiled Kendall counts the pairs across buckets itself
+            xpos = np.empty(n, dtype=np.int64)
+            xpos[x_order] = np.arange(n)
+            y_order = np.empty(n, dtype=np.int64)
+            y_order[rank] = np.arange(n)
+            self.levels = [_within_chunks_level(xpos, y_order, rank)]
+            return
         if levels is not None:
             n_levels = int(levels.max(initial=0)) + 1
             padded = max(1, -(-n // CHUNK)) * CHUNK
@@ -175,12 +203,7 @@ class WeightedInversions:
         pos2 = np.where(slots2 >= 0, xpos[real2], padded)
         self.levels.append(_Level(slots2, pos2, yfine, yfine, FINE, FINE))
         # 3. y order: each chunk is one fine bucket; every pair inverted inside it
-        fine_padded = -(-n // CHUNK) * CHUNK
-        slots3 = np.concatenate([y_order, pad[: fine_padded - n]])
-        real3 = np.maximum(slots3, 0)
-        pos3 = np.where(slots3 >= 0, xpos[real3], padded)
-        after3 = np.where(slots3 >= 0, rank[real3], -1)
-        self.levels.append(_Level(slots3, pos3, after3, None, 0, 1))
+        self.levels.append(_within_chunks_level(xpos, y_order, rank))
 
     def __call__(self, weights: FloatArray) -> FloatArray:
         """Inverted weight per resample: ``Σ_{x_i<x_j, rank_i>rank_j} w_i w_j``."""

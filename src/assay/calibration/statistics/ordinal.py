@@ -212,9 +212,8 @@ def kendall_group(
     labels: FloatArray, scores: FloatArray, *, compiled: bool | None = None
 ) -> StatGroup:
     """Kendall τ-b (scipy's, with ties) from contingency tables (few values on both
-    sides), else compiled (``compiled.kendall_group``, numba installed, one side at most
-    ``compiled.MAX_KENDALL_CODES`` values), else level pairs or weighted inversions,
-    whichever fits the number of distinct values."""
+    sides), else compiled (``compiled.kendall_group``, numba installed), else level pairs
+    or weighted inversions, whichever fits the number of distinct values."""
     _, gx = dense_groups(labels)
     _, gy = dense_groups(scores)
     a, b = int(gx.max()) + 1, int(gy.max()) + 1
@@ -229,9 +228,7 @@ def kendall_group(
         return by_table
 
     if compiled_groups.enabled(compiled):
-        group = compiled_groups.kendall_group(labels, scores)
-        if group is not None:
-            return group
+        return compiled_groups.kendall_group(labels, scores)
     if min(a, b) <= MAX_LEVELS:
         return _kendall_by_levels(labels, scores) if a <= b else _kendall_by_levels(scores, labels)
     return _kendall_by_inversions(labels, scores)
