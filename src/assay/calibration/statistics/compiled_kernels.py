@@ -36,7 +36,7 @@ def _jit(function: F) -> F:
 
 @_jit
 def spearman_rows(
-    items: FloatArray,
+    items: F32Array | FloatArray,
     label_codes: IntArray,
     n_labels: int,
     score_order: IntArray,
@@ -49,10 +49,12 @@ def spearman_rows(
     positions of its runs of equal scores, then n. A mid-rank is R = (weight drawn
     before the value) + (weight on it + 1) / 2, centred on the mean mid-rank (N + 1) / 2:
     half-integers, so every product and sum is exact in float64 while N³ < 2**53 (N up
-    to about 200,000), the same sums as the numpy path."""
+    to about 200,000), the same sums as the numpy path. Weights and the centred label
+    ranks are stored in the weights' type: float32 (half the memory traffic) holds them
+    exactly while N < 2**24, which the caller checks."""
     n, lanes = items.shape
     # weight per label value, then (in place) each label value's centred mid-rank
-    per_label = np.zeros((n_labels, lanes))
+    per_label = np.zeros((n_labels, lanes), dtype=items.dtype)
     for cell in range(n):
         row = items[cell]
         into = per_label[label_codes[cell]]
@@ -70,7 +72,7 @@ def spearman_rows(
     for code in range(n_labels):
         value = per_label[code]
         for r in range(lanes):
-            w = value[r]
+            w = np.float64(value[r])
             centred = before[r] + (w + 1.0) * 0.5 - mean[r]
             before[r] += w
             sxx[r] += w * centred * centred
@@ -87,11 +89,11 @@ def spearman_rows(
             row = items[cell]
             label = per_label[label_codes[cell]]
             for r in range(lanes):
-                w = row[r]
+                w = np.float64(row[r])
                 centred = before[r] + (w + 1.0) * 0.5 - mean[r]
                 before[r] += w
                 syy[r] += w * centred * centred
-                sxy[r] += w * label[r] * centred
+                sxy[r] += w * np.float64(label[r]) * centred
             continue
         run[:] = 0.0
         cross[:] = 0.0
@@ -100,8 +102,9 @@ def spearman_rows(
             row = items[cell]
             label = per_label[label_codes[cell]]
             for r in range(lanes):
-                run[r] += row[r]
-                cross[r] += row[r] * label[r]
+                w = np.float64(row[r])
+                run[r] += w
+                cross[r] += w * np.float64(label[r])
         for r in range(lanes):
             centred = before[r] + (run[r] + 1.0) * 0.5 - mean[r]
             before[r] += run[r]
