@@ -184,8 +184,9 @@ def ranking_group(
     ties_across = bool(np.any(neg_level != neg_lower))
 
     def group(weights: FloatArray) -> dict[str, FloatArray]:
+        small = float(weights.sum(axis=1).max(initial=0.0)) < EXACT_FLOAT32
         roc_auc, pr_auc, best_j, j_at, best_f1, f1_at, totals = ranking_rows(
-            item_major(weights),
+            item_major_f32(weights) if small else item_major(weights),
             pos_at,
             neg_at,
             neg_lower,

@@ -229,7 +229,7 @@ def kendall_rows(
 
 @_jit
 def ranking_rows(
-    items: FloatArray,
+    items: F32Array | FloatArray,
     pos_at: IntArray,
     neg_at: IntArray,
     neg_lower: IntArray,
@@ -296,7 +296,7 @@ def ranking_rows(
         j_out = youden[p]
         f_out = f1[p]
         for r in range(lanes):
-            w = pos[r]
+            w = np.float64(pos[r])
             if ties_across:
                 auc_num[r] += 0.5 * (w * (lower[r] + level[r]))
             else:
