@@ -220,10 +220,16 @@ def test_constant_side_is_undefined() -> None:
     assert np.all(np.isnan(compiled.kendall_group(x, y)(weights)["kendall_tau_b"]))
 
 
-def test_enabled_follows_the_argument() -> None:
+def test_enabled_follows_the_argument_then_the_environment(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     assert compiled.enabled(False) is False
     assert compiled.enabled(True) is True
-    assert compiled.enabled(None) is compiled.installed()
+    monkeypatch.delenv("ASSAY_CALIBRATION_NUMPY", raising=False)
+    assert compiled.enabled(None) is True  # numba is installed (the module skips otherwise)
+    monkeypatch.setenv("ASSAY_CALIBRATION_NUMPY", "1")
+    assert compiled.enabled(None) is False
+    assert compiled.enabled(True) is True
 
 
 @pytest.mark.parametrize("seed", range(6))

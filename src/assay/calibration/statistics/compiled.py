@@ -6,13 +6,16 @@ a dozen passes over resamples x cells temporaries per statistic, which with 100,
 items and 1,000 resamples is seconds per statistic, where the kernels of
 ``compiled_kernels`` walk each resample once or twice in a fixed order.
 
-``enabled(compiled)`` is the one switch: ``None`` means "if numba is installed",
-``False`` forces numpy (the tests run both and compare), ``True`` insists.
+``enabled(compiled)`` is the one switch: ``None`` means "if numba is installed" (and
+``ASSAY_CALIBRATION_NUMPY`` is not set: the numpy path on demand, for the benchmark's A/B
+or to rule the kernels out), ``False`` forces numpy (the tests run both and compare),
+``True`` insists.
 """
 
 from __future__ import annotations
 
 import functools
+import os
 
 import numpy as np
 
@@ -31,7 +34,7 @@ def enabled(compiled: bool | None) -> bool:
     """Whether to use the compiled groups: ``compiled`` if given, else whether numba is
     installed. ``True`` without numba is an error naming the extra."""
     if compiled is None:
-        return installed()
+        return installed() and not os.environ.get("ASSAY_CALIBRATION_NUMPY")
     if compiled and not installed():
         raise ImportError(
             "compiled calibration statistics need numba: pip install 'assay[calibration]'"
