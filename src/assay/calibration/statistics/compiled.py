@@ -102,28 +102,32 @@ all in numpy 4.0 s per 1,000 resamples, a tree over every value 4.3 s)."""
 
 
 def kendall_group(labels: FloatArray, scores: FloatArray) -> StatGroup:
-    """Kendall τ-b (``compiled_kernels.kendall_rows``). τ is symmetric, so the side with
-    fewer distinct values is y: its codes are fewer."""
+    """Kendall τ-b (``compiled_kernels.kendall_rows``). τ is symmetric: with values as
+    codes, y is the side with fewer of them; with buckets, y is the labels."""
     from assay.calibration.statistics.compiled_kernels import kendall_rows
 
-    x, y = labels, scores
-    y_values, y_codes = np.unique(y, return_inverse=True)
-    if np.unique(x).shape[0] < y_values.shape[0]:
-        x, y = scores, labels
-        y_values, y_codes = np.unique(y, return_inverse=True)
+    label_values, label_codes = np.unique(labels, return_inverse=True)
+    score_values, score_codes = np.unique(scores, return_inverse=True)
+    codes_are_values = min(label_values.shape[0], score_values.shape[0]) <= MAX_KENDALL_CODES
+    if codes_are_values and label_values.shape[0] <= score_values.shape[0]:
+        x, y, y_codes, n_codes = scores, labels, label_codes, int(label_values.shape[0])
+    elif codes_are_values:
+        x, y, y_codes, n_codes = labels, scores, score_codes, int(score_values.shape[0])
+    else:
+        # buckets of y positions: x is the scores, the order the cells come in
+        # (``statistics._ordered_cells``), so the walk reads the weights in sequence
+        x, y, y_codes, n_codes = scores, labels, label_codes, 0
     n = int(x.shape[0])
     x_order = np.lexsort((y, x)).astype(np.int64)
     x_starts = _run_starts(x[x_order])
     joint_starts = _run_starts(x[x_order], y[x_order])
     joint_last = np.zeros(n, dtype=bool)
     joint_last[joint_starts[1:] - 1] = True
-    codes_are_values = int(y_values.shape[0]) <= MAX_KENDALL_CODES
     within = None
     none = np.zeros(1, dtype=np.int64)
     tied_cells, tied_starts = none[:0], none
     if codes_are_values:
         codes = y_codes.astype(np.int64).ravel()
-        n_codes = int(y_values.shape[0])
     else:
         # y position with ties broken by x position (no inversion among tied y), cut into
         # buckets of CHUNK positions; the pairs inside a bucket go to ``inversions``
@@ -137,11 +141,8 @@ def kendall_group(labels: FloatArray, scores: FloatArray) -> StatGroup:
         within = WeightedInversions(x_order, rank, within_chunks=True)
         ordered, starts = runs(y)
         sizes = np.diff(starts)
-        tied_runs = np.flatnonzero(sizes > 1)
-        tied_cells = np.concatenate(
-            [ordered[starts[k] : starts[k + 1]] for k in tied_runs] or [none[:0]]
-        ).astype(np.int64)
-        tied_starts = np.append(0, np.cumsum(sizes[tied_runs])).astype(np.int64)
+        tied_cells = ordered[np.repeat(sizes > 1, sizes)]
+        tied_starts = np.append(0, np.cumsum(sizes[sizes > 1])).astype(np.int64)
 
     def group(weights: FloatArray) -> dict[str, FloatArray]:
         small = (
