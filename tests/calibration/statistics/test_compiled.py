@@ -199,9 +199,13 @@ def test_kendall_with_many_values_equals_scipy_and_numpy(clipped: bool) -> None:
     np.testing.assert_allclose(got, numpy_tau, rtol=0, atol=1e-12)
 
 
-def test_kendall_keeps_large_weights_exact() -> None:
+@pytest.mark.parametrize("buckets", [False, True])
+def test_kendall_keeps_large_weights_exact(buckets: bool, monkeypatch: pytest.MonkeyPatch) -> None:
     """Cell counts too large for float32 sums (weight x total >= 2**24): the float64
-    kernel, still equal to the brute-force count."""
+    kernel (and float64 products for the pairs inside buckets), still equal to the
+    brute-force count."""
+    if buckets:
+        monkeypatch.setattr(compiled, "MAX_KENDALL_CODES", 3)
     rng = np.random.default_rng(3)
     x = rng.integers(0, 5, 40).astype(np.float64)
     y = rng.integers(0, 7, 40).astype(np.float64)

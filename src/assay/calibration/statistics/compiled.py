@@ -19,7 +19,12 @@ import os
 
 import numpy as np
 
-from assay.calibration.statistics.inversions import CHUNK, F32Array, WeightedInversions
+from assay.calibration.statistics.inversions import (
+    CHUNK,
+    F32Array,
+    WeightedInversions,
+    exact_in_float32,
+)
 from assay.calibration.statistics.resample import FloatArray, IntArray, StatGroup, safe_divide
 from assay.extras import is_installed
 
@@ -145,10 +150,9 @@ def kendall_group(labels: FloatArray, scores: FloatArray) -> StatGroup:
         tied_starts = np.append(0, np.cumsum(sizes[sizes > 1])).astype(np.int64)
 
     def group(weights: FloatArray) -> dict[str, FloatArray]:
-        small = (
-            float(weights.max(initial=0.0)) * float(weights.sum(axis=1).max(initial=0.0))
-            < EXACT_FLOAT32
-        )
+        largest = float(weights.max(initial=0.0))
+        largest_total = float(weights.sum(axis=1).max(initial=0.0))
+        small = largest * largest_total < EXACT_FLOAT32
         items = item_major_f32(weights) if small else item_major(weights)
         counts = kendall_rows(
             items,
@@ -163,7 +167,8 @@ def kendall_group(labels: FloatArray, scores: FloatArray) -> StatGroup:
         )
         pairs, x_ties, y_ties, both_ties, discordant = counts
         if within is not None:
-            discordant = discordant + within(weights)
+            exact = small and exact_in_float32(largest, largest_total)
+            discordant = discordant + within.count_items(items if exact else item_major(weights))
         difference = pairs - x_ties - y_ties + both_ties - 2.0 * discordant
         den = np.sqrt((pairs - x_ties) * (pairs - y_ties))
         return {"kendall_tau_b": np.clip(safe_divide(difference, den), -1.0, 1.0)}

@@ -207,14 +207,24 @@ class WeightedInversions:
 
     def __call__(self, weights: FloatArray) -> FloatArray:
         """Inverted weight per resample: ``Σ_{x_i<x_j, rank_i>rank_j} w_i w_j``."""
-        small = (
-            float(weights.max(initial=0.0)) < SMALL_WEIGHT
-            and float(weights.sum(axis=1).max(initial=0.0)) < 1 << 24
+        small = exact_in_float32(
+            float(weights.max(initial=0.0)), float(weights.sum(axis=1).max(initial=0.0))
         )
         items: npt.NDArray[np.floating[Any]] = np.ascontiguousarray(
             weights.T, dtype=np.float32 if small else np.float64
         )
-        total = np.zeros(weights.shape[0])
+        return self.count_items(items)
+
+    def count_items(self, items: npt.NDArray[np.floating[Any]]) -> FloatArray:
+        """``__call__`` on weights already item-major (items x resamples, contiguous),
+        float32 only where ``exact_in_float32`` says so."""
+        total = np.zeros(items.shape[1])
         for level in self.levels:
             total += level.count(items)
         return total
+
+
+def exact_in_float32(largest_weight: float, largest_total: float) -> bool:
+    """Whether the products of the levels are exact in float32 for these weights: every
+    weight under ``SMALL_WEIGHT`` and every resample's total under 2**24."""
+    return largest_weight < SMALL_WEIGHT and largest_total < 1 << 24
