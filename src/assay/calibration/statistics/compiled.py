@@ -19,12 +19,7 @@ import os
 
 import numpy as np
 
-from assay.calibration.statistics.inversions import (
-    CHUNK,
-    F32Array,
-    WeightedInversions,
-    exact_in_float32,
-)
+from assay.calibration.statistics.inversions import F32Array
 from assay.calibration.statistics.resample import FloatArray, IntArray, StatGroup, safe_divide
 from assay.extras import is_installed
 
@@ -106,10 +101,41 @@ not stay in cache, and the pairs inside a bucket are counted by the matrix produ
 all in numpy 4.0 s per 1,000 resamples, a tree over every value 4.3 s)."""
 
 
+BUCKET = 16
+"""y positions per bucket when there are too many values to be the codes themselves: the
+Fenwick tree has n / BUCKET nodes (in cache) and each bucket's ~BUCKET² / 4 discordant
+pairs are listed once and summed per resample (``pairs_inside_buckets``)."""
+
+
+def _pairs_inside(
+    x_order: IntArray, codes: IntArray, rank: IntArray, n_codes: int
+) -> tuple[IntArray, IntArray, IntArray, IntArray, IntArray]:
+    """(members, bucket_starts, first, second, pair_starts) for ``pairs_inside_buckets``:
+    each bucket's cells in x order and its discordant pairs (earlier in x, later in y
+    position), positions among the members."""
+    walk = x_order[np.argsort(codes[x_order], kind="stable")]  # bucket-major, x inside
+    sizes = np.bincount(codes, minlength=n_codes)
+    bucket_starts = np.append(0, np.cumsum(sizes)).astype(np.int64)
+    slot = np.arange(walk.shape[0]) - np.repeat(bucket_starts[:-1], sizes)
+    table = np.full((n_codes, BUCKET), -1, dtype=np.int64)
+    table[codes[walk], slot] = rank[walk]
+    i, j = np.triu_indices(BUCKET, 1)
+    inverted = (table[:, i] > table[:, j]) & (table[:, j] >= 0)
+    bucket_of, pair = np.nonzero(inverted)
+    pair_starts = np.append(0, np.cumsum(np.bincount(bucket_of, minlength=n_codes)))
+    return (
+        walk.astype(np.int64),
+        bucket_starts,
+        i[pair].astype(np.int64),
+        j[pair].astype(np.int64),
+        pair_starts.astype(np.int64),
+    )
+
+
 def kendall_group(labels: FloatArray, scores: FloatArray) -> StatGroup:
     """Kendall τ-b (``compiled_kernels.kendall_rows``). τ is symmetric: with values as
     codes, y is the side with fewer of them; with buckets, y is the labels."""
-    from assay.calibration.statistics.compiled_kernels import kendall_rows
+    from assay.calibration.statistics.compiled_kernels import kendall_rows, pairs_inside_buckets
 
     label_values, label_codes = np.unique(labels, return_inverse=True)
     score_values, score_codes = np.unique(scores, return_inverse=True)
@@ -128,22 +154,22 @@ def kendall_group(labels: FloatArray, scores: FloatArray) -> StatGroup:
     joint_starts = _run_starts(x[x_order], y[x_order])
     joint_last = np.zeros(n, dtype=bool)
     joint_last[joint_starts[1:] - 1] = True
-    within = None
+    inside = None
     none = np.zeros(1, dtype=np.int64)
     tied_cells, tied_starts = none[:0], none
     if codes_are_values:
         codes = y_codes.astype(np.int64).ravel()
     else:
         # y position with ties broken by x position (no inversion among tied y), cut into
-        # buckets of CHUNK positions; the pairs inside a bucket go to ``inversions``
+        # buckets of BUCKET positions; the pairs inside a bucket are listed once
         xpos = np.empty(n, dtype=np.int64)
         xpos[x_order] = np.arange(n)
         y_order = np.lexsort((xpos, y)).astype(np.int64)
         rank = np.empty(n, dtype=np.int64)
         rank[y_order] = np.arange(n)
-        codes = rank // CHUNK
+        codes = rank // BUCKET
         n_codes = int(codes.max(initial=0)) + 1
-        within = WeightedInversions(x_order, rank, within_chunks=True)
+        inside = _pairs_inside(x_order, codes, rank, n_codes)
         ordered, starts = runs(y)
         sizes = np.diff(starts)
         tied_cells = ordered[np.repeat(sizes > 1, sizes)]
@@ -151,8 +177,7 @@ def kendall_group(labels: FloatArray, scores: FloatArray) -> StatGroup:
 
     def group(weights: FloatArray) -> dict[str, FloatArray]:
         largest = float(weights.max(initial=0.0))
-        largest_total = float(weights.sum(axis=1).max(initial=0.0))
-        small = largest * largest_total < EXACT_FLOAT32
+        small = largest * float(weights.sum(axis=1).max(initial=0.0)) < EXACT_FLOAT32
         items = item_major_f32(weights) if small else item_major(weights)
         counts = kendall_rows(
             items,
@@ -166,9 +191,8 @@ def kendall_group(labels: FloatArray, scores: FloatArray) -> StatGroup:
             tied_starts,
         )
         pairs, x_ties, y_ties, both_ties, discordant = counts
-        if within is not None:
-            exact = small and exact_in_float32(largest, largest_total)
-            discordant = discordant + within.count_items(items if exact else item_major(weights))
+        if inside is not None:
+            discordant = discordant + pairs_inside_buckets(items, *inside)
         difference = pairs - x_ties - y_ties + both_ties - 2.0 * discordant
         den = np.sqrt((pairs - x_ties) * (pairs - y_ties))
         return {"kendall_tau_b": np.clip(safe_divide(difference, den), -1.0, 1.0)}

@@ -344,3 +344,40 @@ def ranking_rows(
     totals[0] = p_total
     totals[1] = n_total
     return roc_auc, pr_auc, best_j, j_at, best_f1, f1_at, totals
+
+
+@_jit
+def pairs_inside_buckets(
+    items: F32Array | FloatArray,
+    members: IntArray,
+    bucket_starts: IntArray,
+    first: IntArray,
+    second: IntArray,
+    pair_starts: IntArray,
+) -> FloatArray:
+    """Σ w_a w_b over the listed pairs of each bucket, per resample: the discordant
+    pairs inside the buckets of y positions that ``kendall_rows`` counts only across.
+
+    ``members[bucket_starts[b]:bucket_starts[b + 1]]`` are bucket b's cells and
+    ``first`` / ``second`` the positions among them of its discordant pairs
+    (``pair_starts`` as for the members). A bucket's rows are copied to a small buffer
+    once, so each pair reads the cache, not the whole weight matrix."""
+    lanes = items.shape[1]
+    widest = 0
+    for b in range(bucket_starts.shape[0] - 1):
+        widest = max(widest, bucket_starts[b + 1] - bucket_starts[b])
+    buffer = np.zeros((widest, lanes), dtype=items.dtype)
+    total = np.zeros(lanes)
+    for b in range(bucket_starts.shape[0] - 1):
+        start = bucket_starts[b]
+        for k in range(bucket_starts[b + 1] - start):
+            source = items[members[start + k]]
+            into = buffer[k]
+            for r in range(lanes):
+                into[r] = source[r]
+        for p in range(pair_starts[b], pair_starts[b + 1]):
+            a = buffer[first[p]]
+            c = buffer[second[p]]
+            for r in range(lanes):
+                total[r] += np.float64(a[r] * c[r])
+    return total

@@ -150,25 +150,9 @@ class WeightedInversions:
     are the buckets and the first level alone counts every inversion (about a third of
     the work)."""
 
-    def __init__(
-        self,
-        x_order: IntArray,
-        rank: IntArray,
-        levels: IntArray | None = None,
-        *,
-        within_chunks: bool = False,
-    ) -> None:
+    def __init__(self, x_order: IntArray, rank: IntArray, levels: IntArray | None = None) -> None:
         n = int(x_order.shape[0])
         self.n = n
-        if within_chunks:
-            # only pairs inside a bucket of CHUNK consecutive y positions (the last level
-            # below): the compiled Kendall counts the pairs across buckets itself
-            xpos = np.empty(n, dtype=np.int64)
-            xpos[x_order] = np.arange(n)
-            y_order = np.empty(n, dtype=np.int64)
-            y_order[rank] = np.arange(n)
-            self.levels = [_within_chunks_level(xpos, y_order, rank)]
-            return
         if levels is not None:
             n_levels = int(levels.max(initial=0)) + 1
             padded = max(1, -(-n // CHUNK)) * CHUNK
