@@ -26,8 +26,15 @@ from assay.extras import is_installed
 
 @functools.cache
 def installed() -> bool:
-    """Whether numba can be imported (checked once, without importing it)."""
-    return is_installed("numba")
+    """Whether numba is installed and imports (checked once per process): a numba built
+    for another numpy refuses to import, and then numpy alone does the work."""
+    if not is_installed("numba"):
+        return False
+    try:
+        import numba  # noqa: F401
+    except ImportError:
+        return False
+    return True
 
 
 def enabled(compiled: bool | None) -> bool:
