@@ -22,14 +22,24 @@ sharing intermediate sums are timed together; "(resampling)" is drawing the resa
 and the totals. Goal: total under 5 s on the 2-core machine. CPU seconds are the stable
 figure when other work shares the cores.
 
+The rank statistics of continuous scores run compiled (numba, ``statistics.compiled``)
+when numba is installed. Their one-off costs are printed apart and kept out of the
+timed rows: compiling the kernels (once per install: the machine code is cached; measured
+in a child process with an empty cache) and, in every process, importing numba and
+loading the cached code (a warm-up call before the timed rows). ``--numpy`` runs the
+numpy path instead (``ASSAY_CALIBRATION_NUMPY=1``), for the A/B.
+
 Run: ``.venv/bin/python benchmarks/calibration_stats.py [--items 100000] [--resamples 1000]
-[--continuous-only]``.
+[--continuous-only] [--numpy]``.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import subprocess
+import sys
+import tempfile
 import time
 from collections.abc import Callable
 
@@ -38,16 +48,61 @@ from collections.abc import Callable
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 os.environ.setdefault("MKL_NUM_THREADS", "1")
+if "--numpy" in sys.argv:
+    os.environ["ASSAY_CALIBRATION_NUMPY"] = "1"
 
 import numpy as np
 
 from assay.calibration.statistics import (
+    compiled,
     disagreements,
     ppi_mean,
     self_consistency,
 )
 from assay.calibration.statistics import statistics as calibration
 from assay.calibration.statistics.resample import cells_of, run_bootstrap
+
+WARM_UP = """
+import time
+t = time.process_time()
+import numpy as np
+from assay.calibration.statistics import calibration_statistics
+rng = np.random.default_rng(0)
+labels = rng.integers(0, 2, 400)
+scores = rng.random(400)
+calibration_statistics("binary", labels, scores, threshold=0.5, n_resamples=2)
+calibration_statistics("numeric", labels + rng.random(400), scores, n_resamples=2)
+calibration_statistics("numeric", np.round(scores * 5), scores, n_resamples=2)
+print(time.process_time() - t)
+"""
+"""Every compiled kernel on small data (binary, numeric with both sides continuous and
+with few label values): its CPU time in a fresh process is import + compile or load."""
+
+
+def one_off_costs() -> list[Row]:
+    """(compile once per install, import + load in every process) CPU seconds, each from
+    a child process running ``WARM_UP`` (with an empty numba cache, then a warm one),
+    less the same child on the numpy path (importing numpy, scipy and assay)."""
+
+    def child(env: dict[str, str]) -> float:
+        done = subprocess.run(
+            [sys.executable, "-c", WARM_UP],
+            env={**os.environ, **env},
+            capture_output=True,
+            text=True,
+            check=True,
+            timeout=600,
+        )
+        return float(done.stdout.strip().splitlines()[-1])
+
+    with tempfile.TemporaryDirectory() as cache:
+        cold = child({"NUMBA_CACHE_DIR": cache})
+        warm = child({"NUMBA_CACHE_DIR": cache})
+    numpy_only = child({"ASSAY_CALIBRATION_NUMPY": "1"})
+    return [
+        ("compiled kernels: once per install (compile)", None, cold - numpy_only),
+        ("compiled kernels: once per process (import numba + load)", None, warm - numpy_only),
+    ]
 
 
 def binary_data(rng: np.random.Generator, n: int) -> tuple[np.ndarray, np.ndarray]:
@@ -133,12 +188,27 @@ def main() -> None:
     parser.add_argument(
         "--continuous-only", action="store_true", help="only the continuous-score kinds"
     )
+    parser.add_argument(
+        "--numpy", action="store_true", help="the numpy path, not the compiled kernels"
+    )
     args = parser.parse_args()
     n, resamples = args.items, args.resamples
     rng = np.random.default_rng(20261124)
     rows: list[Row] = []
     total_wall = total_cpu = 0.0
-    print(f"{n:,} items, {resamples:,} bootstrap resamples; per-group times are CPU seconds\n")
+    path = "compiled (numba)" if compiled.enabled(None) else "numpy"
+    print(f"{n:,} items, {resamples:,} bootstrap resamples; per-group times are CPU seconds")
+    print(f"rank statistics of continuous scores: {path}\n")
+    if compiled.enabled(None):
+        rows.extend(one_off_costs())
+        # this process's import + load, outside the timed rows
+        warm = np.random.default_rng(0)
+        calibration.calibration_statistics(
+            "numeric", warm.random(300), warm.random(300), n_resamples=2
+        )
+        calibration.calibration_statistics(
+            "binary", warm.integers(0, 2, 300), warm.random(300), threshold=0.5, n_resamples=2
+        )
 
     if not args.continuous_only:
         for kind, (labels, scores), threshold in (

@@ -111,6 +111,33 @@ def test_without_gates_the_certificate_says_no_gates_and_run_refuses_it(tmp_path
     assert refused.returncode == 2 and "calibrated: no gates" in refused.stderr
 
 
+def test_require_of_an_undefined_statistic_exits_1_and_stores_a_failed_certificate(
+    tmp_path: Path,
+) -> None:
+    """Every human gave the same similarity: Spearman is undefined, so ``--require
+    spearman`` fails (exit 1), the stored certificate says ``passed: false`` and ``assay
+    run --require-calibrated`` refuses the scorer (issue 26)."""
+    db = tmp_path / "cal.db"
+    out = tmp_path / "out.json"
+    rows = [json.loads(line) for line in (EXAMPLE.parent / "stsb_sample.jsonl").open()]
+    for row in rows:
+        row["metadata"]["similarity"] = 3.0
+    data = tmp_path / "flat.jsonl"
+    data.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    config = tmp_path / "flat.yaml"
+    text = EXAMPLE.read_text(encoding="utf-8").split("min:")[0]
+    config.write_text(text.replace("stsb_sample.jsonl", str(data)), encoding="utf-8")
+    failed = assay(db, "calibrate", str(config), "--require", "spearman", "--json", str(out))
+    assert failed.returncode == 1, failed.stderr
+    [scorer] = json.loads(out.read_text())["scorers"]
+    assert scorer["certificate"]["passed"] is False
+    command = json.dumps({"type": "content-similarity", "params": {"compare_to": "input"}})
+    refused = assay(
+        db, "run", "--data", str(data), "--scorer", command, "--require-calibrated", "--no-progress"
+    )
+    assert refused.returncode == 2 and "calibrated: no" in refused.stderr, refused.stderr
+
+
 def test_run_require_calibrated_stops_an_uncalibrated_run_and_passes_a_calibrated_one(
     tmp_path: Path,
 ) -> None:

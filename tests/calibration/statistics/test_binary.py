@@ -10,6 +10,7 @@ from sklearn.calibration import calibration_curve
 from assay.calibration.statistics import binary, calibration_statistics
 from assay.calibration.statistics.resample import cells_of, resample_weights
 from tests.calibration.statistics.conftest import Labelled
+from tests.optional import required_module
 
 TOL = 1e-9
 
@@ -168,12 +169,16 @@ def scores_as(feedbackqa: Labelled, layout: str) -> np.ndarray:
     return feedbackqa.scores
 
 
+@pytest.mark.parametrize("compiled", [False, True])
 @pytest.mark.parametrize("layout", ["ties", "coarse", "distinct"])
 def test_bootstrap_replicates_equal_sklearn_on_resampled_items(
-    feedbackqa: Labelled, layout: str
+    feedbackqa: Labelled, layout: str, compiled: bool
 ) -> None:
     """Each replicate equals scikit-learn on the items its resample drew: item weights with
-    tied scores, multinomial cell weights, and distinct scores (the positives-only path)."""
+    tied scores, multinomial cell weights, and distinct scores (the positives-only path),
+    on the numpy path and the compiled one."""
+    if compiled:
+        required_module("numba")
     y = feedbackqa.labels
     s = scores_as(feedbackqa, layout)
     cells, counts = cells_of(np.column_stack([y, s]))
@@ -183,7 +188,7 @@ def test_bootstrap_replicates_equal_sklearn_on_resampled_items(
     verdicts = (scores >= 0.3).astype(np.int64)
     weights = next(resample_weights(counts, 5, seed=2))
     got = {
-        **binary.ranking_group(labels, scores)(weights),
+        **binary.ranking_group(labels, scores, compiled=compiled)(weights),
         **binary.confusion_group(labels, verdicts)(weights),
     }
     for r in range(weights.shape[0]):

@@ -9,6 +9,7 @@ import scipy.stats
 from assay.calibration.statistics import ordinal
 from assay.calibration.statistics.ranks import Ranking, sum_of_squares
 from assay.calibration.statistics.resample import resample_weights
+from tests.optional import required_module
 
 
 def _values(rng: np.random.Generator, n: int, kind: str) -> np.ndarray:
@@ -39,12 +40,18 @@ def test_tied_pairs_and_cubes_equal_counts_per_value(kind: str) -> None:
     np.testing.assert_array_equal(cubes, (per_value**3).sum(axis=1))
 
 
+@pytest.mark.parametrize("compiled", [False, True])
 @pytest.mark.parametrize("label_kind", ["distinct", "clipped", "levels"])
 @pytest.mark.parametrize("score_kind", ["distinct", "clipped", "levels"])
-def test_spearman_equals_scipy_on_the_items_drawn(label_kind: str, score_kind: str) -> None:
+def test_spearman_equals_scipy_on_the_items_drawn(
+    label_kind: str, score_kind: str, compiled: bool
+) -> None:
     """Every combination of distinct, clipped (tied runs among distinct values) and few
     values on either side, cells in score order as the statistics order them: the point
-    value and each replicate equal scipy's ρ on the expanded items to 1e-12."""
+    value and each replicate equal scipy's ρ on the expanded items to 1e-12, on the numpy
+    path and the compiled one."""
+    if compiled:
+        required_module("numba")
     rng = np.random.default_rng(11)
     n = 600
     labels = _values(rng, n, label_kind)
@@ -52,19 +59,24 @@ def test_spearman_equals_scipy_on_the_items_drawn(label_kind: str, score_kind: s
     order = np.lexsort((labels, scores))
     labels, scores = labels[order], scores[order]
     weights = np.vstack([np.ones(n), next(resample_weights(np.ones(n), 6, seed=9))])
-    got = ordinal.spearman_group(labels, scores)(weights)["spearman"]
+    got = ordinal.spearman_group(labels, scores, compiled=compiled)(weights)["spearman"]
     for r in range(weights.shape[0]):
         drawn = _explicit(weights[r])
         expected = scipy.stats.spearmanr(labels[drawn], scores[drawn]).statistic
         assert abs(got[r] - expected) <= 1e-12, (r, got[r], expected)
 
 
-def test_spearman_in_any_cell_order() -> None:
+@pytest.mark.parametrize("compiled", [False, True])
+def test_spearman_in_any_cell_order(compiled: bool) -> None:
     """Cells not in score order (a caller that did not sort them) give the same ρ."""
+    if compiled:
+        required_module("numba")
     rng = np.random.default_rng(2)
     labels, scores = _values(rng, 300, "clipped"), _values(rng, 300, "clipped")
     weights = next(resample_weights(np.ones(300), 4, seed=1))
     order = np.lexsort((labels, scores))
-    shuffled = ordinal.spearman_group(labels, scores)(weights)["spearman"]
-    ordered = ordinal.spearman_group(labels[order], scores[order])(weights[:, order])["spearman"]
+    shuffled = ordinal.spearman_group(labels, scores, compiled=compiled)(weights)["spearman"]
+    ordered = ordinal.spearman_group(labels[order], scores[order], compiled=compiled)(
+        weights[:, order]
+    )["spearman"]
     np.testing.assert_allclose(shuffled, ordered, rtol=0, atol=1e-12)

@@ -13,6 +13,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from assay.calibration.statistics import compiled as compiled_groups
 from assay.calibration.statistics.resample import (
     FloatArray,
     IntArray,
@@ -115,7 +116,9 @@ def _columns(at: IntArray) -> Callable[[FloatArray], FloatArray]:
     return lambda weights: weights[:, at]
 
 
-def ranking_group(labels: IntArray, scores: FloatArray) -> StatGroup:
+def ranking_group(
+    labels: IntArray, scores: FloatArray, *, compiled: bool | None = None
+) -> StatGroup:
     """ROC-AUC, average precision and the best thresholds, evaluated at the positives.
 
     Definitions are scikit-learn's, ties included: one curve point per distinct score, a
@@ -138,8 +141,18 @@ def ranking_group(labels: IntArray, scores: FloatArray) -> StatGroup:
     ties_across = bool(np.any(neg_level != neg_lower))
     # the first positive with the same score: positives at or above a threshold start there
     pos_first = np.searchsorted(pos_scores, pos_scores, side="left").astype(np.int64)
-    take_pos, take_neg = _columns(pos_at), _columns(neg_at)
     n_pos = pos_at.shape[0]
+    if n_pos and compiled_groups.enabled(compiled):
+        return compiled_groups.ranking_group(
+            pos_at.astype(np.int64),
+            neg_at.astype(np.int64),
+            neg_lower,
+            neg_level,
+            pos_first,
+            pos_scores,
+            TIE_TOLERANCE,
+        )
+    take_pos, take_neg = _columns(pos_at), _columns(neg_at)
 
     def group(weights: FloatArray) -> dict[str, FloatArray]:
         rows = weights.shape[0]

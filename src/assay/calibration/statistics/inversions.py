@@ -122,6 +122,18 @@ class _Level:
         return total
 
 
+def _within_chunks_level(xpos: IntArray, y_order: IntArray, rank: IntArray) -> _Level:
+    """Items in y order, a chunk per CHUNK consecutive y positions: counts every pair
+    inverted inside a chunk (``xpos``: x position of each item)."""
+    n = int(y_order.shape[0])
+    fine_padded = -(-n // CHUNK) * CHUNK
+    slots = np.concatenate([y_order, np.full(fine_padded - n, -1, dtype=np.int64)])
+    real = np.maximum(slots, 0)
+    pos = np.where(slots >= 0, xpos[real], fine_padded)
+    after = np.where(slots >= 0, rank[real], -1)
+    return _Level(slots, pos, after, None, 0, 1)
+
+
 MAX_INVERSION_LEVELS = 64
 """Distinct y values up to which the values themselves are the buckets (one level)."""
 
@@ -175,23 +187,28 @@ class WeightedInversions:
         pos2 = np.where(slots2 >= 0, xpos[real2], padded)
         self.levels.append(_Level(slots2, pos2, yfine, yfine, FINE, FINE))
         # 3. y order: each chunk is one fine bucket; every pair inverted inside it
-        fine_padded = -(-n // CHUNK) * CHUNK
-        slots3 = np.concatenate([y_order, pad[: fine_padded - n]])
-        real3 = np.maximum(slots3, 0)
-        pos3 = np.where(slots3 >= 0, xpos[real3], padded)
-        after3 = np.where(slots3 >= 0, rank[real3], -1)
-        self.levels.append(_Level(slots3, pos3, after3, None, 0, 1))
+        self.levels.append(_within_chunks_level(xpos, y_order, rank))
 
     def __call__(self, weights: FloatArray) -> FloatArray:
         """Inverted weight per resample: ``Σ_{x_i<x_j, rank_i>rank_j} w_i w_j``."""
-        small = (
-            float(weights.max(initial=0.0)) < SMALL_WEIGHT
-            and float(weights.sum(axis=1).max(initial=0.0)) < 1 << 24
+        small = exact_in_float32(
+            float(weights.max(initial=0.0)), float(weights.sum(axis=1).max(initial=0.0))
         )
         items: npt.NDArray[np.floating[Any]] = np.ascontiguousarray(
             weights.T, dtype=np.float32 if small else np.float64
         )
-        total = np.zeros(weights.shape[0])
+        return self.count_items(items)
+
+    def count_items(self, items: npt.NDArray[np.floating[Any]]) -> FloatArray:
+        """``__call__`` on weights already item-major (items x resamples, contiguous),
+        float32 only where ``exact_in_float32`` says so."""
+        total = np.zeros(items.shape[1])
         for level in self.levels:
             total += level.count(items)
         return total
+
+
+def exact_in_float32(largest_weight: float, largest_total: float) -> bool:
+    """Whether the products of the levels are exact in float32 for these weights: every
+    weight under ``SMALL_WEIGHT`` and every resample's total under 2**24."""
+    return largest_weight < SMALL_WEIGHT and largest_total < 1 << 24

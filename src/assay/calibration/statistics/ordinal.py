@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from assay.calibration.statistics import compiled as compiled_groups
 from assay.calibration.statistics.inversions import MAX_INVERSION_LEVELS, WeightedInversions
 from assay.calibration.statistics.ranks import FEW_VALUES, Ranking, sum_of_squares
 from assay.calibration.statistics.resample import (
@@ -103,8 +104,13 @@ DENSE_LABEL_VALUES = FEW_VALUES
 """Distinct label values up to which Spearman ranks per value (``ranks.FEW_VALUES``)."""
 
 
-def spearman_group(labels: FloatArray, scores: FloatArray) -> StatGroup:
+def spearman_group(
+    labels: FloatArray, scores: FloatArray, *, compiled: bool | None = None
+) -> StatGroup:
     """Spearman ρ: Pearson r of the mid-ranks each resample gives its values.
+
+    Compiled (``compiled.spearman_group``) when numba is installed (``compiled=None``);
+    what follows is the numpy path, the same numbers.
 
     Mid-ranks are never formed cell by cell. A cell's mid-rank R = C - w/2 + 1/2 (C the
     weight drawn up to it in value order, w its own; ``ranks.Ranking`` corrects the few
@@ -119,6 +125,8 @@ def spearman_group(labels: FloatArray, scores: FloatArray) -> StatGroup:
 
     Everything is sums of small integers, exact in float64 below 2**53 (N³ for N up to
     about 200,000 items; beyond, rounding of order 1e-16 relative)."""
+    if compiled_groups.enabled(compiled):
+        return compiled_groups.spearman_group(labels, scores)
     by_score = Ranking(scores)
     by_label = Ranking(labels)
     n = by_score.n
@@ -200,9 +208,12 @@ def _tau_b(concordant: FloatArray, discordant: FloatArray, table: FloatArray) ->
     return np.clip(safe_divide(concordant - discordant, den), -1.0, 1.0)
 
 
-def kendall_group(labels: FloatArray, scores: FloatArray) -> StatGroup:
-    """Kendall τ-b (scipy's, with ties) from contingency tables, level pairs, or weighted
-    inversions, whichever fits the number of distinct values."""
+def kendall_group(
+    labels: FloatArray, scores: FloatArray, *, compiled: bool | None = None
+) -> StatGroup:
+    """Kendall τ-b (scipy's, with ties) from contingency tables (few values on both
+    sides), else compiled (``compiled.kendall_group``, numba installed), else level pairs
+    or weighted inversions, whichever fits the number of distinct values."""
     _, gx = dense_groups(labels)
     _, gy = dense_groups(scores)
     a, b = int(gx.max()) + 1, int(gy.max()) + 1
@@ -216,6 +227,8 @@ def kendall_group(labels: FloatArray, scores: FloatArray) -> StatGroup:
 
         return by_table
 
+    if compiled_groups.enabled(compiled):
+        return compiled_groups.kendall_group(labels, scores)
     if min(a, b) <= MAX_LEVELS:
         return _kendall_by_levels(labels, scores) if a <= b else _kendall_by_levels(scores, labels)
     return _kendall_by_inversions(labels, scores)
