@@ -22,7 +22,14 @@ from assay.store.codec import NUL_ESCAPE, chunked, loads
 from assay.store.db import Database
 from assay.store.errors import RunNotFoundError
 from assay.store.results_codec import build_results
-from assay.store.tables import item_results, item_scores, judge_calls, runs, scores
+from assay.store.tables import (
+    TEXT_INDEX,
+    item_results,
+    item_scores,
+    judge_calls,
+    runs,
+    scores,
+)
 from assay.types import ItemResult
 
 _ORDER = (item_results.c.position, item_results.c.repeat, item_results.c.item_id)
@@ -101,7 +108,47 @@ def _escape_like(text: str) -> str:
     return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
 
 
-def _conditions(run_id: str, wanted: ResultFilter) -> list[sa.ColumnElement[bool]]:
+_text_index = sa.table(TEXT_INDEX, sa.column("rowid"))
+
+
+def _text_condition(run_id: str, needle: str, indexed: bool) -> sa.ColumnElement[bool]:
+    """``needle`` (already lower-cased) is a substring of a result's input, output or
+    expected output as lower-cased JSON text.
+
+    ``indexed`` (SQLite with migration 0010): a phrase match in ``item_results_text``,
+    whose case-sensitive trigrams of ``lower(text)`` match exactly the substrings the
+    ``LIKE`` below matches (SQLite's ``lower`` and ``LIKE`` fold ASCII only, and a
+    phrase never spans two columns). Trigrams need three characters: a shorter needle,
+    or one with NUL (stored text escapes it), takes the scan. Only the index's rowids
+    between the run's first and last are matched: another run's hits are skipped."""
+    t = item_results.c
+    if indexed and len(needle) >= 3 and "\x00" not in needle:
+        phrase = '"' + needle.replace('"', '""') + '"'
+        of_run = item_results.alias("of_run")
+        rowid: sa.ColumnElement[int] = sa.literal_column("of_run.rowid")
+        first, last = (
+            sa.select(bound(rowid)).where(of_run.c.run_id == run_id).scalar_subquery()
+            for bound in (sa.func.min, sa.func.max)
+        )
+        matching = sa.select(_text_index.c.rowid).where(
+            sa.literal_column(TEXT_INDEX).op("MATCH")(phrase),
+            _text_index.c.rowid.between(first, last),
+        )
+        # unary plus: not an index constraint, or SQLite loops over the whole list for
+        # every row it reaches by another index (30 s for a ranked page)
+        return sa.literal_column("+item_results.rowid").in_(matching)
+    pattern = f"%{_escape_like(needle)}%"
+    return sa.or_(
+        *(
+            sa.func.lower(sa.cast(column, sa.Text)).like(pattern, escape="\\")
+            for column in (t.input, t.output, t.expected_output)
+        )
+    )
+
+
+def _conditions(
+    run_id: str, wanted: ResultFilter, *, indexed_text: bool = False
+) -> list[sa.ColumnElement[bool]]:
     t = item_results.c
     s = scores.c
     where: list[sa.ColumnElement[bool]] = [t.run_id == run_id]
@@ -138,15 +185,7 @@ def _conditions(run_id: str, wanted: ResultFilter) -> list[sa.ColumnElement[bool
             )
         )
     if wanted.q:
-        needle = f"%{_escape_like(wanted.q.lower())}%"
-        where.append(
-            sa.or_(
-                *(
-                    sa.func.lower(sa.cast(column, sa.Text)).like(needle, escape="\\")
-                    for column in (t.input, t.output, t.expected_output)
-                )
-            )
-        )
+        where.append(_text_condition(run_id, wanted.q.lower(), indexed_text))
     return where
 
 
@@ -163,6 +202,22 @@ def _is_score_range(wanted: ResultFilter, scorer: str) -> bool:
             wanted.status == "ready" or wanted.min_score is not None or wanted.max_score is not None
         )
     )
+
+
+def _count_means_in_range(
+    conn: sa.Connection, run_id: str, scorer: str, score_range: ResultFilter
+) -> int:
+    """How many of the run's items have a stored ``scorer`` mean within ``score_range``'s
+    bounds: for a run with one result per item, the results passing a score range
+    (``_is_score_range``), counted on the partial index of the means."""
+    a = item_scores.c
+    where = [a.run_id == run_id, a.scorer_id == scorer, a.mean.is_not(None)]
+    if score_range.min_score is not None:
+        where.append(a.mean >= score_range.min_score)
+    if score_range.max_score is not None:
+        where.append(a.mean <= score_range.max_score)
+    query = sa.select(sa.func.count()).select_from(item_scores).where(*where)
+    return int(conn.execute(query).scalar_one())
 
 
 @dataclass(frozen=True, slots=True)
@@ -186,19 +241,44 @@ class RunQueries:
     the filter drops (cheap near the top); deeper ones group (the walk grows with the
     offset divided by the share of items that pass)."""
 
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Database, *, text_index: bool = True) -> None:
+        """``text_index``: search through SQLite's trigram index (migration 0010); off,
+        every search scans (the reference the index is tested against)."""
         self._db = db
+        self._indexed_text = text_index and db.dialect == "sqlite"
 
     def _require(self, conn: sa.Connection, run_id: str) -> None:
         if conn.execute(sa.select(runs.c.id).where(runs.c.id == run_id)).first() is None:
             raise RunNotFoundError(run_id)
 
-    def count(self, run_id: str, wanted: ResultFilter) -> int:
-        """How many results of the run pass ``wanted``."""
+    def count(self, run_id: str, wanted: ResultFilter, *, single_repeat: bool = False) -> int:
+        """How many results of the run pass ``wanted``.
+
+        Unfiltered, the run's ``completed_results`` counter (kept in the results'
+        transaction) answers without counting 100,000 rows; a score range of a run with one
+        result per item (``single_repeat``, the caller's knowledge) is a range of the
+        stored means' index instead of a probe of every result's scores."""
         with self._db.read() as conn:
+            if wanted == ResultFilter():
+                stored = conn.execute(
+                    sa.select(runs.c.completed_results).where(runs.c.id == run_id)
+                ).scalar_one_or_none()
+                if stored is None:
+                    raise RunNotFoundError(run_id)
+                return int(stored)
             self._require(conn, run_id)
+            if (
+                single_repeat
+                and wanted.scorer is not None
+                and _is_score_range(wanted, wanted.scorer)
+            ):
+                return _count_means_in_range(conn, run_id, wanted.scorer, wanted)
             query = sa.select(sa.func.count()).select_from(item_results)
-            return int(conn.execute(query.where(*_conditions(run_id, wanted))).scalar_one())
+            return int(
+                conn.execute(
+                    query.where(*_conditions(run_id, wanted, indexed_text=self._indexed_text))
+                ).scalar_one()
+            )
 
     def page(
         self, run_id: str, wanted: ResultFilter, *, offset: int, limit: int
@@ -209,7 +289,7 @@ class RunQueries:
             self._require(conn, run_id)
             rows = conn.execute(
                 sa.select(item_results)
-                .where(*_conditions(run_id, wanted))
+                .where(*_conditions(run_id, wanted, indexed_text=self._indexed_text))
                 .order_by(*_ORDER)
                 .offset(offset)
                 .limit(limit)
@@ -323,7 +403,14 @@ class RunQueries:
             self._require(conn, run_id)
             if scorer is not None and wanted in (ResultFilter(), ResultFilter(scorer=scorer)):
                 total, ids = self._ranked_ids_stored(
-                    conn, run_id, scorer, wanted.scorer is not None, descending, offset, limit
+                    conn,
+                    run_id,
+                    scorer,
+                    wanted.scorer is not None,
+                    descending,
+                    offset,
+                    limit,
+                    single_repeat=single_repeat,
                 )
             elif scorer is not None and single_repeat and _is_score_range(wanted, scorer):
                 total, ids = self._ranked_ids_stored(
@@ -341,7 +428,10 @@ class RunQueries:
             if ids:
                 rows = conn.execute(
                     sa.select(item_results)
-                    .where(*_conditions(run_id, wanted), t.item_id.in_(ids))
+                    .where(
+                        *_conditions(run_id, wanted, indexed_text=self._indexed_text),
+                        t.item_id.in_(ids),
+                    )
                     .order_by(t.item_id, t.repeat)
                 ).all()
                 for result in self._with_scores(conn, rows):
@@ -375,6 +465,8 @@ class RunQueries:
         offset: int,
         limit: int,
         score_range: ResultFilter | None = None,
+        *,
+        single_repeat: bool = False,
     ) -> tuple[int, list[str]]:
         """The rank from ``item_scores``: items with a mean from the partial index in rank
         order, then the rest by position (those with a ``scorer`` score that is not a
@@ -388,20 +480,31 @@ class RunQueries:
             has_mean.append(a.mean >= score_range.min_score)
         if score_range is not None and score_range.max_score is not None:
             has_mean.append(a.mean <= score_range.max_score)
-        scored = conn.execute(
-            sa.select(sa.func.count()).select_from(item_scores).where(*of_scorer, *has_mean)
-        ).scalar_one()
         if score_range is not None:
-            total = scored
+            total = scored = _count_means_in_range(conn, run_id, scorer, score_range)
         elif with_score_only:
-            total = conn.execute(
-                sa.select(sa.func.count()).select_from(item_scores).where(*of_scorer)
-            ).scalar_one()
+            # both counts in one pass over the scorer's rows
+            total, scored = conn.execute(
+                sa.select(sa.func.count(), sa.func.count(a.mean))
+                .select_from(item_scores)
+                .where(*of_scorer)
+            ).one()
         else:
-            items = sa.select(t.position).where(t.run_id == run_id).group_by(t.position, t.item_id)
-            total = conn.execute(
-                sa.select(sa.func.count()).select_from(items.subquery())
+            scored = conn.execute(
+                sa.select(sa.func.count()).select_from(item_scores).where(*of_scorer, *has_mean)
             ).scalar_one()
+            if single_repeat:
+                # one result per item: the run's result counter is its item count
+                total = conn.execute(
+                    sa.select(runs.c.completed_results).where(runs.c.id == run_id)
+                ).scalar_one()
+            else:
+                items = (
+                    sa.select(t.position).where(t.run_id == run_id).group_by(t.position, t.item_id)
+                )
+                total = conn.execute(
+                    sa.select(sa.func.count()).select_from(items.subquery())
+                ).scalar_one()
         ids: list[str] = []
         if offset < scored:
             mean = a.mean.desc() if descending else a.mean.asc()
@@ -433,8 +536,8 @@ class RunQueries:
             ids += conn.execute(rest.offset(skip).limit(limit - len(ids))).scalars()
         return int(total), ids
 
-    @staticmethod
     def _ranked_ids_filtered(
+        self,
         conn: sa.Connection,
         run_id: str,
         wanted: ResultFilter,
@@ -448,7 +551,7 @@ class RunQueries:
         and keeping the items whose result passes ``wanted`` is the rank. Items without
         a mean follow by position."""
         a, t = item_scores.c, item_results.c
-        where = _conditions(run_id, wanted)
+        where = _conditions(run_id, wanted, indexed_text=self._indexed_text)
         of_scorer = (a.run_id == run_id, a.scorer_id == scorer)
         # the whole unique key (repeat 0 is the only one): without statistics SQLite
         # would otherwise walk the run's covering index once per ranked item
@@ -490,8 +593,8 @@ class RunQueries:
             ).scalars()
         return int(total), ids
 
-    @staticmethod
     def _ranked_ids_grouped(
+        self,
         conn: sa.Connection,
         run_id: str,
         wanted: ResultFilter,
@@ -524,7 +627,7 @@ class RunQueries:
                 mean.label("mean"),
             )
             .select_from(joined)
-            .where(*_conditions(run_id, wanted))
+            .where(*_conditions(run_id, wanted, indexed_text=self._indexed_text))
             .group_by(t.position, t.item_id)
             .subquery("groups")
         )
