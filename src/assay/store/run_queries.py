@@ -18,7 +18,7 @@ import numpy.typing as npt
 import sqlalchemy as sa
 from sqlalchemy import Row
 
-from assay.store.codec import NUL_ESCAPE, chunked, loads
+from assay.store.codec import NUL_ESCAPE, chunked, escape_nul, loads
 from assay.store.db import Database
 from assay.store.errors import RunNotFoundError
 from assay.store.results_codec import build_results
@@ -118,11 +118,11 @@ def _text_condition(run_id: str, needle: str, indexed: bool) -> sa.ColumnElement
     ``indexed`` (SQLite with migration 0010): a phrase match in ``item_results_text``,
     whose case-sensitive trigrams of ``lower(text)`` match exactly the substrings the
     ``LIKE`` below matches (SQLite's ``lower`` and ``LIKE`` fold ASCII only, and a
-    phrase never spans two columns). Trigrams need three characters: a shorter needle,
-    or one with NUL (stored text escapes it), takes the scan. Only the index's rowids
+    phrase never spans two columns). Trigrams need three characters: a shorter needle
+    takes the scan. Only the index's rowids
     between the run's first and last are matched: another run's hits are skipped."""
     t = item_results.c
-    if indexed and len(needle) >= 3 and "\x00" not in needle:
+    if indexed and len(needle) >= 3:
         phrase = '"' + needle.replace('"', '""') + '"'
         of_run = item_results.alias("of_run")
         rowid: sa.ColumnElement[int] = sa.literal_column("of_run.rowid")
@@ -185,7 +185,10 @@ def _conditions(
             )
         )
     if wanted.q:
-        where.append(_text_condition(run_id, wanted.q.lower(), indexed_text))
+        # the needle escaped as stored text is (``codec.escape_nul``): a NUL finds stored
+        # NULs on both databases (PostgreSQL refused the parameter; SQLite's LIKE cut the
+        # pattern at it)
+        where.append(_text_condition(run_id, escape_nul(wanted.q.lower()), indexed_text))
     return where
 
 
