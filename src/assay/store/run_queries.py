@@ -483,33 +483,27 @@ class RunQueries:
             has_mean.append(a.mean >= score_range.min_score)
         if score_range is not None and score_range.max_score is not None:
             has_mean.append(a.mean <= score_range.max_score)
+        # ``scored`` (items with a mean) is counted only when a page reaches past the
+        # ranked part: a page inside it needs only the index walk and the total
+        scored: int | None = None
         if score_range is not None:
             total = scored = _count_means_in_range(conn, run_id, scorer, score_range)
         elif with_score_only:
-            # both counts in one pass over the scorer's rows
-            total, scored = conn.execute(
-                sa.select(sa.func.count(), sa.func.count(a.mean))
-                .select_from(item_scores)
-                .where(*of_scorer)
-            ).one()
-        else:
-            scored = conn.execute(
-                sa.select(sa.func.count()).select_from(item_scores).where(*of_scorer, *has_mean)
+            total = conn.execute(
+                sa.select(sa.func.count()).select_from(item_scores).where(*of_scorer)
             ).scalar_one()
-            if single_repeat:
-                # one result per item: the run's result counter is its item count
-                total = conn.execute(
-                    sa.select(runs.c.completed_results).where(runs.c.id == run_id)
-                ).scalar_one()
-            else:
-                items = (
-                    sa.select(t.position).where(t.run_id == run_id).group_by(t.position, t.item_id)
-                )
-                total = conn.execute(
-                    sa.select(sa.func.count()).select_from(items.subquery())
-                ).scalar_one()
+        elif single_repeat:
+            # one result per item: the run's result counter is its item count
+            total = conn.execute(
+                sa.select(runs.c.completed_results).where(runs.c.id == run_id)
+            ).scalar_one()
+        else:
+            items = sa.select(t.position).where(t.run_id == run_id).group_by(t.position, t.item_id)
+            total = conn.execute(
+                sa.select(sa.func.count()).select_from(items.subquery())
+            ).scalar_one()
         ids: list[str] = []
-        if offset < scored:
+        if scored is None or offset < scored:
             mean = a.mean.desc() if descending else a.mean.asc()
             ids = list(
                 conn.execute(
@@ -521,6 +515,10 @@ class RunQueries:
                 ).scalars()
             )
         if len(ids) < limit and offset + len(ids) < total:
+            if scored is None:
+                scored = conn.execute(
+                    sa.select(sa.func.count()).select_from(item_scores).where(*of_scorer, *has_mean)
+                ).scalar_one()
             skip = max(0, offset - scored)
             if with_score_only:
                 rest = (
