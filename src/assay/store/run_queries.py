@@ -109,20 +109,27 @@ def _escape_like(text: str) -> str:
 
 
 _text_index = sa.table(TEXT_INDEX, sa.column("rowid"))
+_text_copy = sa.table(
+    TEXT_INDEX,
+    *(sa.column(name, sa.Text) for name in ("id", "run_id", "input", "output", "expected_output")),
+)
 
 
-def _text_condition(run_id: str, needle: str, indexed: bool) -> sa.ColumnElement[bool]:
+def _text_condition(run_id: str, needle: str, indexed: str | None) -> sa.ColumnElement[bool]:
     """``needle`` (already lower-cased) is a substring of a result's input, output or
     expected output as lower-cased JSON text.
 
-    ``indexed`` (SQLite with migration 0010): a phrase match in ``item_results_text``,
-    whose case-sensitive trigrams of ``lower(text)`` match exactly the substrings the
-    ``LIKE`` below matches (SQLite's ``lower`` and ``LIKE`` fold ASCII only, and a
-    phrase never spans two columns). Trigrams need three characters: a shorter needle
-    takes the scan. Only the index's rowids
-    between the run's first and last are matched: another run's hits are skipped."""
+    ``indexed`` is the database whose ``item_results_text`` (migration 0010) to use.
+    SQLite: a phrase match in the trigram index, whose case-sensitive trigrams of
+    ``lower(text)`` match exactly the substrings the ``LIKE`` below matches (SQLite's
+    ``lower`` and ``LIKE`` fold ASCII only, and a phrase never spans two columns);
+    trigrams need three characters, so a shorter needle takes the scan. Only the index's
+    rowids between the run's first and last are matched: another run's hits are
+    skipped. PostgreSQL: the same ``LIKE`` over the stored lower-cased copy, without a
+    cast and ``lower`` of every JSONB value. ``None``: the scan (the reference)."""
     t = item_results.c
-    if indexed and len(needle) >= 3:
+    pattern = f"%{_escape_like(needle)}%"
+    if indexed == "sqlite" and len(needle) >= 3:
         phrase = '"' + needle.replace('"', '""') + '"'
         of_run = item_results.alias("of_run")
         rowid: sa.ColumnElement[int] = sa.literal_column("of_run.rowid")
@@ -137,7 +144,19 @@ def _text_condition(run_id: str, needle: str, indexed: bool) -> sa.ColumnElement
         # unary plus: not an index constraint, or SQLite loops over the whole list for
         # every row it reaches by another index (30 s for a ranked page)
         return sa.literal_column("+item_results.rowid").in_(matching)
-    pattern = f"%{_escape_like(needle)}%"
+    if indexed == "postgresql":
+        c = _text_copy.c
+        return t.id.in_(
+            sa.select(c.id).where(
+                c.run_id == run_id,
+                sa.or_(
+                    *(
+                        column.like(pattern, escape="\\")
+                        for column in (c.input, c.output, c.expected_output)
+                    )
+                ),
+            )
+        )
     return sa.or_(
         *(
             sa.func.lower(sa.cast(column, sa.Text)).like(pattern, escape="\\")
@@ -147,7 +166,7 @@ def _text_condition(run_id: str, needle: str, indexed: bool) -> sa.ColumnElement
 
 
 def _conditions(
-    run_id: str, wanted: ResultFilter, *, indexed_text: bool = False
+    run_id: str, wanted: ResultFilter, *, indexed_text: str | None = None
 ) -> list[sa.ColumnElement[bool]]:
     t = item_results.c
     s = scores.c
@@ -245,10 +264,10 @@ class RunQueries:
     offset divided by the share of items that pass)."""
 
     def __init__(self, db: Database, *, text_index: bool = True) -> None:
-        """``text_index``: search through SQLite's trigram index (migration 0010); off,
+        """``text_index``: search through ``item_results_text`` (migration 0010); off,
         every search scans (the reference the index is tested against)."""
         self._db = db
-        self._indexed_text = text_index and db.dialect == "sqlite"
+        self._indexed_text = db.dialect if text_index else None
 
     def _require(self, conn: sa.Connection, run_id: str) -> None:
         if conn.execute(sa.select(runs.c.id).where(runs.c.id == run_id)).first() is None:
