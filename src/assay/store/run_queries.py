@@ -120,13 +120,13 @@ def _text_condition(run_id: str, needle: str, indexed: str | None) -> sa.ColumnE
     expected output as lower-cased JSON text.
 
     ``indexed`` is the database whose ``item_results_text`` (migration 0010) to use.
-    SQLite: a phrase match in the trigram index, whose case-sensitive trigrams of
+    ``"sqlite"``: a phrase match in the trigram index, whose case-sensitive trigrams of
     ``lower(text)`` match exactly the substrings the ``LIKE`` below matches (SQLite's
     ``lower`` and ``LIKE`` fold ASCII only, and a phrase never spans two columns);
     trigrams need three characters, so a shorter needle takes the scan. Only the index's
     rowids between the run's first and last are matched: another run's hits are
-    skipped. PostgreSQL: the same ``LIKE`` over the stored lower-cased copy, without a
-    cast and ``lower`` of every JSONB value. ``None``: the scan (the reference)."""
+    skipped. Otherwise (PostgreSQL, or ``None``: the reference) the scan; PostgreSQL's
+    stored copy serves counts only (``_count_text_matches``)."""
     t = item_results.c
     pattern = f"%{_escape_like(needle)}%"
     if indexed == "sqlite" and len(needle) >= 3:
@@ -144,25 +144,37 @@ def _text_condition(run_id: str, needle: str, indexed: str | None) -> sa.ColumnE
         # unary plus: not an index constraint, or SQLite loops over the whole list for
         # every row it reaches by another index (30 s for a ranked page)
         return sa.literal_column("+item_results.rowid").in_(matching)
-    if indexed == "postgresql":
-        c = _text_copy.c
-        return t.id.in_(
-            sa.select(c.id).where(
-                c.run_id == run_id,
-                sa.or_(
-                    *(
-                        column.like(pattern, escape="\\")
-                        for column in (c.input, c.output, c.expected_output)
-                    )
-                ),
-            )
-        )
     return sa.or_(
         *(
             sa.func.lower(sa.cast(column, sa.Text)).like(pattern, escape="\\")
             for column in (t.input, t.output, t.expected_output)
         )
     )
+
+
+def _count_text_matches(conn: sa.Connection, run_id: str, needle: str) -> int:
+    """How many results of the run match ``needle`` (lower-cased, as stored), counted on
+    PostgreSQL's lower-cased copy of their texts (migration 0010: one row per result, kept
+    by a trigger and cascading with it): the same ``LIKE`` as the scan, over stored text
+    instead of casting and lower-casing every JSONB value, and without a join back (the
+    copy has a row exactly where the run has a result). A page needs no such help: in
+    position or rank order the scan stops at the page's last match."""
+    c = _text_copy.c
+    pattern = f"%{_escape_like(needle)}%"
+    query = (
+        sa.select(sa.func.count())
+        .select_from(_text_copy)
+        .where(
+            c.run_id == run_id,
+            sa.or_(
+                *(
+                    column.like(pattern, escape="\\")
+                    for column in (c.input, c.output, c.expected_output)
+                )
+            ),
+        )
+    )
+    return int(conn.execute(query).scalar_one())
 
 
 def _conditions(
@@ -279,7 +291,8 @@ class RunQueries:
         Unfiltered, the run's ``completed_results`` counter (kept in the results'
         transaction) answers without counting 100,000 rows; a score range of a run with one
         result per item (``single_repeat``, the caller's knowledge) is a range of the
-        stored means' index instead of a probe of every result's scores."""
+        stored means' index instead of a probe of every result's scores; a text search
+        alone on PostgreSQL counts the stored lower-cased texts (``_count_text_matches``)."""
         with self._db.read() as conn:
             if wanted == ResultFilter():
                 stored = conn.execute(
@@ -289,18 +302,18 @@ class RunQueries:
                     raise RunNotFoundError(run_id)
                 return int(stored)
             self._require(conn, run_id)
-            if (
-                single_repeat
-                and wanted.scorer is not None
-                and _is_score_range(wanted, wanted.scorer)
-            ):
-                return _count_means_in_range(conn, run_id, wanted.scorer, wanted)
-            query = sa.select(sa.func.count()).select_from(item_results)
-            return int(
-                conn.execute(
-                    query.where(*_conditions(run_id, wanted, indexed_text=self._indexed_text))
-                ).scalar_one()
-            )
+            return self._count(conn, run_id, wanted, single_repeat)
+
+    def _count(
+        self, conn: sa.Connection, run_id: str, wanted: ResultFilter, single_repeat: bool
+    ) -> int:
+        if wanted.q and self._indexed_text == "postgresql" and wanted == ResultFilter(q=wanted.q):
+            return _count_text_matches(conn, run_id, escape_nul(wanted.q.lower()))
+        if single_repeat and wanted.scorer is not None and _is_score_range(wanted, wanted.scorer):
+            return _count_means_in_range(conn, run_id, wanted.scorer, wanted)
+        query = sa.select(sa.func.count()).select_from(item_results)
+        where = _conditions(run_id, wanted, indexed_text=self._indexed_text)
+        return int(conn.execute(query.where(*where)).scalar_one())
 
     def page(
         self, run_id: str, wanted: ResultFilter, *, offset: int, limit: int
@@ -578,9 +591,7 @@ class RunQueries:
         joined = item_scores.join(
             item_results, sa.and_(t.run_id == a.run_id, t.item_id == a.item_id, t.repeat == 0)
         )
-        total = conn.execute(
-            sa.select(sa.func.count()).select_from(item_results).where(*where)
-        ).scalar_one()
+        total = self._count(conn, run_id, wanted, single_repeat=True)
         mean = a.mean.desc() if descending else a.mean.asc()
         ids = list(
             conn.execute(

@@ -26,9 +26,10 @@ this migration's downgrade and upgrade (``alembic downgrade 0009 && upgrade head
 
 PostgreSQL: ``item_results_text`` is a plain table of the same three lower-cased texts
 per result (cascading with it), filled by a statement-level trigger from the inserted
-rows' transition table (one ``INSERT ... SELECT`` per batch, not a call per row); the
-search is the same ``LIKE`` over stored text instead of casting and lower-casing every
-JSONB value per request (2–3x faster). No trigram index: a common word matches half a
+rows' transition table (one ``INSERT ... SELECT`` per batch, not a call per row); a
+search's count is the same ``LIKE`` over stored text, with no cast and ``lower`` of every
+JSONB value per request (129 ms against 378 ms for the scan at 100,000 results, load 7).
+No trigram index: a common word matches half a
 run, which an index cannot count faster, and ``pg_trgm`` may be missing on a server.
 
 Frozen like 0001: no import of ``assay.store.tables``.
