@@ -286,15 +286,31 @@ def test_text_index_follows_deleted_runs(store_url: str) -> None:
 
 
 def test_score_range_counts_from_the_stored_means(store_url: str) -> None:
-    """A one-result-per-item run counts a score range from the stored means; it must
-    agree with counting the results' scores, bounds included."""
+    """A one-result-per-item run reads a score range from the stored means (alone, or with
+    a search, errors only, a status); it must agree with the results' scores, bounds
+    included, in counts and pages."""
     with open_store(store_url) as store:
         _run(store, "r1", [0.1, 0.9, None, 0.5, 0.2, 0.2, 1.0, 0.0])
         q = store.run_queries
         for low, high in [(0.2, 0.5), (None, 0.2), (0.5, None), (0.0, 1.0), (0.3, 0.31)]:
-            for status in (None, "ready"):
-                wanted = ResultFilter(scorer="s", min_score=low, max_score=high, status=status)
-                assert q.count("r1", wanted, single_repeat=True) == q.count("r1", wanted)
+            for status in (None, "ready", "error"):
+                for text, errors in [(None, False), ("answer", False), ("1", True)]:
+                    wanted = ResultFilter(
+                        scorer="s",
+                        min_score=low,
+                        max_score=high,
+                        status=status,
+                        q=text,
+                        errors_only=errors,
+                    )
+                    count = q.count("r1", wanted)
+                    assert q.count("r1", wanted, single_repeat=True) == count, wanted
+                    pages = [
+                        [r.item_id for r in q.page("r1", wanted, offset=1, limit=3, **one)]
+                        for one in ({}, {"single_repeat": True})
+                    ]
+                    assert pages[0] == pages[1], wanted
+                    assert len(pages[0]) == max(0, min(3, count - 1))
         assert q.count("r1", ResultFilter(scorer="s", status="ready"), single_repeat=True) == 7
         with pytest.raises(RunNotFoundError):
             q.count("missing", ResultFilter())

@@ -70,7 +70,9 @@ def run_items_page(
             total=db.run_queries.count(run, query, single_repeat=info.repeats == 1),
             offset=offset,
             limit=limit,
-            items=db.run_queries.page(run, query, offset=offset, limit=limit),
+            items=db.run_queries.page(
+                run, query, offset=offset, limit=limit, single_repeat=info.repeats == 1
+            ),
         )
 
 

@@ -8,6 +8,7 @@ comparison rows. Every filter, sort and page runs in SQL, so the first page of a
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -178,11 +179,24 @@ def _count_text_matches(conn: sa.Connection, run_id: str, needle: str) -> int:
 
 
 def _conditions(
-    run_id: str, wanted: ResultFilter, *, indexed_text: str | None = None
+    run_id: str,
+    wanted: ResultFilter,
+    *,
+    indexed_text: str | None = None,
+    single_repeat: bool = False,
 ) -> list[sa.ColumnElement[bool]]:
+    """``wanted`` as conditions on ``item_results``. ``single_repeat`` (every item of the
+    run has one result): a score range of one scorer is the set of items whose stored
+    mean is in it (a range of a covering index, hashed once) instead of a probe of every
+    result's scores."""
     t = item_results.c
     s = scores.c
     where: list[sa.ColumnElement[bool]] = [t.run_id == run_id]
+    if single_repeat and wanted.scorer is not None and _has_mean_range(wanted):
+        where.append(t.item_id.in_(_means_in_range(run_id, wanted.scorer, wanted)))
+        wanted = dataclasses.replace(
+            wanted, scorer=None, min_score=None, max_score=None, status=None
+        )
     score_where: list[sa.ColumnElement[bool]] = []
     if wanted.scorer is not None:
         score_where.append(s.scorer_id == wanted.scorer)
@@ -223,19 +237,35 @@ def _conditions(
     return where
 
 
+def _has_mean_range(wanted: ResultFilter) -> bool:
+    """``wanted``'s score conditions keep exactly the results whose ``wanted.scorer``
+    score is ready and within its bounds, if any (a score is a number exactly when it is
+    ready): for a run with one result per item, a range of the items' stored means."""
+    return wanted.status in (None, "ready") and (
+        wanted.status == "ready" or wanted.min_score is not None or wanted.max_score is not None
+    )
+
+
 def _is_score_range(wanted: ResultFilter, scorer: str) -> bool:
-    """``wanted`` keeps exactly the results whose ``scorer`` score is ready (a number) and
-    within its bounds, if any: for a run with one result per item, a range of the items'
-    stored means."""
+    """``wanted`` is only a score range of ``scorer`` (``_has_mean_range``)."""
     return (
         wanted.scorer == scorer
         and not wanted.errors_only
         and not wanted.q
-        and wanted.status in (None, "ready")
-        and (
-            wanted.status == "ready" or wanted.min_score is not None or wanted.max_score is not None
-        )
+        and _has_mean_range(wanted)
     )
+
+
+def _means_in_range(run_id: str, scorer: str, score_range: ResultFilter) -> sa.Select[Any]:
+    """The ids of the run's items whose stored ``scorer`` mean is within
+    ``score_range``'s bounds, from the partial index of the means."""
+    a = item_scores.c
+    where = [a.run_id == run_id, a.scorer_id == scorer, a.mean.is_not(None)]
+    if score_range.min_score is not None:
+        where.append(a.mean >= score_range.min_score)
+    if score_range.max_score is not None:
+        where.append(a.mean <= score_range.max_score)
+    return sa.select(a.item_id).where(*where)
 
 
 def _count_means_in_range(
@@ -244,14 +274,8 @@ def _count_means_in_range(
     """How many of the run's items have a stored ``scorer`` mean within ``score_range``'s
     bounds: for a run with one result per item, the results passing a score range
     (``_is_score_range``), counted on the partial index of the means."""
-    a = item_scores.c
-    where = [a.run_id == run_id, a.scorer_id == scorer, a.mean.is_not(None)]
-    if score_range.min_score is not None:
-        where.append(a.mean >= score_range.min_score)
-    if score_range.max_score is not None:
-        where.append(a.mean <= score_range.max_score)
-    query = sa.select(sa.func.count()).select_from(item_scores).where(*where)
-    return int(conn.execute(query).scalar_one())
+    found = _means_in_range(run_id, scorer, score_range).subquery()
+    return int(conn.execute(sa.select(sa.func.count()).select_from(found)).scalar_one())
 
 
 @dataclass(frozen=True, slots=True)
@@ -312,19 +336,31 @@ class RunQueries:
         if single_repeat and wanted.scorer is not None and _is_score_range(wanted, wanted.scorer):
             return _count_means_in_range(conn, run_id, wanted.scorer, wanted)
         query = sa.select(sa.func.count()).select_from(item_results)
-        where = _conditions(run_id, wanted, indexed_text=self._indexed_text)
+        where = _conditions(
+            run_id, wanted, indexed_text=self._indexed_text, single_repeat=single_repeat
+        )
         return int(conn.execute(query.where(*where)).scalar_one())
 
     def page(
-        self, run_id: str, wanted: ResultFilter, *, offset: int, limit: int
+        self,
+        run_id: str,
+        wanted: ResultFilter,
+        *,
+        offset: int,
+        limit: int,
+        single_repeat: bool = False,
     ) -> list[ItemResult]:
         """Results passing ``wanted``, in (position, repeat) order, ``limit`` from ``offset``,
-        with their scores and judge calls."""
+        with their scores and judge calls (``single_repeat`` as ``count`` takes it)."""
         with self._db.read() as conn:
             self._require(conn, run_id)
             rows = conn.execute(
                 sa.select(item_results)
-                .where(*_conditions(run_id, wanted, indexed_text=self._indexed_text))
+                .where(
+                    *_conditions(
+                        run_id, wanted, indexed_text=self._indexed_text, single_repeat=single_repeat
+                    )
+                )
                 .order_by(*_ORDER)
                 .offset(offset)
                 .limit(limit)
@@ -464,7 +500,12 @@ class RunQueries:
                 rows = conn.execute(
                     sa.select(item_results)
                     .where(
-                        *_conditions(run_id, wanted, indexed_text=self._indexed_text),
+                        *_conditions(
+                            run_id,
+                            wanted,
+                            indexed_text=self._indexed_text,
+                            single_repeat=single_repeat,
+                        ),
                         t.item_id.in_(ids),
                     )
                     .order_by(t.item_id, t.repeat)
@@ -584,7 +625,7 @@ class RunQueries:
         and keeping the items whose result passes ``wanted`` is the rank. Items without
         a mean follow by position."""
         a, t = item_scores.c, item_results.c
-        where = _conditions(run_id, wanted, indexed_text=self._indexed_text)
+        where = _conditions(run_id, wanted, indexed_text=self._indexed_text, single_repeat=True)
         of_scorer = (a.run_id == run_id, a.scorer_id == scorer)
         # the whole unique key (repeat 0 is the only one): without statistics SQLite
         # would otherwise walk the run's covering index once per ranked item
