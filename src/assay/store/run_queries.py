@@ -134,8 +134,10 @@ def _text_condition(run_id: str, needle: str, indexed: str | None) -> sa.ColumnE
         phrase = '"' + needle.replace('"', '""') + '"'
         of_run = item_results.alias("of_run")
         rowid: sa.ColumnElement[int] = sa.literal_column("of_run.rowid")
+        # the indexed expression, literally (``item_results_text_run``)
+        same_run = of_run.c.run_id.op("||")(sa.literal_column("''"))
         first, last = (
-            sa.select(bound(rowid)).where(of_run.c.run_id == run_id).scalar_subquery()
+            sa.select(bound(rowid)).where(same_run == run_id).scalar_subquery()
             for bound in (sa.func.min, sa.func.max)
         )
         matching = sa.select(_text_index.c.rowid).where(
@@ -497,17 +499,16 @@ class RunQueries:
                 )
             found: dict[str, list[ItemResult]] = {item_id: [] for item_id in ids}
             if ids:
+                # an item's matching results; with one result per item, its one result
+                # (it matched: the filter is not evaluated again)
+                where = (
+                    [t.run_id == run_id]
+                    if single_repeat
+                    else _conditions(run_id, wanted, indexed_text=self._indexed_text)
+                )
                 rows = conn.execute(
                     sa.select(item_results)
-                    .where(
-                        *_conditions(
-                            run_id,
-                            wanted,
-                            indexed_text=self._indexed_text,
-                            single_repeat=single_repeat,
-                        ),
-                        t.item_id.in_(ids),
-                    )
+                    .where(*where, t.item_id.in_(ids))
                     .order_by(t.item_id, t.repeat)
                 ).all()
                 for result in self._with_scores(conn, rows):

@@ -507,7 +507,8 @@ whose worker died is claimed again and no result is stored twice."""
 TEXT_INDEX = "item_results_text"
 """SQLite only (migration 0010): a contentless FTS5 trigram index over the results'
 lower-cased input, output and expected output, kept by triggers on ``item_results``, and
-``item_results_text_run``, an index on ``item_results.run_id`` (a run's rowid bounds). A
+``item_results_text_run``, an index on ``item_results.run_id || ''`` (a run's rowid
+bounds). A
 virtual table has no Core description; ``is_described`` keeps these (and FTS5's shadow
 tables) out of the metadata comparison."""
 
