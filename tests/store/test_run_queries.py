@@ -341,3 +341,26 @@ def test_text_index_migration_backfills_and_downgrades(store_url: str) -> None:
                 got = store.run_queries.page(run_id, wanted, offset=0, limit=99)
                 expected = scan.page(run_id, wanted, offset=0, limit=99)
                 assert [r.item_id for r in got] == [r.item_id for r in expected] != []
+
+
+def test_text_index_holds_only_results_that_went_in(store_url: str) -> None:
+    """A scaled-out worker's batch skips results the run already holds (``skip_stored``):
+    the skipped copy's text must not become searchable."""
+    from assay.store.run_queries import RunQueries
+    from assay.store.runs_repo import insert_results
+
+    with open_store(store_url) as store:
+        store.runs.create(RunInfo(id="r", target=TargetSpec(kind="stored-output", label="s")))
+        store.runs.write_results("r", [ItemResult(item_id="a", position=0, input="alpha one")])
+        again = [
+            ItemResult(item_id="a", position=0, input="alpha duplicate"),
+            ItemResult(item_id="b", position=1, input="alpha two"),
+        ]
+        with store.engine.begin() as conn:
+            assert insert_results(conn, "r", again, skip_stored=True) == 1
+        scan = RunQueries(store._db, text_index=False)
+        for needle, found in [("alpha", 2), ("duplicate", 0), ("two", 1), ("one", 1)]:
+            wanted = ResultFilter(q=needle)
+            assert store.run_queries.count("r", wanted) == scan.count("r", wanted) == found
+            pages = [q.page("r", wanted, offset=0, limit=9) for q in (store.run_queries, scan)]
+            assert [r.item_id for r in pages[0]] == [r.item_id for r in pages[1]]
