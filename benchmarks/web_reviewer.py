@@ -1,8 +1,8 @@
 """The reviewer tools of the web UI on a large run (issue 25): what they add to a page.
 
 Builds one run of ``--items`` items (default 100,000; the seeded builder of
-``benchmarks/web.py``) in a SQLite file, starts the app under uvicorn in a child process
-and measures over real HTTP on loopback:
+``benchmarks/web.py``) in a SQLite file (or a PostgreSQL schema: ``--store``), starts
+the app under uvicorn in a child process and measures over real HTTP on loopback:
 
 - the run page's first page at each page size (25, 50, 200): the expected-output column and
   the score bands are drawn per row, so the largest page shows their cost,
@@ -13,7 +13,8 @@ and measures over real HTTP on loopback:
 Goals: each < 300 ms (the cold histogram included: it loads after the page, but a reviewer
 waits for it). Timings are the median of ``--repeats`` requests (the cold histogram: one).
 
-Run: ``.venv/bin/python benchmarks/web_reviewer.py [--items 100000] [--repeats 5]``.
+Run: ``.venv/bin/python benchmarks/web_reviewer.py [--items 100000] [--repeats 5]
+[--store postgresql+psycopg://user:pw@host/db]`` (PostgreSQL: a new schema, dropped after).
 """
 
 from __future__ import annotations
@@ -85,9 +86,18 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--items", type=int, default=100_000)
     parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument(
+        "--store",
+        default=None,
+        help="a PostgreSQL URL: the runs go to a new schema there, dropped at the end "
+        "(default: an SQLite file in a temporary directory)",
+    )
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory(prefix="assay-reviewer-bench-") as tmp:
-        url = f"sqlite:///{Path(tmp) / 'bench.db'}"
+    with (
+        tempfile.TemporaryDirectory(prefix="assay-reviewer-bench-") as tmp,
+        web._store_url(args.store, Path(tmp)) as url,
+    ):
+        print(f"store: {url.split('@')[-1]}")
         started = time.perf_counter()
         with open_store(url) as store:
             web.build_run(store, "big", args.items, seed=1)

@@ -15,7 +15,7 @@ from alembic.runtime.migration import MigrationContext
 
 from assay.store import Store, open_store, resolve_url
 from assay.store.engine import current_revision, head_revision
-from assay.store.tables import metadata
+from assay.store.tables import is_described, metadata
 
 EXPECTED_TABLES = {
     "alembic_version",
@@ -65,10 +65,16 @@ def test_migrations_applied_on_open_and_idempotent_on_reopen(store_url: str) -> 
         assert versions == [(head_revision(),)]
 
 
+@pytest.mark.filterwarnings(
+    # SQLite's text-search index is on an expression (0010), left out of the comparison
+    "ignore:Skipped unsupported reflection of expression-based index item_results_text_run"
+)
 def test_tables_module_matches_the_migrations(store: Store) -> None:
     """The query-side metadata and the migrated schema describe the same database."""
     with store.engine.connect() as conn:
-        context = MigrationContext.configure(conn, opts={"compare_type": True})
+        context = MigrationContext.configure(
+            conn, opts={"compare_type": True, "include_name": is_described}
+        )
         differences = compare_metadata(context, metadata)
     assert differences == []
 

@@ -189,3 +189,191 @@ def test_first_outputs_reads_each_items_first_repeat_in_one_go(store_url: str) -
         assert store.run_queries.first_outputs("r", []) == {}
         with pytest.raises(RunNotFoundError):
             store.run_queries.first_outputs("nope", ["i0"])
+
+
+HOSTILE_TEXTS: list[object] = [
+    "100% sure_thing",
+    'it\'s "quoted" and back\\slash',
+    "NUL\x00inside and a\ttab\nnewline",
+    "École ÉCOLE école",
+    "\u212a kelvin sign and K k",  # the Kelvin sign folds to "k" under Unicode folding
+    "ſtraße STRASSE strasse",  # long s folds to "s"; ß to "ss"
+    "İstanbul istanbul ISTANBUL",  # Python lower-cases "İ" to two characters
+    "emoji 🙂🙃 and combining e\u0301",
+    {"key": "Value", "n": 1.5, "list": [1, None, True], "nested": {"a%b": "c_d"}},
+    ["a", "b", "%_"],
+    12345,
+    None,
+    "",
+    "gamma GAMMA Gamma gAmMa",
+    "aaa",
+]
+HOSTILE_NEEDLES = [
+    "%", "_", "\\", "\\\\", "'", '"', '""', "\x00", "nul\x00ins", "100%", "0% s", "e_t",
+    "école", "ÉCOLE", "cole", "É", "k", "kelvin", "\u212a", "\u212a k", "k k", "ſtr",
+    "str", "straße", "strasse", "ß", "ss", "İstanbul", "istanbul", "i̇st", "🙂", "🙂🙃",
+    "e\u0301", "\u0301", '{"key', '"value"', "value", ": 1.5", "null", "true", "[1, null",
+    "a%b", "c_d", '"%_"', "123", "2345", "gamma", "GAMMA", "amm", "ga", "aa", "aaa", "aaaa",
+    "\\n", "\\t", "\\u0000", "n\\tab", "tab\\n", "\\\"quoted", "   ", "\t", "x" * 300,
+]  # fmt: skip
+
+
+def _hostile_run(store: Store, run_id: str) -> None:
+    spec = ScorerSpec(id="s", label="S")
+    store.runs.create(
+        RunInfo(id=run_id, target=TargetSpec(kind="stored-output", label="stored"), scorers=[spec])
+    )
+    results = [
+        ItemResult(
+            item_id=f"{run_id}-{k}",
+            position=k,
+            input=text,
+            output=HOSTILE_TEXTS[(k + 3) % len(HOSTILE_TEXTS)],
+            expected_output=HOSTILE_TEXTS[(k + 7) % len(HOSTILE_TEXTS)] if k % 2 else None,
+            scores={"s": _score(k / len(HOSTILE_TEXTS))},
+        )
+        for k, text in enumerate(HOSTILE_TEXTS)
+    ]
+    store.runs.write_results(run_id, results)
+
+
+def test_text_search_index_finds_what_the_scan_finds(store_url: str) -> None:
+    """The trigram index (SQLite) against the ``LIKE`` scan it replaces, on hostile text
+    and needles: wildcards, quotes, backslashes, NUL, case folding beyond ASCII, needles
+    shorter than a trigram. Every needle must give the same count, page and rank; on
+    PostgreSQL both are the scan (the check that the reference itself is what runs)."""
+    from assay.store.run_queries import RunQueries
+
+    with open_store(store_url) as store:
+        _hostile_run(store, "h1")
+        _hostile_run(store, "h2")  # the same texts in a second run: bounds keep to one run
+        store.runs.delete("h2")  # its rows leave the index (a contentless FTS5 delete)
+        _hostile_run(store, "h3")
+        fast = store.run_queries
+        scan = RunQueries(store._db, text_index=False)
+        needles = [*HOSTILE_NEEDLES, *(n.upper() for n in HOSTILE_NEEDLES)]
+        found_some = 0
+        for run_id in ("h1", "h3"):
+            for needle in needles:
+                wanted = ResultFilter(q=needle)
+                expected = [r.item_id for r in scan.page(run_id, wanted, offset=0, limit=500)]
+                got = [r.item_id for r in fast.page(run_id, wanted, offset=0, limit=500)]
+                assert got == expected, needle
+                assert fast.count(run_id, wanted) == scan.count(run_id, wanted) == len(got)
+                found_some += bool(got)
+                for descending in (False, True):
+                    pairs, reference = (
+                        queries.ranked_items(
+                            run_id,
+                            wanted,
+                            scorer="s",
+                            descending=descending,
+                            offset=0,
+                            limit=500,
+                            single_repeat=True,
+                        )
+                        for queries in (fast, scan)
+                    )
+                    assert pairs[0] == reference[0], needle
+                    assert [i for i, _ in pairs[1]] == [i for i, _ in reference[1]], needle
+        assert found_some > len(needles)  # the needles do match things, in both runs
+        # a NUL in the needle finds the stored NUL (escaped in storage) on both databases
+        assert [r.item_id for r in fast.page("h1", ResultFilter(q="NUL\x00INS"), offset=0, limit=9)]
+
+
+def test_text_index_follows_deleted_runs(store_url: str) -> None:
+    """Deleting a run (its results cascade) takes its rows out of the index: a search in
+    a run stored afterwards finds only its own results, as the scan does."""
+    from assay.store.run_queries import RunQueries
+
+    with open_store(store_url) as store:
+        _hostile_run(store, "gone")
+        store.runs.delete("gone")
+        _hostile_run(store, "kept")
+        scan = RunQueries(store._db, text_index=False)
+        for needle in ("gamma", "école", "100%", "key"):
+            wanted = ResultFilter(q=needle)
+            got = [r.item_id for r in store.run_queries.page("kept", wanted, offset=0, limit=99)]
+            assert got == [r.item_id for r in scan.page("kept", wanted, offset=0, limit=99)]
+            assert got and all(item_id.startswith("kept-") for item_id in got)
+
+
+def test_score_range_counts_from_the_stored_means(store_url: str) -> None:
+    """A one-result-per-item run reads a score range from the stored means (alone, or with
+    a search, errors only, a status); it must agree with the results' scores, bounds
+    included, in counts and pages."""
+    with open_store(store_url) as store:
+        _run(store, "r1", [0.1, 0.9, None, 0.5, 0.2, 0.2, 1.0, 0.0])
+        q = store.run_queries
+        for low, high in [(0.2, 0.5), (None, 0.2), (0.5, None), (0.0, 1.0), (0.3, 0.31)]:
+            for status in (None, "ready", "error"):
+                for text, errors in [(None, False), ("answer", False), ("1", True)]:
+                    wanted = ResultFilter(
+                        scorer="s",
+                        min_score=low,
+                        max_score=high,
+                        status=status,
+                        q=text,
+                        errors_only=errors,
+                    )
+                    count = q.count("r1", wanted)
+                    assert q.count("r1", wanted, single_repeat=True) == count, wanted
+                    pages = [
+                        [r.item_id for r in q.page("r1", wanted, offset=1, limit=3, **one)]
+                        for one in ({}, {"single_repeat": True})
+                    ]
+                    assert pages[0] == pages[1], wanted
+                    assert len(pages[0]) == max(0, min(3, count - 1))
+        assert q.count("r1", ResultFilter(scorer="s", status="ready"), single_repeat=True) == 7
+        with pytest.raises(RunNotFoundError):
+            q.count("missing", ResultFilter())
+
+
+def test_text_index_migration_backfills_and_downgrades(store_url: str) -> None:
+    """0010 indexes the results stored before it; its downgrade removes the index, its
+    triggers and the run-id index, after which results are written as before."""
+    import sqlalchemy as sa
+    from alembic import command
+
+    from assay.store.engine import _alembic_config
+    from assay.store.run_queries import RunQueries
+
+    with open_store(store_url) as store:
+        _hostile_run(store, "before")
+        with store.engine.connect() as conn, conn.begin():
+            command.downgrade(_alembic_config(conn), "0009")
+        names = set(sa.inspect(store.engine).get_table_names())
+        assert not any(name.startswith("item_results_text") for name in names)
+        _hostile_run(store, "between")  # written with no trigger
+        with store.engine.connect() as conn, conn.begin():
+            command.upgrade(_alembic_config(conn), "head")
+        scan = RunQueries(store._db, text_index=False)
+        for run_id in ("before", "between"):
+            for needle in ("gamma", "école", "key", "100%"):
+                wanted = ResultFilter(q=needle)
+                got = store.run_queries.page(run_id, wanted, offset=0, limit=99)
+                expected = scan.page(run_id, wanted, offset=0, limit=99)
+                assert [r.item_id for r in got] == [r.item_id for r in expected] != []
+
+
+def test_text_index_holds_only_results_that_went_in(store_url: str) -> None:
+    """A scaled-out worker's batch skips results the run already holds (``skip_stored``):
+    the skipped copy's text must not become searchable."""
+    from assay.store.run_queries import RunQueries
+    from assay.store.runs_repo import insert_results
+
+    with open_store(store_url) as store:
+        store.runs.create(RunInfo(id="r", target=TargetSpec(kind="stored-output", label="s")))
+        store.runs.write_results("r", [ItemResult(item_id="a", position=0, input="alpha one")])
+        again = [
+            ItemResult(item_id="a", position=0, input="alpha duplicate"),
+            ItemResult(item_id="b", position=1, input="alpha two"),
+        ]
+        with store.engine.begin() as conn:
+            assert insert_results(conn, "r", again, skip_stored=True) == 1
+        scan = RunQueries(store._db, text_index=False)
+        for needle, found in [("alpha", 2), ("duplicate", 0), ("two", 1), ("one", 1)]:
+            wanted = ResultFilter(q=needle)
+            assert store.run_queries.count("r", wanted) == scan.count("r", wanted) == found
+            pages = [q.page("r", wanted, offset=0, limit=9) for q in (store.run_queries, scan)]
+            assert [r.item_id for r in pages[0]] == [r.item_id for r in pages[1]]

@@ -79,3 +79,24 @@ def test_scorers_sharing_a_range_are_counted_together_and_apart(store: Store) ->
         0,
         2,
     ]  # 2.0 starts bin 1
+
+
+@pytest.mark.parametrize(
+    ("low", "high", "bins"),
+    [(0.0, 1.0, 4), (0.0, 1.0, 10), (0.0, math.inf, 3), (math.nan, math.nan, 7), (0.3, 0.6, 2)],
+)
+def test_one_result_per_item_counts_from_the_stored_means(
+    store: Store, low: float, high: float, bins: int
+) -> None:
+    """A run with one result per item is counted from its stored means: the very counts
+    and edges the scores give (edges, out-of-range values, errors, not-scorable, other
+    runs and scorers all included)."""
+    values = [0.0, 0.05, 0.1, 0.3, 0.45, 0.55, 0.6, 0.999, 1.0, 1.0, -0.2, 1.7]
+    _run(store, "r1", values, other=[3.0, 7.0, 0.5])
+    _run(store, "r2", [0.5] * 5, other=[0.25])
+    ranges = {"acc": (low, high), "len": (low, high), "missing": (low, high)}
+    means = store.score_histograms.histograms("r1", ranges, bins=bins, single_repeat=True)
+    counted = store.score_histograms.histograms("r1", ranges, bins=bins)
+    assert means == counted
+    assert means["acc"].total == len(values) and means["len"].total == 3
+    assert means["missing"].counts == []

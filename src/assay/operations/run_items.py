@@ -66,13 +66,16 @@ def run_items_page(
     wanted = wanted or RunItemFilter()
     query = ResultFilter(**wanted.model_dump())
     with using_store(store) as db:
-        run = db.runs.get(run_id).info.id
+        info = db.runs.get(run_id).info
+        run = info.id
         return RunItemsPage(
             run_id=run,
-            total=db.run_queries.count(run, query),
+            total=db.run_queries.count(run, query, single_repeat=info.repeats == 1),
             offset=offset,
             limit=limit,
-            items=db.run_queries.page(run, query, offset=offset, limit=limit),
+            items=db.run_queries.page(
+                run, query, offset=offset, limit=limit, single_repeat=info.repeats == 1
+            ),
         )
 
 

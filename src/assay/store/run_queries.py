@@ -8,6 +8,7 @@ comparison rows. Every filter, sort and page runs in SQL, so the first page of a
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -18,12 +19,19 @@ import numpy.typing as npt
 import sqlalchemy as sa
 from sqlalchemy import Row
 
-from assay.store.codec import chunked
+from assay.store.codec import chunked, escape_nul
 from assay.store.db import Database
 from assay.store.errors import RunNotFoundError
 from assay.store.result_export import FlatRow, export_rows, result_dicts
 from assay.store.results_codec import build_results
-from assay.store.tables import item_results, item_scores, judge_calls, runs, scores
+from assay.store.tables import (
+    TEXT_INDEX,
+    item_results,
+    item_scores,
+    judge_calls,
+    runs,
+    scores,
+)
 from assay.types import ItemResult
 
 _ORDER = (item_results.c.position, item_results.c.repeat, item_results.c.item_id)
@@ -71,10 +79,78 @@ def _escape_like(text: str) -> str:
     return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
 
 
-def _conditions(run_id: str, wanted: ResultFilter) -> list[sa.ColumnElement[bool]]:
+_text_copy = sa.table(
+    TEXT_INDEX,
+    *(sa.column(name, sa.Text) for name in ("id", "run_id", "input", "output", "expected_output")),
+)
+
+
+def _text_condition(run_id: str, needle: str, indexed: str | None) -> sa.ColumnElement[bool]:
+    """``needle`` (already lower-cased) is a substring of a result's input, output or
+    expected output as lower-cased JSON text.
+
+    A scan on both databases: pages stop at their last match in position or rank order.
+    ``indexed`` (``"postgresql"`` when the store has migration 0010's lower-cased copy of
+    each result's texts) only changes how a search alone is counted
+    (``_count_text_matches``). SQLite has no such index on purpose: a trigram FTS5 index
+    kept by triggers made every stored result 2.4x slower to write (147 -> 352 ms per
+    1,000 results, ``benchmarks/result_text_cost.py``) and the run 48 MB larger per
+    100,000 results, for every run, to speed up a search that only 100,000-item runs need
+    (the scan answers one in 113 ms there at load 3)."""
+    t = item_results.c
+    pattern = f"%{_escape_like(needle)}%"
+    return sa.or_(
+        *(
+            sa.func.lower(sa.cast(column, sa.Text)).like(pattern, escape="\\")
+            for column in (t.input, t.output, t.expected_output)
+        )
+    )
+
+
+def _count_text_matches(conn: sa.Connection, run_id: str, needle: str) -> int:
+    """How many results of the run match ``needle`` (lower-cased, as stored), counted on
+    PostgreSQL's lower-cased copy of their texts (migration 0010: one row per result, kept
+    by a trigger and cascading with it): the same ``LIKE`` as the scan, over stored text
+    instead of casting and lower-casing every JSONB value, and without a join back (the
+    copy has a row exactly where the run has a result). A page needs no such help: in
+    position or rank order the scan stops at the page's last match."""
+    c = _text_copy.c
+    pattern = f"%{_escape_like(needle)}%"
+    query = (
+        sa.select(sa.func.count())
+        .select_from(_text_copy)
+        .where(
+            c.run_id == run_id,
+            sa.or_(
+                *(
+                    column.like(pattern, escape="\\")
+                    for column in (c.input, c.output, c.expected_output)
+                )
+            ),
+        )
+    )
+    return int(conn.execute(query).scalar_one())
+
+
+def _conditions(
+    run_id: str,
+    wanted: ResultFilter,
+    *,
+    indexed_text: str | None = None,
+    single_repeat: bool = False,
+) -> list[sa.ColumnElement[bool]]:
+    """``wanted`` as conditions on ``item_results``. ``single_repeat`` (every item of the
+    run has one result): a score range of one scorer is the set of items whose stored
+    mean is in it (a range of a covering index, hashed once) instead of a probe of every
+    result's scores."""
     t = item_results.c
     s = scores.c
     where: list[sa.ColumnElement[bool]] = [t.run_id == run_id]
+    if single_repeat and wanted.scorer is not None and _has_mean_range(wanted):
+        where.append(t.item_id.in_(_means_in_range(run_id, wanted.scorer, wanted)))
+        wanted = dataclasses.replace(
+            wanted, scorer=None, min_score=None, max_score=None, status=None
+        )
     score_where: list[sa.ColumnElement[bool]] = []
     if wanted.scorer is not None:
         score_where.append(s.scorer_id == wanted.scorer)
@@ -108,31 +184,52 @@ def _conditions(run_id: str, wanted: ResultFilter) -> list[sa.ColumnElement[bool
             )
         )
     if wanted.q:
-        needle = f"%{_escape_like(wanted.q.lower())}%"
-        where.append(
-            sa.or_(
-                *(
-                    sa.func.lower(sa.cast(column, sa.Text)).like(needle, escape="\\")
-                    for column in (t.input, t.output, t.expected_output)
-                )
-            )
-        )
+        # the needle escaped as stored text is (``codec.escape_nul``): a NUL finds stored
+        # NULs on both databases (PostgreSQL refused the parameter; SQLite's LIKE cut the
+        # pattern at it)
+        where.append(_text_condition(run_id, escape_nul(wanted.q.lower()), indexed_text))
     return where
 
 
+def _has_mean_range(wanted: ResultFilter) -> bool:
+    """``wanted``'s score conditions keep exactly the results whose ``wanted.scorer``
+    score is ready and within its bounds, if any (a score is a number exactly when it is
+    ready): for a run with one result per item, a range of the items' stored means."""
+    return wanted.status in (None, "ready") and (
+        wanted.status == "ready" or wanted.min_score is not None or wanted.max_score is not None
+    )
+
+
 def _is_score_range(wanted: ResultFilter, scorer: str) -> bool:
-    """``wanted`` keeps exactly the results whose ``scorer`` score is ready (a number) and
-    within its bounds, if any: for a run with one result per item, a range of the items'
-    stored means."""
+    """``wanted`` is only a score range of ``scorer`` (``_has_mean_range``)."""
     return (
         wanted.scorer == scorer
         and not wanted.errors_only
         and not wanted.q
-        and wanted.status in (None, "ready")
-        and (
-            wanted.status == "ready" or wanted.min_score is not None or wanted.max_score is not None
-        )
+        and _has_mean_range(wanted)
     )
+
+
+def _means_in_range(run_id: str, scorer: str, score_range: ResultFilter) -> sa.Select[Any]:
+    """The ids of the run's items whose stored ``scorer`` mean is within
+    ``score_range``'s bounds, from the partial index of the means."""
+    a = item_scores.c
+    where = [a.run_id == run_id, a.scorer_id == scorer, a.mean.is_not(None)]
+    if score_range.min_score is not None:
+        where.append(a.mean >= score_range.min_score)
+    if score_range.max_score is not None:
+        where.append(a.mean <= score_range.max_score)
+    return sa.select(a.item_id).where(*where)
+
+
+def _count_means_in_range(
+    conn: sa.Connection, run_id: str, scorer: str, score_range: ResultFilter
+) -> int:
+    """How many of the run's items have a stored ``scorer`` mean within ``score_range``'s
+    bounds: for a run with one result per item, the results passing a score range
+    (``_is_score_range``), counted on the partial index of the means."""
+    found = _means_in_range(run_id, scorer, score_range).subquery()
+    return int(conn.execute(sa.select(sa.func.count()).select_from(found)).scalar_one())
 
 
 @dataclass(frozen=True, slots=True)
@@ -156,30 +253,68 @@ class RunQueries:
     the filter drops (cheap near the top); deeper ones group (the walk grows with the
     offset divided by the share of items that pass)."""
 
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Database, *, text_index: bool = True) -> None:
+        """``text_index``: search through ``item_results_text`` (migration 0010); off,
+        every search scans (the reference the index is tested against)."""
         self._db = db
+        self._indexed_text = "postgresql" if text_index and db.dialect == "postgresql" else None
 
     def _require(self, conn: sa.Connection, run_id: str) -> None:
         if conn.execute(sa.select(runs.c.id).where(runs.c.id == run_id)).first() is None:
             raise RunNotFoundError(run_id)
 
-    def count(self, run_id: str, wanted: ResultFilter) -> int:
-        """How many results of the run pass ``wanted``."""
+    def count(self, run_id: str, wanted: ResultFilter, *, single_repeat: bool = False) -> int:
+        """How many results of the run pass ``wanted``.
+
+        Unfiltered, the run's ``completed_results`` counter (kept in the results'
+        transaction) answers without counting 100,000 rows; a score range of a run with one
+        result per item (``single_repeat``, the caller's knowledge) is a range of the
+        stored means' index instead of a probe of every result's scores; a text search
+        alone on PostgreSQL counts the stored lower-cased texts (``_count_text_matches``)."""
         with self._db.read() as conn:
+            if wanted == ResultFilter():
+                stored = conn.execute(
+                    sa.select(runs.c.completed_results).where(runs.c.id == run_id)
+                ).scalar_one_or_none()
+                if stored is None:
+                    raise RunNotFoundError(run_id)
+                return int(stored)
             self._require(conn, run_id)
-            query = sa.select(sa.func.count()).select_from(item_results)
-            return int(conn.execute(query.where(*_conditions(run_id, wanted))).scalar_one())
+            return self._count(conn, run_id, wanted, single_repeat)
+
+    def _count(
+        self, conn: sa.Connection, run_id: str, wanted: ResultFilter, single_repeat: bool
+    ) -> int:
+        if wanted.q and self._indexed_text == "postgresql" and wanted == ResultFilter(q=wanted.q):
+            return _count_text_matches(conn, run_id, escape_nul(wanted.q.lower()))
+        if single_repeat and wanted.scorer is not None and _is_score_range(wanted, wanted.scorer):
+            return _count_means_in_range(conn, run_id, wanted.scorer, wanted)
+        query = sa.select(sa.func.count()).select_from(item_results)
+        where = _conditions(
+            run_id, wanted, indexed_text=self._indexed_text, single_repeat=single_repeat
+        )
+        return int(conn.execute(query.where(*where)).scalar_one())
 
     def page(
-        self, run_id: str, wanted: ResultFilter, *, offset: int, limit: int
+        self,
+        run_id: str,
+        wanted: ResultFilter,
+        *,
+        offset: int,
+        limit: int,
+        single_repeat: bool = False,
     ) -> list[ItemResult]:
         """Results passing ``wanted``, in (position, repeat) order, ``limit`` from ``offset``,
-        with their scores and judge calls."""
+        with their scores and judge calls (``single_repeat`` as ``count`` takes it)."""
         with self._db.read() as conn:
             self._require(conn, run_id)
             rows = conn.execute(
                 sa.select(item_results)
-                .where(*_conditions(run_id, wanted))
+                .where(
+                    *_conditions(
+                        run_id, wanted, indexed_text=self._indexed_text, single_repeat=single_repeat
+                    )
+                )
                 .order_by(*_ORDER)
                 .offset(offset)
                 .limit(limit)
@@ -269,7 +404,14 @@ class RunQueries:
             self._require(conn, run_id)
             if scorer is not None and wanted in (ResultFilter(), ResultFilter(scorer=scorer)):
                 total, ids = self._ranked_ids_stored(
-                    conn, run_id, scorer, wanted.scorer is not None, descending, offset, limit
+                    conn,
+                    run_id,
+                    scorer,
+                    wanted.scorer is not None,
+                    descending,
+                    offset,
+                    limit,
+                    single_repeat=single_repeat,
                 )
             elif scorer is not None and single_repeat and _is_score_range(wanted, scorer):
                 total, ids = self._ranked_ids_stored(
@@ -285,9 +427,16 @@ class RunQueries:
                 )
             found: dict[str, list[ItemResult]] = {item_id: [] for item_id in ids}
             if ids:
+                # an item's matching results; with one result per item, its one result
+                # (it matched: the filter is not evaluated again)
+                where = (
+                    [t.run_id == run_id]
+                    if single_repeat
+                    else _conditions(run_id, wanted, indexed_text=self._indexed_text)
+                )
                 rows = conn.execute(
                     sa.select(item_results)
-                    .where(*_conditions(run_id, wanted), t.item_id.in_(ids))
+                    .where(*where, t.item_id.in_(ids))
                     .order_by(t.item_id, t.repeat)
                 ).all()
                 for result in self._with_scores(conn, rows):
@@ -321,6 +470,8 @@ class RunQueries:
         offset: int,
         limit: int,
         score_range: ResultFilter | None = None,
+        *,
+        single_repeat: bool = False,
     ) -> tuple[int, list[str]]:
         """The rank from ``item_scores``: items with a mean from the partial index in rank
         order, then the rest by position (those with a ``scorer`` score that is not a
@@ -334,14 +485,19 @@ class RunQueries:
             has_mean.append(a.mean >= score_range.min_score)
         if score_range is not None and score_range.max_score is not None:
             has_mean.append(a.mean <= score_range.max_score)
-        scored = conn.execute(
-            sa.select(sa.func.count()).select_from(item_scores).where(*of_scorer, *has_mean)
-        ).scalar_one()
+        # ``scored`` (items with a mean) is counted only when a page reaches past the
+        # ranked part: a page inside it needs only the index walk and the total
+        scored: int | None = None
         if score_range is not None:
-            total = scored
+            total = scored = _count_means_in_range(conn, run_id, scorer, score_range)
         elif with_score_only:
             total = conn.execute(
                 sa.select(sa.func.count()).select_from(item_scores).where(*of_scorer)
+            ).scalar_one()
+        elif single_repeat:
+            # one result per item: the run's result counter is its item count
+            total = conn.execute(
+                sa.select(runs.c.completed_results).where(runs.c.id == run_id)
             ).scalar_one()
         else:
             items = sa.select(t.position).where(t.run_id == run_id).group_by(t.position, t.item_id)
@@ -349,7 +505,7 @@ class RunQueries:
                 sa.select(sa.func.count()).select_from(items.subquery())
             ).scalar_one()
         ids: list[str] = []
-        if offset < scored:
+        if scored is None or offset < scored:
             mean = a.mean.desc() if descending else a.mean.asc()
             ids = list(
                 conn.execute(
@@ -361,6 +517,10 @@ class RunQueries:
                 ).scalars()
             )
         if len(ids) < limit and offset + len(ids) < total:
+            if scored is None:
+                scored = conn.execute(
+                    sa.select(sa.func.count()).select_from(item_scores).where(*of_scorer, *has_mean)
+                ).scalar_one()
             skip = max(0, offset - scored)
             if with_score_only:
                 rest = (
@@ -379,8 +539,8 @@ class RunQueries:
             ids += conn.execute(rest.offset(skip).limit(limit - len(ids))).scalars()
         return int(total), ids
 
-    @staticmethod
     def _ranked_ids_filtered(
+        self,
         conn: sa.Connection,
         run_id: str,
         wanted: ResultFilter,
@@ -394,16 +554,14 @@ class RunQueries:
         and keeping the items whose result passes ``wanted`` is the rank. Items without
         a mean follow by position."""
         a, t = item_scores.c, item_results.c
-        where = _conditions(run_id, wanted)
+        where = _conditions(run_id, wanted, indexed_text=self._indexed_text, single_repeat=True)
         of_scorer = (a.run_id == run_id, a.scorer_id == scorer)
         # the whole unique key (repeat 0 is the only one): without statistics SQLite
         # would otherwise walk the run's covering index once per ranked item
         joined = item_scores.join(
             item_results, sa.and_(t.run_id == a.run_id, t.item_id == a.item_id, t.repeat == 0)
         )
-        total = conn.execute(
-            sa.select(sa.func.count()).select_from(item_results).where(*where)
-        ).scalar_one()
+        total = self._count(conn, run_id, wanted, single_repeat=True)
         mean = a.mean.desc() if descending else a.mean.asc()
         ids = list(
             conn.execute(
@@ -436,8 +594,8 @@ class RunQueries:
             ).scalars()
         return int(total), ids
 
-    @staticmethod
     def _ranked_ids_grouped(
+        self,
         conn: sa.Connection,
         run_id: str,
         wanted: ResultFilter,
@@ -470,7 +628,7 @@ class RunQueries:
                 mean.label("mean"),
             )
             .select_from(joined)
-            .where(*_conditions(run_id, wanted))
+            .where(*_conditions(run_id, wanted, indexed_text=self._indexed_text))
             .group_by(t.position, t.item_id)
             .subquery("groups")
         )

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import sqlalchemy as sa
 
 from assay.store.db import Database
-from assay.store.tables import item_results, scores
+from assay.store.tables import item_results, item_scores, scores
 
 MAX_BINS = 50
 
@@ -49,22 +49,46 @@ class ScoreHistogramQueries:
         return self.histograms(run_id, {scorer_id: (low, high)}, bins=bins)[scorer_id]
 
     def histograms(
-        self, run_id: str, ranges: Mapping[str, tuple[float, float]], *, bins: int = 10
+        self,
+        run_id: str,
+        ranges: Mapping[str, tuple[float, float]],
+        *,
+        bins: int = 10,
+        single_repeat: bool = False,
     ) -> dict[str, ScoreHistogram]:
         """``histogram`` of each scorer of ``ranges`` (scorer id → (low, high)). Scorers
         that share a range are counted in one pass over the run's scores (most scorers
-        score 0..1), so a run with four scorers costs one join, not four."""
+        score 0..1), so a run with four scorers costs one join, not four.
+
+        ``single_repeat`` (the caller knows every item of the run has one result): the
+        counts come from the stored per-item means (``tables.item_scores``), which are
+        then exactly the ready scores, read from their covering partial index instead of
+        joining every score to its result (0.8 s cold at 100,000 items)."""
         if not 2 <= bins <= MAX_BINS:
             raise ValueError(f"bins must be from 2 to {MAX_BINS} (got {bins})")
-        joined = scores.join(item_results, scores.c.result_id == item_results.c.id)
+        joined: sa.FromClause
+        value: sa.ColumnElement[float]
+        scorer: sa.ColumnElement[str]
+        if single_repeat:
+            joined, value, scorer = item_scores, item_scores.c.mean, item_scores.c.scorer_id
 
-        def ready(scorer_ids: list[str]) -> sa.ColumnElement[bool]:
-            return sa.and_(
-                item_results.c.run_id == run_id,
-                scores.c.scorer_id.in_(scorer_ids),
-                scores.c.status == "ready",
-                scores.c.score.is_not(None),
-            )
+            def ready(scorer_ids: list[str]) -> sa.ColumnElement[bool]:
+                return sa.and_(
+                    item_scores.c.run_id == run_id,
+                    item_scores.c.scorer_id.in_(scorer_ids),
+                    item_scores.c.mean.is_not(None),
+                )
+        else:
+            joined = scores.join(item_results, scores.c.result_id == item_results.c.id)
+            value, scorer = scores.c.score, scores.c.scorer_id
+
+            def ready(scorer_ids: list[str]) -> sa.ColumnElement[bool]:
+                return sa.and_(
+                    item_results.c.run_id == run_id,
+                    scores.c.scorer_id.in_(scorer_ids),
+                    scores.c.status == "ready",
+                    scores.c.score.is_not(None),
+                )
 
         found = {key: ScoreHistogram(key, [], []) for key in ranges}
         with self._db.read() as conn:
@@ -72,7 +96,7 @@ class ScoreHistogramQueries:
             for key, (low, high) in ranges.items():
                 if not (math.isfinite(low) and math.isfinite(high) and low < high):
                     bounds = conn.execute(
-                        sa.select(sa.func.min(scores.c.score), sa.func.max(scores.c.score))
+                        sa.select(sa.func.min(value), sa.func.max(value))
                         .select_from(joined)
                         .where(ready([key]))
                     ).one()
@@ -87,14 +111,14 @@ class ScoreHistogramQueries:
                 # (which would put a score of exactly 0.3 in the bin below)
                 edges = [low + (high - low) * k / bins for k in range(bins)] + [high]
                 bucket = sa.case(
-                    *((scores.c.score < edge, k) for k, edge in enumerate(edges[1:-1])),
+                    *((value < edge, k) for k, edge in enumerate(edges[1:-1])),
                     else_=bins - 1,
                 ).label("bucket")
                 rows = conn.execute(
-                    sa.select(scores.c.scorer_id, bucket, sa.func.count())
+                    sa.select(scorer, bucket, sa.func.count())
                     .select_from(joined)
                     .where(ready(keys))
-                    .group_by(scores.c.scorer_id, bucket)
+                    .group_by(scorer, bucket)
                 ).all()
                 counts = {key: [0] * bins for key in keys}
                 for key, k, count in rows:

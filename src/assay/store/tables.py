@@ -505,3 +505,17 @@ position, repeat), carrying its item so a worker needs nothing but the store. A 
 claims a batch by writing its lease (owner, expiry) on unleased or expired rows; a unit's
 row is deleted in the transaction that stores its result, by the owner only, so a unit
 whose worker died is claimed again and no result is stored twice."""
+
+TEXT_INDEX = "item_results_text"
+"""SQLite only (migration 0010): a contentless FTS5 trigram index over the results'
+lower-cased input, output and expected output, kept by triggers on ``item_results``, and
+``item_results_text_run``, an index on ``item_results.run_id || ''`` (a run's rowid
+bounds). A
+virtual table has no Core description; ``is_described`` keeps these (and FTS5's shadow
+tables) out of the metadata comparison."""
+
+
+def is_described(name: str | None, type_: str, parent_names: object) -> bool:
+    """Whether schema object ``name`` is one ``metadata`` describes (alembic's
+    ``include_name`` hook): everything but the SQLite text index's tables and index."""
+    return name is None or not name.startswith(TEXT_INDEX)

@@ -370,6 +370,7 @@ def run_histograms(request: Request, run_id: str) -> HTMLResponse:
             record.info.id,
             {spec.id: spec.score_range for spec in record.info.scorers},
             bins=HISTOGRAM_BINS,
+            single_repeat=record.info.repeats == 1,
         )
         plots = [
             score_histogram_svg(spec.label, counted[spec.id].edges, counted[spec.id].counts)
