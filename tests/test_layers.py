@@ -27,6 +27,7 @@ LAYERS: list[set[str]] = [
         "registry",
         "extras",
         "config_file",
+        "patterns",
     },  # import nothing of ours
     {"messages", "summary", "models", "datasets"},
     {"scoring"},

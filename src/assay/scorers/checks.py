@@ -15,6 +15,7 @@ from pydantic import Field, field_validator
 
 from assay.messages.chat import extract_agent_response_messages, output_texts
 from assay.messages.tool_calls import all_tool_invocations, extract_tool_calls
+from assay.patterns import PatternError, compile_user_pattern
 from assay.scorers._lib.dice import compare_two_strings
 from assay.scoring.context import StepContext
 from assay.scoring.registry import ScorerParams, register_scorer
@@ -132,16 +133,11 @@ class MatchesParams(ScorerParams):
     @field_validator("regex")
     @classmethod
     def _compiles(cls, value: str) -> str:
-        # a huge repeat count (``a{99999999999}``) is an OverflowError and deep nesting a
-        # RecursionError, not ``re.error``: all three are the user's pattern, never a 500
+        # re.error, a huge repeat count and deep nesting alike: the user's pattern, never a 500
         try:
-            re.compile(value)
-        except re.error as exc:
+            compile_user_pattern(value)
+        except PatternError as exc:
             raise ValueError(f"invalid regular expression: {exc}") from None
-        except OverflowError as exc:
-            raise ValueError(f"invalid regular expression: {exc}") from None
-        except RecursionError:
-            raise ValueError("invalid regular expression: nested too deeply") from None
         return value
 
 

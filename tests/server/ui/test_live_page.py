@@ -32,7 +32,7 @@ def test_live_pages_show_the_monitor(store: Store, client: TestClient) -> None:
     assert "<bot>" not in page.text  # escaped
     assert client.get("/live/nobody").status_code == 404
     # the live run is a run: its page (linked from the monitor's) shows its observations
-    run_id = store.live.run_ids("web <bot>")[0]
+    run_id = store.live.run_ids("web/<bot> #1?")[0]
     assert f'href="/runs/{run_id}"' in page.text
     run_page = client.get(f"/runs/{run_id}")
     assert run_page.status_code == 200

@@ -17,6 +17,7 @@ from typing import Any
 
 from pydantic import PrivateAttr, StrictInt, StrictStr, field_validator
 
+from assay.patterns import PatternError, compile_user_pattern
 from assay.tasks.filters.base import (
     FilterError,
     FilterParams,
@@ -36,13 +37,9 @@ INVALID = "[invalid]"
 def compile_pattern(pattern: str, flags: int = 0) -> re.Pattern[str]:
     """``pattern`` compiled, or a ``ValueError`` saying why it is not a valid regex."""
     try:
-        return re.compile(pattern, flags)
-    except (re.error, OverflowError) as exc:  # a{99999999999} overflows, not re.error
-        raise ValueError(f"{pattern!r} is not a valid regular expression ({exc})") from None
-    except RecursionError:
-        raise ValueError(
-            f"{pattern[:80]!r} is not a valid regular expression (nested too deeply)"
-        ) from None
+        return compile_user_pattern(pattern, flags)
+    except PatternError as exc:
+        raise ValueError(f"{pattern[:80]!r} is not a valid regular expression ({exc})") from None
 
 
 def select_match(matches: list[Any], group_select: int) -> Any | None:
