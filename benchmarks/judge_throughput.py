@@ -915,12 +915,13 @@ def _serve_faulty(conn: Connection, options: JSON) -> None:
     server.stop()
 
 
-def _user_run(conn: Connection, base_url: str, count: int) -> None:
+def _user_run(conn: Connection, base_url: str, count: int, workdir: str) -> None:
     """Child process: what a user's script does, timed from the ``run_evals`` call: default
     settings except ``concurrency``; the judge model is a model string with ``base_url`` (so
     model resolution, the HTTP client, the limiter and the default SQLite call cache in a new
-    working directory all start inside the timed call)."""
-    os.chdir(tempfile.mkdtemp(prefix="assay-judge-user-"))
+    working directory all start inside the timed call). ``workdir`` belongs to the parent,
+    which removes it."""
+    os.chdir(workdir)
     os.environ.setdefault("OPENAI_API_KEY", "sk-mock")
     import assay
 
@@ -961,12 +962,15 @@ def _user_run(conn: Connection, base_url: str, count: int) -> None:
 def user_run(base_url: str, count: int) -> JSON:
     context = multiprocessing.get_context("spawn")
     parent, child = context.Pipe()
-    process = context.Process(target=_user_run, args=(child, base_url, count), daemon=True)
-    process.start()
-    try:
-        outcome: JSON = parent.recv()
-    finally:
-        process.join(30)
+    with tempfile.TemporaryDirectory(prefix="assay-judge-user-") as workdir:
+        process = context.Process(
+            target=_user_run, args=(child, base_url, count, workdir), daemon=True
+        )
+        process.start()
+        try:
+            outcome: JSON = parent.recv()
+        finally:
+            process.join(30)
     return outcome
 
 
