@@ -53,6 +53,10 @@ def complete(session: Session, result: BaseModel) -> None:
     )
 
 
+_FROM_PROGRESS = {"best_val_score", "seed_val_score", "metric_calls", "iterations", "cost_usd"}
+"""The result's fields that are the progress's as they stand when the search is over."""
+
+
 def complete_with(
     result_type: type[R],
     session: Session,
@@ -67,18 +71,14 @@ def complete_with(
     assert progress.best_val_score is not None and progress.seed_val_score is not None
     result = result_type(
         optimization_id=session.id,
-        status="completed",
         best_idx=searched.best_idx,
         best_candidate=searched.best,
         seed_candidate=searched.seed,
-        best_val_score=progress.best_val_score,
-        seed_val_score=progress.seed_val_score,
+        status="completed",
         candidates=searched.candidates,
-        metric_calls=progress.metric_calls,
-        iterations=progress.iterations,
-        cost_usd=progress.cost_usd,
-        elapsed_s=session.elapsed_s,
         stop_reason=searched.stop_reason,
+        elapsed_s=session.elapsed_s,
+        **progress.model_dump(include=_FROM_PROGRESS),
         test=test,
         **fields,
     )

@@ -241,18 +241,20 @@ class OptimizationRepository:
         error: str | None,
         cost_usd: float | None,
     ) -> None:
-        record = ReflectionRecord(
-            id=uuid.uuid4().hex,
-            iteration=iteration,
-            component=component,
-            prompt=prompt,
-            answer=answer,
-            error=error,
-            cost_usd=cost_usd,
-            created_at=now(),
-        )
         with self._db.write() as conn:
-            _insert_child(conn, optimization_reflections, optimization_id, record)
+            conn.execute(
+                optimization_reflections.insert().values(
+                    id=uuid.uuid4().hex,
+                    optimization_id=optimization_id,
+                    iteration=iteration,
+                    component=component,
+                    prompt=prompt,
+                    answer=answer,
+                    error=error,
+                    cost_usd=cost_usd,
+                    created_at=now(),
+                )
+            )
 
     def reflections(self, optimization_id: str) -> builtins.list[ReflectionRecord]:
         return self._children(optimization_reflections, ReflectionRecord, optimization_id)
