@@ -77,30 +77,17 @@ def test_the_test_event_carries_the_checks_numbers(
 ) -> None:
     events: list[OptimizeEvent] = []
     session = _session(store, base_config, loop, Progress(), events)
-    check = HeldOutCheck(
-        items=6,
-        seed_run_id="r1",
-        best_run_id="r2",
-        seed_score=0.25,
-        best_score=0.75,
-        delta=0.5,
-        ci_low=0.125,
-        ci_high=0.875,
-        verdict="improved",
-        significant=True,
-    )
+    numbers: dict[str, Any] = {
+        "seed_score": 0.25,
+        "best_score": 0.75,
+        "delta": 0.5,
+        "ci_low": 0.125,
+        "ci_high": 0.875,
+        "verdict": "improved",
+    }
+    check = HeldOutCheck(items=6, seed_run_id="r1", best_run_id="r2", significant=True, **numbers)
     announce_test(session, check)
-    assert events == [
-        TestChecked(
-            optimization_id="opt-1",
-            seed_score=0.25,
-            best_score=0.75,
-            delta=0.5,
-            ci_low=0.125,
-            ci_high=0.875,
-            verdict="improved",
-        )
-    ]
+    assert events == [TestChecked(optimization_id="opt-1", **numbers)]
 
 
 def test_the_completed_result_is_built_summarized_and_stored(
