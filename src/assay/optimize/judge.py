@@ -46,10 +46,9 @@ from assay.calibration.measures import paired_differences_json, statistics_json
 from assay.calibration.run import _on_scorer_scale
 from assay.extras import require_extra
 from assay.models.base import Model
-from assay.operations.stored_runs import check_backend
 from assay.optimize.candidate_target import candidate_hash
 from assay.optimize.config import OptimizeConfigError
-from assay.optimize.events import EventHandler, TestChecked
+from assay.optimize.events import EventHandler
 from assay.optimize.judge_config import (
     JudgeOptimizeConfig,
     load_judge_optimize_config,
@@ -63,15 +62,15 @@ from assay.optimize.judge_evaluator import (
 )
 from assay.optimize.optimizer import (
     PREPARERS,
-    Searched,
     StartedOptimization,
     _Prepared,
-    complete,
     given_model,
     model_for,
     resume_stored,
+    start_and_run,
     store_optimization,
 )
+from assay.optimize.outcome import Searched, announce_test, complete_with
 from assay.optimize.results import HeldOutCheck, HeldOutVerdict, OptimizeResult
 from assay.optimize.session import Evaluation, Session
 from assay.optimize.splits import Example, Splits, file_sha256
@@ -84,7 +83,7 @@ from assay.scoring.registry import (
     get_scorer_type,
 )
 from assay.scoring.sync import run_sync
-from assay.store import Certificate, Store, StoreError, using_store
+from assay.store import Certificate, Store, StoreError
 from assay.store.optimizations_repo import OptimizationRecord
 from assay.types import Item
 
@@ -456,7 +455,7 @@ def _conclude(
 ) -> JudgeOptimizeResult:
     """Seed vs winner on val and test with every statistic and CI, the paired difference on
     test, the gates on the winner's test statistics, and a certificate when they pass."""
-    seed, best, progress = searched.seed, searched.best, session.progress
+    seed, best = searched.seed, searched.best
     objective = cfg.objective_name
     val, _ = _compare(session, splits.val, seed, best, cfg, evaluator)
     test, difference = _compare(session, splits.test, seed, best, cfg, evaluator)
@@ -474,17 +473,7 @@ def _conclude(
         verdict=verdict,
         significant=verdict in ("improved", "regressed"),
     )
-    session.emit(
-        TestChecked(
-            optimization_id=session.id,
-            seed_score=check.seed_score,
-            best_score=check.best_score,
-            delta=check.delta,
-            ci_low=check.ci_low,
-            ci_high=check.ci_high,
-            verdict=verdict,
-        )
-    )
+    announce_test(session, check)
     best_statistics = test.best["statistics"] if test else {}
     gates = check_gates(best_statistics, cfg.gates, cfg.gate_on) if cfg.gates else []
     passed = bool(gates) and all(g.passed for g in gates)
@@ -510,22 +499,12 @@ def _conclude(
             )
         )
         certificate_id = certificate.id
-    assert progress.best_val_score is not None and progress.seed_val_score is not None
-    result = JudgeOptimizeResult(
-        optimization_id=session.id,
-        status="completed",
-        best_idx=searched.best_idx,
-        best_candidate=best,
-        seed_candidate=seed,
-        best_val_score=progress.best_val_score,
-        seed_val_score=progress.seed_val_score,
-        candidates=searched.candidates,
-        metric_calls=progress.metric_calls,
-        iterations=progress.iterations,
-        cost_usd=progress.cost_usd,
-        elapsed_s=session.elapsed_s,
-        stop_reason=searched.stop_reason,
-        test=check,
+    return complete_with(
+        JudgeOptimizeResult,
+        session,
+        searched,
+        check,
+        summarize_judge,
         kind=cfg.kind,
         objective=objective,
         threshold=evaluator.threshold,
@@ -543,9 +522,6 @@ def _conclude(
         passed=passed,
         certificate_id=certificate_id,
     )
-    result = result.model_copy(update={"summary": summarize_judge(result)})
-    complete(session, result)
-    return result
 
 
 def summarize_judge(result: JudgeOptimizeResult) -> str:
@@ -604,12 +580,10 @@ async def optimize_judge_async(
     judge_model = given_model(raw, "judge_model", judge_model)
     reflection_obj = given_model(raw, "reflection_model", reflection_model)
     cfg = make_judge_optimize_config(raw)
-    with using_store(store) as db:
-        check_backend(db, scale_out)  # before the optimization is stored
-        started = create_judge_optimization(
-            cfg, db, judge_model=judge_model, reflection_model=reflection_obj
-        )
-        return judge_result(await started.run(on_event, scale_out))
+    start = functools.partial(
+        create_judge_optimization, cfg, judge_model=judge_model, reflection_model=reflection_obj
+    )
+    return judge_result(await start_and_run(start, store, on_event, scale_out))
 
 
 async def resume_judge_optimization_async(
@@ -625,16 +599,9 @@ async def resume_judge_optimization_async(
 ) -> JudgeOptimizeResult:
     """Continue a killed, failed or interrupted judge optimization (id or unique prefix);
     model objects given to the first call must be given again."""
-    return judge_result(
-        await resume_stored(
-            ref,
-            task_model=judge_model,
-            reflection_model=reflection_model,
-            on_event=on_event,
-            store=store,
-            scale_out=RunOptions(backend=backend, ray_address=ray_address, workers=workers),
-        )
-    )
+    scale_out = RunOptions(backend=backend, ray_address=ray_address, workers=workers)
+    resumed = await resume_stored(ref, judge_model, reflection_model, on_event, store, scale_out)
+    return judge_result(resumed)
 
 
 def resume_judge_optimization(ref: str, **kwargs: Any) -> JudgeOptimizeResult:

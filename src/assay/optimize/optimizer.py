@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import contextvars
+import functools
 import uuid
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -41,9 +42,11 @@ from assay.optimize.config import (
     SearchSettings,
     make_optimize_config,
 )
-from assay.optimize.events import EventHandler, Finished, Started, TestChecked
+from assay.optimize.events import EventHandler, Finished, Started
 from assay.optimize.gepa_log import FileLogger
 from assay.optimize.held_out import check_held_out
+from assay.optimize.outcome import Searched, announce_test, complete_with
+from assay.optimize.outcome import complete as complete
 from assay.optimize.results import OptimizeResult, summarize
 from assay.optimize.row_scores import weighted_specs
 from assay.optimize.sampling import IterationSeededSampler, IterationSeededSelector
@@ -70,17 +73,6 @@ DEFAULT_RUN_ROOT = Path(".assay") / "optimizations"
 
 class OptimizeResumeError(ValueError):
     """The optimization cannot be resumed (finished, or its models cannot be re-created)."""
-
-
-@dataclass
-class Searched:
-    """What GEPA's search found, before the held-out check."""
-
-    best_idx: int
-    best: dict[str, str]
-    seed: dict[str, str]
-    candidates: int
-    stop_reason: str | None
 
 
 Conclude = Callable[[Session, Splits, Searched], BaseModel]
@@ -202,12 +194,10 @@ async def optimize_async(
     task_obj = given_model(raw, "task_model", task_model)
     reflection_obj = given_model(raw, "reflection_model", reflection_model)
     checked = make_optimize_config(raw)
-    with using_store(store) as db:
-        check_backend(db, scale_out)  # before the optimization is stored
-        started = create_optimization(
-            checked, db, task_model=task_obj, reflection_model=reflection_obj
-        )
-        return _task_result(await started.run(on_event, scale_out))
+    start = functools.partial(
+        create_optimization, checked, task_model=task_obj, reflection_model=reflection_obj
+    )
+    return _task_result(await start_and_run(start, store, on_event, scale_out))
 
 
 def _task_result(result: BaseModel) -> OptimizeResult:
@@ -331,21 +321,13 @@ async def resume_optimization_async(
 ) -> OptimizeResult:
     """Continue a killed, failed or interrupted optimization (id or unique prefix);
     ``backend``/``ray_address``/``workers`` as for ``optimize_async``."""
-    return _task_result(
-        await resume_stored(
-            ref,
-            task_model=task_model,
-            reflection_model=reflection_model,
-            on_event=on_event,
-            store=store,
-            scale_out=RunOptions(backend=backend, ray_address=ray_address, workers=workers),
-        )
-    )
+    scale_out = RunOptions(backend=backend, ray_address=ray_address, workers=workers)
+    resumed = await resume_stored(ref, task_model, reflection_model, on_event, store, scale_out)
+    return _task_result(resumed)
 
 
 async def resume_stored(
     ref: str,
-    *,
     task_model: Model | None,
     reflection_model: Model | None,
     on_event: EventHandler | None,
@@ -355,9 +337,25 @@ async def resume_stored(
     """Resume optimization ``ref`` whatever its kind (its stored config says how it is
     prepared, see ``PREPARERS``), its batches on ``scale_out``'s backend; the caller checks
     that the result is the kind it expects."""
+    start = functools.partial(
+        prepare_resume, ref, task_model=task_model, reflection_model=reflection_model
+    )
+    return await start_and_run(start, store, on_event, scale_out)
+
+
+async def start_and_run(
+    start: Callable[[Store], StartedOptimization],
+    store: Store | None,
+    on_event: EventHandler | None,
+    scale_out: RunOptions,
+) -> BaseModel:
+    """``start`` an optimization in ``store`` (store a new one, or mark a stored one running
+    again) and run it, its batches on ``scale_out``'s backend. Every kind of optimization
+    begins this way; the backend is checked first, so a missing Ray is reported before
+    anything is stored."""
     with using_store(store) as db:
         check_backend(db, scale_out)
-        started = prepare_resume(ref, db, task_model=task_model, reflection_model=reflection_model)
+        started = start(db)
         return await started.run(on_event, scale_out)
 
 
@@ -557,51 +555,12 @@ def _search(
     )
 
 
-def complete(session: Session, result: BaseModel) -> None:
-    """Store ``result`` as the optimization's outcome and release it."""
-    session.release()
-    session.save_progress()
-    session.store.optimizations.update(
-        session.id, status="completed", result=result.model_dump(mode="json")
-    )
-
-
 def _conclude_task(session: Session, splits: Splits, searched: Searched) -> OptimizeResult:
     """Seed vs best on the test split (per-item scores, paired bootstrap), then the result."""
-    best, seed, progress = searched.best, searched.seed, session.progress
-    test = session.run(check_held_out(session, splits.test, seed, best))
+    test = session.run(check_held_out(session, splits.test, searched.seed, searched.best))
     if test is not None:
-        session.emit(
-            TestChecked(
-                optimization_id=session.id,
-                seed_score=test.seed_score,
-                best_score=test.best_score,
-                delta=test.delta,
-                ci_low=test.ci_low,
-                ci_high=test.ci_high,
-                verdict=test.verdict,
-            )
-        )
-    assert progress.best_val_score is not None and progress.seed_val_score is not None
-    outcome = OptimizeResult(
-        optimization_id=session.id,
-        status="completed",
-        best_idx=searched.best_idx,
-        best_candidate=best,
-        seed_candidate=seed,
-        best_val_score=progress.best_val_score,
-        seed_val_score=progress.seed_val_score,
-        candidates=searched.candidates,
-        metric_calls=progress.metric_calls,
-        iterations=progress.iterations,
-        cost_usd=progress.cost_usd,
-        elapsed_s=session.elapsed_s,
-        stop_reason=searched.stop_reason,
-        test=test,
-    )
-    outcome = outcome.model_copy(update={"summary": summarize(outcome)})
-    complete(session, outcome)
-    return outcome
+        announce_test(session, test)
+    return complete_with(OptimizeResult, session, searched, test, summarize)
 
 
 def optimize(

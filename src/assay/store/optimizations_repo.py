@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import builtins
 import uuid
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 import sqlalchemy as sa
 from pydantic import BaseModel, ConfigDict, Field
@@ -29,6 +29,10 @@ from assay.store.tables import (
     optimization_reflections,
     optimizations,
 )
+
+ChildT = TypeVar("ChildT", bound=BaseModel)
+"""The record of a row of an optimization's child tables (candidates, evaluations,
+reflections)."""
 
 OptimizationStatus = Literal["running", "completed", "failed", "interrupted"]
 
@@ -189,25 +193,10 @@ class OptimizationRepository:
                     & (optimization_candidates.c.idx == candidate.idx)
                 )
             )
-            conn.execute(
-                optimization_candidates.insert().values(
-                    optimization_id=optimization_id, **candidate.model_dump()
-                )
-            )
+            _insert_child(conn, optimization_candidates, optimization_id, candidate)
 
     def candidates(self, optimization_id: str) -> builtins.list[CandidateRecord]:
-        with self._db.read() as conn:
-            rows = conn.execute(
-                sa.select(optimization_candidates)
-                .where(optimization_candidates.c.optimization_id == optimization_id)
-                .order_by(optimization_candidates.c.idx)
-            ).all()
-        return [
-            CandidateRecord.model_validate(
-                {k: v for k, v in row._mapping.items() if k != "optimization_id"}
-            )
-            for row in rows
-        ]
+        return self._children(optimization_candidates, CandidateRecord, optimization_id, "idx")
 
     # ------------------------------------------------------------------ evaluations
     def add_evaluation(
@@ -234,26 +223,11 @@ class OptimizationRepository:
             created_at=now(),
         )
         with self._db.write() as conn:
-            conn.execute(
-                optimization_evaluations.insert().values(
-                    optimization_id=optimization_id, **record.model_dump()
-                )
-            )
+            _insert_child(conn, optimization_evaluations, optimization_id, record)
         return record
 
     def evaluations(self, optimization_id: str) -> builtins.list[EvaluationRecord]:
-        with self._db.read() as conn:
-            rows = conn.execute(
-                sa.select(optimization_evaluations)
-                .where(optimization_evaluations.c.optimization_id == optimization_id)
-                .order_by(optimization_evaluations.c.created_at)
-            ).all()
-        return [
-            EvaluationRecord.model_validate(
-                {k: v for k, v in row._mapping.items() if k != "optimization_id"}
-            )
-            for row in rows
-        ]
+        return self._children(optimization_evaluations, EvaluationRecord, optimization_id)
 
     # ------------------------------------------------------------------ reflections
     def add_reflection(
@@ -283,18 +257,23 @@ class OptimizationRepository:
             )
 
     def reflections(self, optimization_id: str) -> builtins.list[ReflectionRecord]:
+        return self._children(optimization_reflections, ReflectionRecord, optimization_id)
+
+    def _children(
+        self,
+        table: sa.Table,
+        record_type: type[ChildT],
+        optimization_id: str,
+        order_by: str = "created_at",
+    ) -> builtins.list[ChildT]:
+        """The rows of one of the optimization's child tables, in ``order_by`` order."""
         with self._db.read() as conn:
             rows = conn.execute(
-                sa.select(optimization_reflections)
-                .where(optimization_reflections.c.optimization_id == optimization_id)
-                .order_by(optimization_reflections.c.created_at)
+                sa.select(table)
+                .where(table.c.optimization_id == optimization_id)
+                .order_by(table.c[order_by])
             ).all()
-        return [
-            ReflectionRecord.model_validate(
-                {k: v for k, v in row._mapping.items() if k != "optimization_id"}
-            )
-            for row in rows
-        ]
+        return [record_type.model_validate(_without_owner(row)) for row in rows]
 
 
 ABANDONED_AFTER_S = 5.0
@@ -320,3 +299,11 @@ def _optimization(row: Row[Any]) -> OptimizationRecord:
 
 def _without_owner(row: Row[Any]) -> dict[str, Any]:
     return {k: v for k, v in row._mapping.items() if k != "optimization_id"}
+
+
+def _insert_child(
+    conn: sa.Connection, table: sa.Table, optimization_id: str, record: BaseModel
+) -> None:
+    """Store ``record`` as a row of one of the optimization's child tables: the record's
+    fields are the table's columns, less the owning optimization's id."""
+    conn.execute(table.insert().values(optimization_id=optimization_id, **record.model_dump()))

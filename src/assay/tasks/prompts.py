@@ -20,6 +20,7 @@ that looks like ``[...]`` becomes a list (multiple targets) if it parses; a rend
 from __future__ import annotations
 
 import ast
+import contextlib
 import functools
 import random
 import re
@@ -77,22 +78,7 @@ def text_of(
     spec: Any, doc: Doc, *, features: frozenset[str], has_choices: bool, key: str = "doc_to_text"
 ) -> Any:
     """``doc_to_text``: a string (or an int: the gold index in multiple-input tasks)."""
-    if isinstance(spec, bool):
-        raise TaskDocsError(f"expected a field name, template or function, got {spec!r}", key=key)
-    if isinstance(spec, int):
-        return spec
-    if isinstance(spec, str):
-        if spec in features:
-            return _field(doc, spec, key)
-        text = render(spec, doc, key=key)
-        if text.isdigit() and has_choices:
-            return ast.literal_eval(text)
-        return text
-    if callable(spec):
-        return _call(spec, doc, key)
-    raise TaskDocsError(
-        f"expected a field name, template or function, got {type(spec).__name__}", key=key
-    )
+    return _text_or_target(spec, doc, features, has_choices, key, target=False)
 
 
 def target_of(
@@ -104,6 +90,14 @@ def target_of(
     key: str = "doc_to_target",
 ) -> Any:
     """``doc_to_target``: a string, an int (a choice index) or a list (multiple targets)."""
+    return _text_or_target(spec, doc, features, has_choices, key, target=True)
+
+
+def _text_or_target(
+    spec: Any, doc: Doc, features: frozenset[str], has_choices: bool, key: str, *, target: bool
+) -> Any:
+    """The rules ``doc_to_text`` and ``doc_to_target`` share (lm-eval applies the same ones
+    to both); a ``target`` may also be a list: given as one, or rendered as ``[...]``."""
     if isinstance(spec, bool):
         raise TaskDocsError(f"expected a field name, template or function, got {spec!r}", key=key)
     if isinstance(spec, int):
@@ -114,19 +108,16 @@ def target_of(
         text = render(spec, doc, key=key)
         if text.isdigit() and has_choices:
             return ast.literal_eval(text)
-        if len(text) >= 2 and text[0] == "[" and text[-1] == "]":
-            try:
+        if target and len(text) >= 2 and text[0] == "[" and text[-1] == "]":
+            with contextlib.suppress(SyntaxError, ValueError):
                 return ast.literal_eval(text)
-            except (SyntaxError, ValueError):
-                return text
         return text
-    if isinstance(spec, list):
+    if target and isinstance(spec, list):
         return spec
     if callable(spec):
         return _call(spec, doc, key)
-    raise TaskDocsError(
-        f"expected a field name, template, list or function, got {type(spec).__name__}", key=key
-    )
+    forms = "template, list or function" if target else "template or function"
+    raise TaskDocsError(f"expected a field name, {forms}, got {type(spec).__name__}", key=key)
 
 
 def choices_of(

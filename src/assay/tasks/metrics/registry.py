@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, TypeGuard
+from typing import Any, Literal, TypeGuard, TypeVar
 
 from assay.registry import Registry
 
@@ -38,6 +38,8 @@ OUTPUT_TYPES: tuple[OutputType, ...] = (
 
 MetricFunction = Callable[..., Any]
 AggregationFunction = Callable[[list[Any]], float]
+F = TypeVar("F", bound=Callable[..., Any])
+E = TypeVar("E")
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,6 +122,24 @@ TASK_AGGREGATIONS: Registry[TaskAggregation] = Registry(
 )
 
 
+def _registering(
+    registry: Registry[E], entry_of: Callable[[F], E], replace: bool
+) -> Callable[[F], F]:
+    """A decorator that registers ``entry_of(fn)`` in ``registry`` and returns ``fn``
+    unchanged (both registration decorators below)."""
+
+    def decorate(fn: F) -> F:
+        registry.register(entry_of(fn), replace=replace)
+        return fn
+
+    return decorate
+
+
+def _first_doc_line(fn: Callable[..., Any]) -> str:
+    """A registered function's description when none is given: its docstring's first line."""
+    return (fn.__doc__ or "").strip().split("\n")[0]
+
+
 def register_task_metric(
     name: str,
     *,
@@ -133,23 +153,20 @@ def register_task_metric(
 ) -> Callable[[MetricFunction], MetricFunction]:
     """Decorator registering ``fn`` as the task metric ``name``."""
 
-    def decorate(fn: MetricFunction) -> MetricFunction:
-        TASK_METRICS.register(
-            TaskMetric(
-                name=name,
-                fn=fn,
-                aggregation=aggregation,
-                higher_is_better=higher_is_better,
-                output_types=tuple(output_types),
-                description=description or (fn.__doc__ or "").strip().split("\n")[0],
-                reduction=reduction,
-                aliases=tuple(aliases),
-            ),
-            replace=replace,
-        )
-        return fn
-
-    return decorate
+    return _registering(
+        TASK_METRICS,
+        lambda fn: TaskMetric(
+            name=name,
+            fn=fn,
+            aggregation=aggregation,
+            higher_is_better=higher_is_better,
+            output_types=tuple(output_types),
+            description=description or _first_doc_line(fn),
+            reduction=reduction,
+            aliases=tuple(aliases),
+        ),
+        replace,
+    )
 
 
 def register_task_aggregation(
@@ -161,19 +178,16 @@ def register_task_aggregation(
 ) -> Callable[[AggregationFunction], AggregationFunction]:
     """Decorator registering ``fn(items) -> float`` as the task aggregation ``name``."""
 
-    def decorate(fn: AggregationFunction) -> AggregationFunction:
-        TASK_AGGREGATIONS.register(
-            TaskAggregation(
-                name=name,
-                fn=fn,
-                description=description or (fn.__doc__ or "").strip().split("\n")[0],
-                bootstrap=bootstrap,
-            ),
-            replace=replace,
-        )
-        return fn
-
-    return decorate
+    return _registering(
+        TASK_AGGREGATIONS,
+        lambda fn: TaskAggregation(
+            name=name,
+            fn=fn,
+            description=description or _first_doc_line(fn),
+            bootstrap=bootstrap,
+        ),
+        replace,
+    )
 
 
 _DEFAULT_METRICS: dict[str, tuple[str, ...]] = {
