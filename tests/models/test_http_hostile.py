@@ -18,7 +18,7 @@ import time
 import tracemalloc
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import replace
-from typing import Any
+from typing import Any, Protocol
 
 import pytest
 
@@ -100,8 +100,11 @@ class HostileServer:
             self._handlers.discard(task)
 
 
+Hostile = Callable[[Respond], Awaitable[HostileServer]]
+
+
 @pytest.fixture
-async def hostile() -> AsyncIterator[Callable[[Respond], Awaitable[HostileServer]]]:
+async def hostile() -> AsyncIterator[Hostile]:
     servers: list[HostileServer] = []
 
     async def make(respond: Respond) -> HostileServer:
@@ -112,6 +115,30 @@ async def hostile() -> AsyncIterator[Callable[[Respond], Awaitable[HostileServer
     yield make
     for server in servers:
         await server.stop()
+
+
+class Attack(Protocol):
+    async def __call__(
+        self, respond: Respond, **changes: Any
+    ) -> tuple[HostileServer, AiohttpTransport]: ...
+
+
+@pytest.fixture
+async def attack(hostile: Hostile) -> AsyncIterator[Attack]:
+    """A hostile server answering with ``respond`` and a transport to it with
+    ``settings(**changes)``. The transports close before the servers stop, whether the test
+    passed or not."""
+    transports: list[AiohttpTransport] = []
+
+    async def make(respond: Respond, **changes: Any) -> tuple[HostileServer, AiohttpTransport]:
+        server = await hostile(respond)
+        transport = AiohttpTransport(server.base_url, settings(**changes))
+        transports.append(transport)
+        return server, transport
+
+    yield make
+    for transport in transports:
+        await transport.aclose()
 
 
 async def post(transport: AiohttpTransport, n: int) -> bytes:
@@ -125,14 +152,17 @@ async def then_honest(server: HostileServer, transport: AiohttpTransport) -> Non
     assert json.loads(body) == {"answer": f"own{len(server.requests)}"}
 
 
+async def honest(n: int, writer: asyncio.StreamWriter) -> bool:
+    """Request ``n`` gets its own ``own<n>`` answer."""
+    writer.write(answer(f"own{n}"))
+    return True
+
+
 def honest_after(first: Callable[[asyncio.StreamWriter], Awaitable[bool]]) -> Respond:
     """The first request gets ``first``; every later one an honest ``own<n>`` answer."""
 
     async def respond(n: int, writer: asyncio.StreamWriter) -> bool:
-        if n == 1:
-            return await first(writer)
-        writer.write(answer(f"own{n}"))
-        return True
+        return await first(writer) if n == 1 else await honest(n, writer)
 
     return respond
 
@@ -144,22 +174,20 @@ def settings(**changes: Any) -> HTTPSettings:
 
 # ------------------------------------------------------------ framing: never desynchronised
 async def test_a_body_longer_than_its_content_length_does_not_answer_the_next_request(
-    hostile: Callable[[Respond], Awaitable[HostileServer]],
+    attack: Attack,
 ) -> None:
     async def longer(writer: asyncio.StreamWriter) -> bool:
         writer.write(answer("own1", extra=injected_response()))
         return True
 
-    server = await hostile(honest_after(longer))
-    transport = AiohttpTransport(server.base_url, settings())
+    server, transport = await attack(honest_after(longer))
     assert json.loads(await post(transport, 1)) == {"answer": "own1"}
     await then_honest(server, transport)
     assert server.connections == 2  # the connection with the extra bytes was not reused
-    await transport.aclose()
 
 
 async def test_bytes_arriving_while_a_connection_idles_are_never_taken_for_an_answer(
-    hostile: Callable[[Respond], Awaitable[HostileServer]],
+    attack: Attack,
 ) -> None:
     """The tail comes after the answer was read and the connection went back to the pool:
     ``aiohttp``'s own pool would hand the connection out with the injected answer queued
@@ -172,29 +200,25 @@ async def test_bytes_arriving_while_a_connection_idles_are_never_taken_for_an_an
         writer.write(injected_response())
         return True
 
-    server = await hostile(honest_after(late))
-    transport = AiohttpTransport(server.base_url, settings())
+    server, transport = await attack(honest_after(late))
     assert json.loads(await post(transport, 1)) == {"answer": "own1"}
     await asyncio.sleep(0.2)  # the injected bytes reach the idle pooled connection
     await then_honest(server, transport)
     assert len(server.requests) == 2 and server.connections == 2
-    await transport.aclose()
 
 
 @pytest.mark.parametrize("length", ["Content-Length: 0\r\n", ""])
 async def test_a_204_with_a_body_does_not_answer_the_next_request(
-    hostile: Callable[[Respond], Awaitable[HostileServer]], length: str
+    attack: Attack, length: str
 ) -> None:
     async def no_content(writer: asyncio.StreamWriter) -> bool:
         writer.write(f"HTTP/1.1 204 No Content\r\n{length}\r\n".encode() + injected_response())
         return True
 
-    server = await hostile(honest_after(no_content))
-    transport = AiohttpTransport(server.base_url, settings())
+    server, transport = await attack(honest_after(no_content))
     reply = await transport.post("/chat/completions", b"{}", {})
     assert (reply.status, reply.body) == (204, b"")
     await then_honest(server, transport)
-    await transport.aclose()
 
 
 @pytest.mark.parametrize(
@@ -209,14 +233,13 @@ async def test_a_204_with_a_body_does_not_answer_the_next_request(
     ],
 )
 async def test_malformed_heads_are_refused_and_the_next_request_is_answered(
-    hostile: Callable[[Respond], Awaitable[HostileServer]], head: str, why: str
+    attack: Attack, head: str, why: str
 ) -> None:
     async def malformed(writer: asyncio.StreamWriter) -> bool:
         writer.write(f"{head}\r\n\r\n".encode() + b"x" * 71 + injected_response())
         return True
 
-    server = await hostile(honest_after(malformed))
-    transport = AiohttpTransport(server.base_url, settings())
+    server, transport = await attack(honest_after(malformed))
     with pytest.raises(TransportError, match=why) as info:
         await post(transport, 1)
     message = str(info.value)
@@ -224,12 +247,9 @@ async def test_malformed_heads_are_refused_and_the_next_request_is_answered(
     assert "\n" not in message and "INJECTED" not in message
     await then_honest(server, transport)
     assert len(server.requests) == 2
-    await transport.aclose()
 
 
-async def test_an_unknown_transfer_coding_is_not_read_as_chunked(
-    hostile: Callable[[Respond], Awaitable[HostileServer]],
-) -> None:
+async def test_an_unknown_transfer_coding_is_not_read_as_chunked(attack: Attack) -> None:
     """``Transfer-Encoding: xchunked`` is not ``chunked``: RFC 9112 says such a body runs to
     the close. The server never closes, so the read timeout ends it; the chunk inside is not
     decoded and the connection is not reused."""
@@ -241,34 +261,26 @@ async def test_an_unknown_transfer_coding_is_not_read_as_chunked(
         )
         return True
 
-    server = await hostile(honest_after(xchunked))
-    transport = AiohttpTransport(server.base_url, settings(read_timeout_s=0.3))
+    server, transport = await attack(honest_after(xchunked), read_timeout_s=0.3)
     with pytest.raises(TransportTimeoutError, match="read timeout"):
         await post(transport, 1)
     await then_honest(server, transport)
     assert server.connections == 2
-    await transport.aclose()
 
 
-async def test_a_close_delimited_unknown_coding_is_the_raw_body_not_a_chunk(
-    hostile: Callable[[Respond], Awaitable[HostileServer]],
-) -> None:
+async def test_a_close_delimited_unknown_coding_is_the_raw_body_not_a_chunk(attack: Attack) -> None:
     async def xchunked_then_close(writer: asyncio.StreamWriter) -> bool:
         head = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: xchunked\r\n\r\n"
         writer.write(head + b"5\r\nhello\r\n0\r\n\r\n")
         return False
 
-    server = await hostile(honest_after(xchunked_then_close))
-    transport = AiohttpTransport(server.base_url, settings())
+    server, transport = await attack(honest_after(xchunked_then_close))
     reply = await transport.post("/chat/completions", b"{}", {})
     assert reply.body == b"5\r\nhello\r\n0\r\n\r\n"
     await then_honest(server, transport)
-    await transport.aclose()
 
 
-async def test_under_load_every_request_gets_its_own_answer_or_an_error(
-    hostile: Callable[[Respond], Awaitable[HostileServer]],
-) -> None:
+async def test_under_load_every_request_gets_its_own_answer_or_an_error(attack: Attack) -> None:
     """Sixty concurrent requests over eight pooled connections, half of the answers
     carrying a smuggled answer after the body: each request that succeeds gets the answer to
     its own body.
@@ -291,8 +303,7 @@ async def test_under_load_every_request_gets_its_own_answer_or_an_error(
             writer.write(tail)
         return True
 
-    server = await hostile(echo_and_smuggle)
-    transport = AiohttpTransport(server.base_url, settings(max_connections=8))
+    server, transport = await attack(echo_and_smuggle, max_connections=8)
 
     async def one(i: int) -> int | None:
         try:
@@ -306,47 +317,37 @@ async def test_under_load_every_request_gets_its_own_answer_or_an_error(
     wrong = [(i, echoed) for i, echoed in enumerate(answers) if echoed not in (None, i)]
     assert wrong == [], answers
     assert answers.count(None) < 30  # mostly answered, never with another request's answer
-    await transport.aclose()
 
 
 # ------------------------------------------------------------ no resend
-async def test_a_post_the_server_read_before_closing_is_not_sent_again(
-    hostile: Callable[[Respond], Awaitable[HostileServer]],
-) -> None:
+async def test_a_post_the_server_read_before_closing_is_not_sent_again(attack: Attack) -> None:
     async def read_and_close(writer: asyncio.StreamWriter) -> bool:
         return False
 
-    server = await hostile(honest_after(read_and_close))
-    transport = AiohttpTransport(server.base_url, settings())
+    server, transport = await attack(honest_after(read_and_close))
     with pytest.raises(TransportError, match="disconnected"):
         await post(transport, 1)
     assert server.requests == [b'{"n": 1}']  # received once, and only once
     await then_honest(server, transport)
-    await transport.aclose()
 
 
 async def test_a_post_on_a_reused_connection_the_server_then_drops_is_not_sent_again(
-    hostile: Callable[[Respond], Awaitable[HostileServer]],
+    attack: Attack,
 ) -> None:
     async def respond(n: int, writer: asyncio.StreamWriter) -> bool:
         if n == 2:  # the second request, on the kept-alive connection: read, then dropped
             return False
-        writer.write(answer(f"own{n}"))
-        return True
+        return await honest(n, writer)
 
-    server = await hostile(respond)
-    transport = AiohttpTransport(server.base_url, settings())
+    server, transport = await attack(respond)
     await post(transport, 1)
     with pytest.raises(TransportError):
         await post(transport, 2)
     assert len(server.requests) == 2 and server.connections == 1
-    await transport.aclose()
 
 
 # ------------------------------------------------------------ floods: bounded, with a clear error
-async def test_a_gzip_bomb_stops_at_the_cap_with_memory_bounded(
-    hostile: Callable[[Respond], Awaitable[HostileServer]],
-) -> None:
+async def test_a_gzip_bomb_stops_at_the_cap_with_memory_bounded(attack: Attack) -> None:
     bomb = gzip.compress(b"\0" * 200_000_000, 9)  # about 200 KB that inflate to 200 MB
     assert len(bomb) < 300_000
 
@@ -357,9 +358,8 @@ async def test_a_gzip_bomb_stops_at_the_cap_with_memory_bounded(
         writer.write(bomb)
         return True
 
-    server = await hostile(honest_after(gzip_bomb))
     cap = 4 * 1024 * 1024
-    transport = AiohttpTransport(server.base_url, settings(max_response_bytes=cap))
+    server, transport = await attack(honest_after(gzip_bomb), max_response_bytes=cap)
     import aiohttp  # noqa: F401 - imported before measuring, not inside the measured call
 
     tracemalloc.start()
@@ -374,30 +374,23 @@ async def test_a_gzip_bomb_stops_at_the_cap_with_memory_bounded(
     assert peak < 3 * cap  # the cap and a few buffers, not 200 MB
     assert elapsed < 5
     await then_honest(server, transport)
-    await transport.aclose()
 
 
-async def test_a_huge_declared_length_fails_at_once_not_at_the_timeout(
-    hostile: Callable[[Respond], Awaitable[HostileServer]],
-) -> None:
+async def test_a_huge_declared_length_fails_at_once_not_at_the_timeout(attack: Attack) -> None:
     async def ten_gigabytes(writer: asyncio.StreamWriter) -> bool:
         writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 10000000000\r\n\r\n" + b"x" * 1000)
         return True  # and then nothing: a client waiting for 10 GB would wait for the timeout
 
-    server = await hostile(honest_after(ten_gigabytes))
-    transport = AiohttpTransport(server.base_url, settings(read_timeout_s=30))
+    server, transport = await attack(honest_after(ten_gigabytes), read_timeout_s=30)
     started = time.perf_counter()
     with pytest.raises(ResponseTooLargeError, match="declares 10000000000 bytes") as info:
         await post(transport, 1)
     assert time.perf_counter() - started < 5
     assert "33554432-byte cap" in str(info.value) and server.base_url in str(info.value)
     await then_honest(server, transport)
-    await transport.aclose()
 
 
-async def test_a_chunked_body_over_the_cap_fails_when_it_passes_it(
-    hostile: Callable[[Respond], Awaitable[HostileServer]],
-) -> None:
+async def test_a_chunked_body_over_the_cap_fails_when_it_passes_it(attack: Attack) -> None:
     async def endless_chunks(writer: asyncio.StreamWriter) -> bool:
         writer.write(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n")
         chunk = b"%x\r\n%s\r\n" % (65536, b"y" * 65536)
@@ -405,16 +398,14 @@ async def test_a_chunked_body_over_the_cap_fails_when_it_passes_it(
             writer.write(chunk)
             await writer.drain()
 
-    server = await hostile(honest_after(endless_chunks))
-    transport = AiohttpTransport(server.base_url, settings(max_response_bytes=1_000_000))
+    server, transport = await attack(honest_after(endless_chunks), max_response_bytes=1_000_000)
     with pytest.raises(ResponseTooLargeError, match="1000000-byte cap"):
         await post(transport, 1)
     await then_honest(server, transport)
-    await transport.aclose()
 
 
 async def test_endless_interim_answers_neither_starve_the_loop_nor_outlive_the_deadline(
-    hostile: Callable[[Respond], Awaitable[HostileServer]],
+    attack: Attack,
 ) -> None:
     async def endless_1xx(writer: asyncio.StreamWriter) -> bool:
         while True:
@@ -422,8 +413,7 @@ async def test_endless_interim_answers_neither_starve_the_loop_nor_outlive_the_d
             await writer.drain()
             await asyncio.sleep(0.002)  # the server shares this loop: leave it some time
 
-    server = await hostile(honest_after(endless_1xx))
-    transport = AiohttpTransport(server.base_url, settings())
+    server, transport = await attack(honest_after(endless_1xx))
     ticks = 0
 
     async def ticker() -> None:
@@ -441,44 +431,35 @@ async def test_endless_interim_answers_neither_starve_the_loop_nor_outlive_the_d
     beat.cancel()
     assert ticks >= 20  # of about 50: the event loop kept running other tasks meanwhile
     await then_honest(server, transport)
-    await transport.aclose()
 
 
-async def test_endless_trailers_are_refused(
-    hostile: Callable[[Respond], Awaitable[HostileServer]],
-) -> None:
+async def test_endless_trailers_are_refused(attack: Attack) -> None:
     async def endless_trailers(writer: asyncio.StreamWriter) -> bool:
         writer.write(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n")
         while True:
             writer.write(b"X-Trailer: aaaaaaaaaaaaaaaa\r\n" * 100)
             await writer.drain()
 
-    server = await hostile(honest_after(endless_trailers))
-    transport = AiohttpTransport(server.base_url, settings())
+    server, transport = await attack(honest_after(endless_trailers))
     started = time.perf_counter()
     with pytest.raises(TransportError, match="Too many headers"):
         await post(transport, 1)
     assert time.perf_counter() - started < 5
     await then_honest(server, transport)
-    await transport.aclose()
 
 
 # ------------------------------------------------------------ silence: phase timeouts
-async def test_a_silent_server_fails_at_the_read_timeout(
-    hostile: Callable[[Respond], Awaitable[HostileServer]],
-) -> None:
+async def test_a_silent_server_fails_at_the_read_timeout(attack: Attack) -> None:
     async def silent(writer: asyncio.StreamWriter) -> bool:
         await asyncio.sleep(30)
         return False
 
-    server = await hostile(honest_after(silent))
-    transport = AiohttpTransport(server.base_url, settings(read_timeout_s=0.3))
+    server, transport = await attack(honest_after(silent), read_timeout_s=0.3)
     started = time.perf_counter()
     with pytest.raises(TransportTimeoutError, match=r"no data for 0.3 s \(read timeout"):
         await post(transport, 1)
     assert 0.25 < time.perf_counter() - started < 3
     await then_honest(server, transport)
-    await transport.aclose()
 
 
 async def test_a_black_holed_host_fails_at_the_connect_timeout() -> None:
@@ -529,33 +510,19 @@ async def test_a_black_holed_host_fails_at_the_connect_timeout() -> None:
     ],
 )
 async def test_headers_that_would_inject_are_refused_before_anything_is_sent(
-    hostile: Callable[[Respond], Awaitable[HostileServer]], name: str, value: str
+    attack: Attack, name: str, value: str
 ) -> None:
-    async def honest(n: int, writer: asyncio.StreamWriter) -> bool:
-        writer.write(answer(f"own{n}"))
-        return True
-
-    server = await hostile(honest)
-    transport = AiohttpTransport(server.base_url, settings())
+    server, transport = await attack(honest)
     with pytest.raises(ValueError, match="header") as info:
         await transport.post("/chat/completions", b"{}", {name: value})
     assert "Injected: 1" not in str(info.value).replace(repr(name), "")
     assert server.requests == [] and server.connections == 0
     await then_honest(server, transport)
-    await transport.aclose()
 
 
-async def test_a_path_with_spaces_or_line_breaks_is_refused(
-    hostile: Callable[[Respond], Awaitable[HostileServer]],
-) -> None:
-    async def honest(n: int, writer: asyncio.StreamWriter) -> bool:
-        writer.write(answer(f"own{n}"))
-        return True
-
-    server = await hostile(honest)
-    transport = AiohttpTransport(server.base_url, settings())
+async def test_a_path_with_spaces_or_line_breaks_is_refused(attack: Attack) -> None:
+    server, transport = await attack(honest)
     for path in ("/chat completions", "/chat\r\nX: 1", "chat"):
         with pytest.raises(ValueError, match="path"):
             await transport.post(path, b"{}", {})
     assert server.requests == []
-    await transport.aclose()
