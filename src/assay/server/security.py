@@ -36,6 +36,7 @@ import os
 import re
 import secrets
 import uuid
+from abc import ABC, abstractmethod
 from collections import Counter
 from collections.abc import Awaitable, Callable, Iterable, MutableMapping
 from http.cookies import SimpleCookie
@@ -99,14 +100,20 @@ async def _send_json(
     await send({"type": "http.response.body", "body": payload})
 
 
-def _with_cookie(send: Send, cookie: str) -> Send:
+def _editing_headers(send: Send, edit: Callable[[list[Any]], list[Any]]) -> Send:
+    """``send`` with the response's headers passed through ``edit`` on their way out."""
+
     async def wrapped(message: Message) -> None:
         if message["type"] == "http.response.start":
             message = dict(message)
-            message["headers"] = [*message.get("headers", []), (b"set-cookie", cookie.encode())]
+            message["headers"] = edit(list(message.get("headers", [])))
         await send(message)
 
     return wrapped
+
+
+def _with_cookie(send: Send, cookie: str) -> Send:
+    return _editing_headers(send, lambda headers: [*headers, (b"set-cookie", cookie.encode())])
 
 
 def _cookie(name: str, value: str, *, http_only: bool) -> str:
@@ -114,17 +121,32 @@ def _cookie(name: str, value: str, *, http_only: bool) -> str:
     return f"{name}={value}; Path=/; SameSite=Strict{flags}"
 
 
-class CatchErrors:
-    """A generic 500 (``{"detail": ..., "error_id": ...}``) instead of a traceback; the
-    traceback goes to the server log under the same error id."""
+class _Guard(ABC):
+    """What the guards share: each wraps ``app`` and sees only the scopes of
+    ``guarded_types`` (``guard``); any other scope (lifespan, and websockets for most)
+    passes to ``app`` untouched, as ASGI middleware must let it."""
+
+    guarded_types: tuple[str, ...] = ("http",)
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
+        if scope["type"] in self.guarded_types:
+            await self.guard(scope, receive, send)
+        else:
             await self.app(scope, receive, send)
-            return
+
+    @abstractmethod
+    async def guard(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Answer, refuse or pass on one guarded request."""
+
+
+class CatchErrors(_Guard):
+    """A generic 500 (``{"detail": ..., "error_id": ...}``) instead of a traceback; the
+    traceback goes to the server log under the same error id."""
+
+    async def guard(self, scope: Scope, receive: Receive, send: Send) -> None:
         started = False
 
         async def tracking(message: Message) -> None:
@@ -147,20 +169,17 @@ class CatchErrors:
             )
 
 
-class RequireToken:
+class RequireToken(_Guard):
     """401 unless the request proves it knows the server's token."""
 
     def __init__(self, app: ASGIApp, token: str) -> None:
-        self.app = app
+        super().__init__(app)
         self.token = token
 
     def _matches(self, given: str | None) -> bool:
         return given is not None and secrets.compare_digest(given.encode(), self.token.encode())
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
+    async def guard(self, scope: Scope, receive: Receive, send: Send) -> None:
         headers = _headers(scope)
         auth = headers.get("authorization", "")
         bearer = auth[7:].strip() if auth.lower().startswith("bearer ") else None
@@ -180,17 +199,14 @@ class RequireToken:
         )
 
 
-class LimitBody:
+class LimitBody(_Guard):
     """413 when a request body is larger than ``max_bytes``."""
 
     def __init__(self, app: ASGIApp, max_bytes: int) -> None:
-        self.app = app
+        super().__init__(app)
         self.max_bytes = max_bytes
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
+    async def guard(self, scope: Scope, receive: Receive, send: Send) -> None:
         detail = {"detail": f"request body larger than the limit of {self.max_bytes} bytes"}
         length = _headers(scope).get("content-length")
         if length is not None and length.isdigit() and int(length) > self.max_bytes:
@@ -251,18 +267,12 @@ def _same_site(headers: dict[str, str]) -> bool:
     return urlsplit(origin).netloc == headers.get("host", "")
 
 
-class CheckCsrf:
+class CheckCsrf(_Guard):
     """Refuse cross-site writes: form posts need the CSRF token, API writes must be
     same-site or carry the bearer token. Every response sets the CSRF cookie when the
     request had none, and :func:`csrf_token` hands its value to the page templates."""
 
-    def __init__(self, app: ASGIApp) -> None:
-        self.app = app
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
+    async def guard(self, scope: Scope, receive: Receive, send: Send) -> None:
         headers = _headers(scope)
         cookie_value = _cookies(headers).get(CSRF_COOKIE)
         token = cookie_value or secrets.token_urlsafe(24)
@@ -418,19 +428,18 @@ def allowed_hosts_from_env() -> tuple[str, ...]:
     return tuple(part.strip() for part in raw.split(",") if part.strip())
 
 
-class CheckHost:
+class CheckHost(_Guard):
     """421 for a request whose ``Host`` is not one of this server's names (DNS rebinding)."""
 
+    guarded_types = ("http", "websocket")
+
     def __init__(self, app: ASGIApp, hosts: Iterable[str]) -> None:
-        self.app = app
+        super().__init__(app)
         self.hosts = frozenset(hosts)
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] not in ("http", "websocket") or "*" in self.hosts:
-            await self.app(scope, receive, send)
-            return
+    async def guard(self, scope: Scope, receive: Receive, send: Send) -> None:
         given = _headers(scope).get("host")
-        if given is not None and _host_name(given) in self.hosts:
+        if "*" in self.hosts or (given is not None and _host_name(given) in self.hosts):
             await self.app(scope, receive, send)
             return
         shown = "no Host header" if given is None else f"Host {given[:100]!r}"
@@ -444,27 +453,19 @@ class CheckHost:
         )
 
 
-class SecurityHeaders:
+class SecurityHeaders(_Guard):
     """``X-Frame-Options``, CSP ``frame-ancestors`` and ``X-Content-Type-Options`` on every
     response, whichever layer answered."""
 
-    def __init__(self, app: ASGIApp) -> None:
-        self.app = app
+    async def guard(self, scope: Scope, receive: Receive, send: Send) -> None:
+        await self.app(scope, receive, _editing_headers(send, _with_security_headers))
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
 
-        async def with_headers(message: Message) -> None:
-            if message["type"] == "http.response.start":
-                message = dict(message)
-                names = {SECURITY_HEADERS[0][0], SECURITY_HEADERS[1][0], SECURITY_HEADERS[2][0]}
-                kept = [(k, v) for k, v in message.get("headers", []) if k.lower() not in names]
-                message["headers"] = [*kept, *SECURITY_HEADERS]
-            await send(message)
-
-        await self.app(scope, receive, with_headers)
+def _with_security_headers(headers: list[Any]) -> list[Any]:
+    """``SECURITY_HEADERS`` in place of any header of the same names the app set."""
+    names = {name for name, _ in SECURITY_HEADERS}
+    kept = [(k, v) for k, v in headers if k.lower() not in names]
+    return [*kept, *SECURITY_HEADERS]
 
 
 _TOKEN_IN_QUERY = re.compile(r"([?&]token=)[^&\s\"']*", re.IGNORECASE)
