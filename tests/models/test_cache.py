@@ -17,6 +17,7 @@ from pydantic import BaseModel
 from assay.models.base import ChatMessage, ModelSettings
 from assay.models.cache import (
     CachedModel,
+    CacheStats,
     MemoryModelCache,
     SQLiteModelCache,
     cache_key,
@@ -309,3 +310,8 @@ def test_the_writer_thread_writes_on_its_own_and_ends_when_idle(
     cache.put_nowait("b", {"n": 2})  # a new thread for the new work
     assert cache.writer.running
     assert _eventually(lambda: _rows(db) == 2)
+
+
+def test_cache_stats_as_dict_names_every_counter_with_its_value() -> None:
+    stats = CacheStats(hits=5, misses=4, writes=3, bypassed=2, errors=1)
+    assert stats.as_dict() == {"hits": 5, "misses": 4, "writes": 3, "bypassed": 2, "errors": 1}

@@ -21,6 +21,7 @@ from assay.models.base import (
 from assay.models.openai_compat import OpenAICompatibleModel
 from assay.models.reliability import (
     AdaptiveLimiter,
+    ReliabilityStats,
     ReliableModel,
     RetryPolicy,
     limiter_for,
@@ -349,3 +350,16 @@ def test_a_run_starts_the_limiter_at_its_concurrency_and_still_backs_off() -> No
 
 class _Verdict(BaseModel):
     ok: bool
+
+
+def test_reliability_stats_as_dict_names_every_counter_and_rounds_the_wait() -> None:
+    stats = ReliabilityStats(7, 6, 5, 4, 3, 2, retry_wait_s=1.23456)
+    assert stats.as_dict() == {
+        "calls": 7,
+        "attempts": 6,
+        "retries": 5,
+        "throttles": 4,
+        "timeouts": 3,
+        "failures": 2,
+        "retry_wait_s": 1.235,
+    }

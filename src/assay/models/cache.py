@@ -61,7 +61,7 @@ from collections import OrderedDict
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol, runtime_checkable
 
@@ -104,13 +104,7 @@ class CacheStats:
         return self.hits / self.lookups if self.lookups else None
 
     def as_dict(self) -> dict[str, int]:
-        return {
-            "hits": self.hits,
-            "misses": self.misses,
-            "writes": self.writes,
-            "bypassed": self.bypassed,
-            "errors": self.errors,
-        }
+        return asdict(self)
 
     def __str__(self) -> str:
         rate = f" ({self.hit_rate:.0%} hit rate)" if self.hit_rate is not None else ""

@@ -56,7 +56,7 @@ import time
 from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager, suppress
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Protocol, TypeVar
 
@@ -361,15 +361,7 @@ class ReliabilityStats:
     retry_wait_s: float = 0.0
 
     def as_dict(self) -> dict[str, float]:
-        return {
-            "calls": self.calls,
-            "attempts": self.attempts,
-            "retries": self.retries,
-            "throttles": self.throttles,
-            "timeouts": self.timeouts,
-            "failures": self.failures,
-            "retry_wait_s": round(self.retry_wait_s, 3),
-        }
+        return {**asdict(self), "retry_wait_s": round(self.retry_wait_s, 3)}
 
 
 @dataclass
