@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict, Unpack
 
 import jinja2
 import numpy as np
@@ -410,6 +410,16 @@ def _item_rows(
     return out, cap
 
 
+class ReportOptions(TypedDict, total=False):
+    """The keywords of ``render_html_report`` that ``write_html_report`` passes on."""
+
+    comparison: RunComparison | None
+    max_rows: int
+    calibration_section: Mapping[str, Any] | None
+    calibrated: Mapping[str, str] | None
+    judge_corrected: Mapping[str, Mapping[str, Any]] | None
+
+
 def render_html_report(
     record: RunRecord,
     results: Iterable[ItemResult],
@@ -487,24 +497,12 @@ def write_html_report(
     path: str | os.PathLike[str],
     record: RunRecord,
     results: Iterable[ItemResult],
-    *,
-    comparison: RunComparison | None = None,
-    max_rows: int = 2000,
-    calibration_section: Mapping[str, Any] | None = None,
-    calibrated: Mapping[str, str] | None = None,
-    judge_corrected: Mapping[str, Mapping[str, Any]] | None = None,
+    **options: Unpack[ReportOptions],
 ) -> Path:
-    """Render and write the report; returns the path written."""
+    """Render (``render_html_report``, same options) and write the report; returns the path
+    written."""
     target = Path(path)
-    html = render_html_report(
-        record,
-        results,
-        comparison=comparison,
-        max_rows=max_rows,
-        calibration_section=calibration_section,
-        calibrated=calibrated,
-        judge_corrected=judge_corrected,
-    )
+    html = render_html_report(record, results, **options)
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_text(html, encoding="utf-8")
     return target

@@ -18,7 +18,7 @@ from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
-from typing import Any
+from typing import Any, NotRequired, TypedDict, Unpack
 
 import numpy as np
 import numpy.typing as npt
@@ -404,45 +404,36 @@ def weighted_score(
     return (total / weights if weights > 0 else None), used, unscored
 
 
+class RunFigures(TypedDict):
+    """The keywords of ``summarize_source`` that ``summarize_run`` passes on."""
+
+    threshold: float | None
+    items: int
+    results: int
+    item_errors: int
+    repeats: int
+    duration_s: float | None
+    judge_calls: int
+    usage: Usage
+    cost_usd: float | None
+    n_boot: NotRequired[int]
+    seed: NotRequired[int]
+    target_usage: NotRequired[Usage | None]
+    target_cost_usd: NotRequired[float | None]
+
+
 def summarize_run(
     specs: Sequence[ScorerSpec],
     builder: ScoreColumnsBuilder,
     *,
-    threshold: float | None,
     latencies_ms: Sequence[float] | FloatArray,
-    items: int,
-    results: int,
-    item_errors: int,
-    repeats: int,
-    duration_s: float | None,
-    judge_calls: int,
-    usage: Usage,
-    cost_usd: float | None,
     item_id_for: Callable[[int], str],
-    n_boot: int = 2000,
-    seed: int = 0,
     corpus: Mapping[str, Sequence[CorpusRow]] | None = None,
-    target_usage: Usage | None = None,
-    target_cost_usd: float | None = None,
+    **figures: Unpack[RunFigures],
 ) -> RunSummary:
     """``summarize_source`` over in-memory columns and latencies (``MemorySource``)."""
-    return summarize_source(
-        specs,
-        MemorySource(builder, latencies_ms, item_id_for=item_id_for, corpus=corpus),
-        threshold=threshold,
-        items=items,
-        results=results,
-        item_errors=item_errors,
-        repeats=repeats,
-        duration_s=duration_s,
-        judge_calls=judge_calls,
-        usage=usage,
-        cost_usd=cost_usd,
-        n_boot=n_boot,
-        seed=seed,
-        target_usage=target_usage,
-        target_cost_usd=target_cost_usd,
-    )
+    source = MemorySource(builder, latencies_ms, item_id_for=item_id_for, corpus=corpus)
+    return summarize_source(specs, source, **figures)
 
 
 def summarize_source(
