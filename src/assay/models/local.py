@@ -444,16 +444,22 @@ def gbnf_literal(text: str) -> str:
 _GBNF_ESCAPES = {"\\": "\\\\", '"': '\\"', "\n": "\\n", "\r": "\\r", "\t": "\\t"}
 
 
+def _raise_chunk_error(chunk: dict[str, Any]) -> None:
+    """A streamed chunk that carries the engine's error instead of tokens ends the call with
+    a ``ModelError`` naming it, whether it was generating or scoring a continuation."""
+    error = chunk.get("error")
+    if error is not None:
+        message = error.get("message", error) if isinstance(error, dict) else error
+        raise ModelError(f"local model: {message}")
+
+
 def _loglikelihood_from_chunks(chunks: list[dict[str, Any]], target: bytes) -> Loglikelihood:
     """Sum the logprobs of the forced tokens until they spell ``target``."""
     seen = bytearray()
     logprobs: list[float] = []
     greedy = True
     for chunk in chunks:
-        error = chunk.get("error")
-        if error is not None:
-            message = error.get("message", error) if isinstance(error, dict) else error
-            raise ModelError(f"local model: {message}")
+        _raise_chunk_error(chunk)
         for choice in chunk.get("choices") or ():
             content = (choice.get("logprobs") or {}).get("content") or ()
             for token in content:
@@ -478,10 +484,7 @@ def _response_from_chunks(chunks: list[dict[str, Any]], duration_ms: float) -> M
     finish_reason: str | None = None
     usage = Usage()
     for chunk in chunks:
-        error = chunk.get("error")
-        if error is not None:
-            message = error.get("message", error) if isinstance(error, dict) else error
-            raise ModelError(f"local model: {message}")
+        _raise_chunk_error(chunk)
         for choice in chunk.get("choices") or ():
             delta = choice.get("delta") or {}
             content = delta.get("content")
