@@ -14,7 +14,7 @@ import enum
 import uuid
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
-from typing import Any, Final, Literal
+from typing import Any, Final, Literal, TypedDict, Unpack
 
 __all__ = [
     "UNSET",
@@ -168,30 +168,30 @@ def create_agent_test_run(
     }
 
 
+class AgentRunParts(TypedDict, total=False):
+    """The keywords of ``create_agent_test_run`` besides ``output``, which
+    ``create_trajectory_test_run`` passes on."""
+
+    input_messages: ListArg
+    remembered_messages: ListArg
+    system_messages: ListArg
+    tagged_system_messages: MappingArg
+    request_context: Mapping[str, Any] | None
+    run_id: str | None
+
+
 def create_trajectory_test_run(
     *,
     trajectory: Mapping[str, Any],
-    input_messages: ListArg = UNSET,
-    remembered_messages: ListArg = UNSET,
-    system_messages: ListArg = UNSET,
-    tagged_system_messages: MappingArg = UNSET,
-    request_context: Mapping[str, Any] | None = None,
-    run_id: str | None = None,
     expected_trajectory: Mapping[str, Any] | None = None,
+    **parts: Unpack[AgentRunParts],
 ) -> dict[str, Any]:
-    """A run for trajectory scorers (``createTrajectoryTestRun``): ``output`` is a Trajectory.
+    """A run for trajectory scorers (``createTrajectoryTestRun``): ``output`` is a Trajectory;
+    the other keywords are ``create_agent_test_run``'s.
 
     ``expected_trajectory`` is included only when given.
     """
-    run = create_agent_test_run(
-        output=trajectory,
-        input_messages=input_messages,
-        remembered_messages=remembered_messages,
-        system_messages=system_messages,
-        tagged_system_messages=tagged_system_messages,
-        request_context=request_context,
-        run_id=run_id,
-    )
+    run = create_agent_test_run(output=trajectory, **parts)
     if expected_trajectory is not None:
         run["expected_trajectory"] = expected_trajectory
     return run
