@@ -30,12 +30,9 @@ _LAZY = {
 
 
 def __getattr__(name: str) -> object:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'assay.testing' has no attribute {name!r}")
-    import importlib
+    from assay import _lazy_attribute
 
-    return getattr(importlib.import_module(module), name)
+    return _lazy_attribute(__name__, _LAZY, name)
 
 
 __all__ = ["AssayEval", "CaseVerdict", "EvalReport", "ScriptedModel", "assert_score", "cases"]
