@@ -35,7 +35,15 @@ from assay.analysis.svg_charts import Chart
 from assay.summary.accumulator import SummaryAccumulator
 from assay.summary.columns import ScoreColumns
 from assay.summary.stats import effective_threshold, item_stats
-from assay.types import ItemResult, RunRecord, RunSummary, ScoreResult, ScorerSpec
+from assay.types import (
+    ItemResult,
+    RunRecord,
+    RunSummary,
+    ScoreResult,
+    ScorerSpec,
+    ScorerSummary,
+    ValueSummary,
+)
 
 CELL_CHARS = 200
 """Characters of a text shown in its table cell before the rest folds into ``<details>``."""
@@ -258,6 +266,19 @@ def _header(record: RunRecord, summary: RunSummary, specs: Sequence[ScorerSpec])
     return [Cell(value, label) for label, value in pairs]
 
 
+def _figure_cells(s: ScorerSummary | ValueSummary) -> list[Cell]:
+    """Count, mean, CI, standard error, min and max: the columns a scorer's row and the rows
+    of its named values share."""
+    return [
+        Cell(f"{s.count:,}"),
+        Cell(fmt.num(s.mean)),
+        Cell(fmt.ci(s.ci_low, s.ci_high)),
+        Cell(fmt.num(s.stderr)),
+        Cell(fmt.num(s.min)),
+        Cell(fmt.num(s.max)),
+    ]
+
+
 def _summary_rows(summary: RunSummary) -> list[list[Cell]]:
     rows = []
     for s in summary.scorers.values():
@@ -268,12 +289,7 @@ def _summary_rows(summary: RunSummary) -> list[list[Cell]]:
                     fmt.arrow(s.higher_is_better),
                     "higher is better" if s.higher_is_better else "lower is better",
                 ),
-                Cell(f"{s.count:,}"),
-                Cell(fmt.num(s.mean)),
-                Cell(fmt.ci(s.ci_low, s.ci_high)),
-                Cell(fmt.num(s.stderr)),
-                Cell(fmt.num(s.min)),
-                Cell(fmt.num(s.max)),
+                *_figure_cells(s),
                 Cell(f"{s.errors:,}", cls="error" if s.errors else ""),
                 Cell(f"{s.not_scorable:,}"),
                 Cell(
@@ -290,12 +306,7 @@ def _summary_rows(summary: RunSummary) -> list[list[Cell]]:
                 [
                     Cell(f"{s.scorer_id}.{key}", f"value {key!r} of {s.scorer_label}", "value"),
                     Cell(""),
-                    Cell(f"{v.count:,}"),
-                    Cell(fmt.num(v.mean)),
-                    Cell(fmt.ci(v.ci_low, v.ci_high)),
-                    Cell(fmt.num(v.stderr)),
-                    Cell(fmt.num(v.min)),
-                    Cell(fmt.num(v.max)),
+                    *_figure_cells(v),
                     *(Cell("") for _ in range(6)),
                 ]
             )
