@@ -65,12 +65,27 @@ def resample_weights(counts: FloatArray, n_resamples: int, seed: int) -> Iterato
         if multinomial:
             yield rng.multinomial(n, counts / n, size=k).astype(np.float64)
             continue
+        if n < 1 << 31 and _compiled():
+            # the same draws (numpy's int32 and int64 bounded integers are one stream, for
+            # a bound below 2**32), counted by a kernel that also lays them out item-major
+            from assay.calibration.statistics.compiled import counted_draws
+
+            yield counted_draws(rng.integers(0, n, size=(k, n), dtype=np.int32))
+            continue
         idx = rng.integers(0, n, size=(k, n))
         # one bincount per row: its counts stay in cache, and no offsets are added
         drawn = np.empty((k, n))
         for row in range(k):
             drawn[row] = np.bincount(idx[row], minlength=n)
         yield drawn
+
+
+def _compiled() -> bool:
+    """Whether the compiled statistics are on (``compiled.enabled``), imported here so
+    that ``compiled`` (which builds on this module) loads only when resampling items."""
+    from assay.calibration.statistics.compiled import enabled
+
+    return enabled(None)
 
 
 def cells_of(columns: FloatArray) -> tuple[FloatArray, FloatArray]:
