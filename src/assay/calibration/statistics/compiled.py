@@ -220,7 +220,7 @@ def kendall_group(labels: FloatArray, scores: FloatArray) -> StatGroup:
 
     def group(weights: FloatArray) -> dict[str, FloatArray]:
         largest, heaviest = _sizes(weights)
-        small = largest * heaviest < EXACT_FLOAT32
+        small = largest * max(heaviest, largest * BUCKET * (BUCKET - 1) / 2) < EXACT_FLOAT32
         items = item_major_f32(weights) if small else item_major(weights)
         counts = kendall_rows(
             items,

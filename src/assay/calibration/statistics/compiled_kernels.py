@@ -241,8 +241,41 @@ def kendall_rows(
     higher = np.zeros(lanes, dtype=kind)
     out = np.zeros((5, lanes))
     pairs, x_ties, y_ties, both_ties, discordant = out[0], out[1], out[2], out[3], out[4]
+    # Σ w (w - 1) over single cells: twice the tied pairs of every run of one cell, kept
+    # in the weights' type (exact: at most the largest weight times the total); runs of
+    # several cells add their own pairs less their cells' below
+    singles = np.zeros(lanes, dtype=kind)
     for k in range(x_starts.shape[0] - 1):
         first, end = x_starts[k], x_starts[k + 1]
+        if end - first == 1:  # an untied x (most of them when x is continuous)
+            if first + AHEAD < x_order.shape[0]:
+                prefetch_row(items, x_order[first + AHEAD])
+            cell = x_order[first]
+            row = items[cell]
+            code = y_codes[cell]
+            higher[:] = walked
+            j = code + 1
+            while j > 0:
+                node = tree[j]
+                for r in range(lanes):
+                    higher[r] -= node[r]
+                j -= j & (-j)
+            for r in range(lanes):
+                w = row[r]
+                discordant[r] += w * higher[r]
+                singles[r] += w * w - w
+                walked[r] += w
+            if codes_are_values:
+                into = per_code[code]
+                for r in range(lanes):
+                    into[r] += row[r]
+            j = code + 1
+            while j <= n_codes:
+                node = tree[j]
+                for r in range(lanes):
+                    node[r] += row[r]
+                j += j & (-j)
+            continue
         run[:] = 0.0
         for t in range(first, end):
             if t + AHEAD < x_order.shape[0]:
@@ -260,17 +293,17 @@ def kendall_rows(
             for r in range(lanes):
                 w = row[r]
                 discordant[r] += w * higher[r]
+                singles[r] += w * w - w
                 run[r] += w
                 joint[r] += w
+                c = np.float64(w)
+                x_ties[r] -= c * (c - 1.0) * 0.5
+                both_ties[r] -= c * (c - 1.0) * 0.5
             if joint_last[t]:
                 for r in range(lanes):
                     c = np.float64(joint[r])
                     both_ties[r] += c * (c - 1.0) * 0.5
                 joint[:] = 0.0
-            if not codes_are_values:
-                for r in range(lanes):
-                    c = np.float64(row[r])
-                    y_ties[r] += c * (c - 1.0) * 0.5
         for r in range(lanes):
             c = np.float64(run[r])
             x_ties[r] += c * (c - 1.0) * 0.5
@@ -289,6 +322,12 @@ def kendall_rows(
                 for r in range(lanes):
                     node[r] += row[r]
                 j += j & (-j)
+    for r in range(lanes):
+        c = np.float64(singles[r]) * 0.5
+        x_ties[r] += c
+        both_ties[r] += c
+        if not codes_are_values:
+            y_ties[r] += c
     if codes_are_values:
         for code in range(n_codes):
             weight = per_code[code]
@@ -448,12 +487,16 @@ def pairs_inside_buckets(
     ``members[bucket_starts[b]:bucket_starts[b + 1]]`` are bucket b's cells and
     ``first`` / ``second`` the positions among them of its discordant pairs
     (``pair_starts`` as for the members). A bucket's rows are copied to a small buffer
-    once, so each pair reads the cache, not the whole weight matrix."""
+    once, so each pair reads the cache, not the whole weight matrix, and a bucket's sum
+    is kept in the weights' type, float64 only when added to the total (float32 is exact
+    while every bucket's sum, at most BUCKET (BUCKET - 1) / 2 times the largest weight
+    squared, is below 2**24, which the caller checks)."""
     lanes = items.shape[1]
     widest = 0
     for b in range(bucket_starts.shape[0] - 1):
         widest = max(widest, bucket_starts[b + 1] - bucket_starts[b])
     buffer = np.zeros((widest, lanes), dtype=items.dtype)
+    bucket = np.zeros(lanes, dtype=items.dtype)
     total = np.zeros(lanes)
     for b in range(bucket_starts.shape[0] - 1):
         start = bucket_starts[b]
@@ -464,9 +507,12 @@ def pairs_inside_buckets(
             into = buffer[k]
             for r in range(lanes):
                 into[r] = source[r]
+        bucket[:] = 0.0
         for p in range(pair_starts[b], pair_starts[b + 1]):
             a = buffer[first[p]]
             c = buffer[second[p]]
             for r in range(lanes):
-                total[r] += np.float64(a[r] * c[r])
+                bucket[r] += a[r] * c[r]
+        for r in range(lanes):
+            total[r] += np.float64(bucket[r])
     return total
