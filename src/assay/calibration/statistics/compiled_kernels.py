@@ -133,19 +133,27 @@ def spearman_rows(
     exactly while N < 2**24, which the caller checks."""
     n, lanes = items.shape
     # weight per label value, then (in place) each label value's centred mid-rank
-    per_label = np.zeros((n_labels, lanes), dtype=items.dtype)
+    # (labels all distinct, as continuous labels are: the codes are a permutation of the
+    # cells, and each label's weight is one cell's, copied rather than added)
+    distinct = n_labels == n
+    if distinct:
+        per_label = np.empty((n_labels, lanes), dtype=items.dtype)
+    else:
+        per_label = np.zeros((n_labels, lanes), dtype=items.dtype)
+    mean = np.zeros(lanes)
     for cell in range(n):
         if cell + AHEAD < n:
             prefetch_row(per_label, label_codes[cell + AHEAD])
         row = items[cell]
         into = per_label[label_codes[cell]]
-        for r in range(lanes):
-            into[r] += row[r]
-    mean = np.zeros(lanes)
-    for code in range(n_labels):
-        weight = per_label[code]
-        for r in range(lanes):
-            mean[r] += weight[r]
+        if distinct:
+            for r in range(lanes):
+                into[r] = row[r]
+                mean[r] += row[r]
+        else:
+            for r in range(lanes):
+                into[r] += row[r]
+                mean[r] += row[r]
     for r in range(lanes):
         mean[r] = (mean[r] + 1.0) * 0.5
     before = np.zeros(lanes)

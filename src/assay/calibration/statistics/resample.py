@@ -12,7 +12,9 @@ categories, sparse otherwise).
 With continuous scores every item is its own cell and the item indices are drawn the way
 ``assay.summary.stats.bootstrap_mean_cis`` draws them (``default_rng(seed).integers(0, n,
 (rows, n))`` in chunks of at most ``BOOTSTRAP_MAX_CELLS``), so a 100,000-item,
-1,000-resample bootstrap never holds more than ~16 MB of weights. With discrete scores the
+1,000-resample bootstrap never holds more than ~16 MB of weights (~32 MB with numba: the
+draws are then int32 and counted by ``compiled.counted_draws``, which also keeps an
+item-major float32 copy for the compiled statistics). With discrete scores the
 cell counts are drawn from their exact multinomial distribution instead. Either way every
 statistic of one call sees the same resamples (which is what makes ``paired_difference``
 paired).
