@@ -24,6 +24,7 @@ from assay.runner.scorer_set import scorer_spec
 from assay.scoring.registry import create_scorer
 from assay.scoring.sync import run_sync
 from assay.store import Store, open_store
+from assay.testing.openai_server import MockOpenAIServer
 
 from .test_run import binary_config, binary_rows, judge_scorer, write_jsonl
 
@@ -224,6 +225,76 @@ def test_stale_reasons_name_the_param_and_the_data_that_changed(
     elsewhere = calibration_status(judge, store=store, data_key="sha256:other (c.jsonl)")
     assert elsewhere.state == "stale"
     assert elsewhere.reason == f"data changed: certified on {report.data_key}"
+
+
+def _says_yes(body: dict[str, Any]) -> dict[str, Any]:
+    """The rubric judge behind the mock endpoint: its one criterion is met when the graded
+    output says yes."""
+    text = body["messages"][-1]["content"]
+    graded = text.split("<<<DATA output to grade>>>", 1)[1].split("<<<END DATA>>>", 1)[0]
+    return {
+        "criteria": [
+            {
+                "criterion": "Says yes",
+                "satisfied": "yes" in graded,
+                "required": True,
+                "reasoning": "read it",
+            }
+        ],
+        "overallAssessment": "done",
+    }
+
+
+def test_a_judge_model_from_the_environment_is_the_certified_fingerprint(
+    tmp_path: Path, store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 26: the judge model set by ``ASSAY_JUDGE_MODEL`` (the real resolution path, a
+    real endpoint on loopback) certifies the fingerprint a scorer built from the same
+    environment has; the same model given as the ``model`` param is a different
+    configuration, and the reason says it is the model's source that changed."""
+    rows = [
+        {
+            "id": f"i{k:02d}",
+            "input": f"q{k}",
+            "output": "yes" if k % 2 else "no",
+            "metadata": {"human": "yes" if k % 2 else "no"},
+        }
+        for k in range(20)
+    ]
+    data = write_jsonl(tmp_path / "r.jsonl", rows)
+    with MockOpenAIServer(responder=_says_yes) as server:
+        monkeypatch.setenv("ASSAY_JUDGE_MODEL", "openai-compatible/env-judge")
+        monkeypatch.setenv("ASSAY_JUDGE_BASE_URL", server.base_url)
+        monkeypatch.setenv("ASSAY_CACHE", "off")
+        monkeypatch.setenv("OPENAI_API_KEY", "test")
+        judge = create_scorer("rubric", criteria="- Says yes")
+        report = calibrate(
+            binary_config(data, min={"kappa": 0.5}), scorers=[judge], store=store, progress=False
+        )
+        assert len(server.chat_requests) == 20
+        assert {r.body["model"] for r in server.chat_requests} == {"env-judge"}  # type: ignore[index]
+    [cal] = report.scorers
+    assert report.passed and cal.certificate is not None
+    assert cal.certificate.judge_model == "openai-compatible/env-judge"
+
+    again = create_scorer("rubric", criteria="- Says yes")  # built anew from the environment
+    assert again.fingerprint == cal.certificate.fingerprint
+    assert calibration_status(again, store=store).state == "yes"
+    config = {"type": "rubric", "params": {"criteria": "- Says yes"}}
+    assert calibration_status(config, store=store).state == "yes"
+
+    by_param = create_scorer("rubric", criteria="- Says yes", model="openai-compatible/env-judge")
+    status = calibration_status(by_param, store=store)
+    assert status.state == "stale"
+    assert status.reason is not None and status.reason.startswith(
+        "judge model source changed: openai-compatible/env-judge given by "
+        "ASSAY_JUDGE_MODEL when certified, as the model param now"
+    )
+    monkeypatch.setenv("ASSAY_JUDGE_MODEL", "openai-compatible/other-judge")
+    moved = calibration_status(config, store=store)
+    assert moved.state == "stale" and moved.reason == (
+        "judge model changed: openai-compatible/env-judge → openai-compatible/other-judge"
+    )
 
 
 def test_a_run_shows_its_judges_and_its_ever_calibrated_scorers_only(

@@ -101,6 +101,10 @@ def what_changed(old: Certificate, scorer: Scorer) -> str:
     if old.judge_model != new_model:
         return f"judge model changed: {old.judge_model} → {new_model}"
     changed = _changed_parts(old.fingerprint_parts, scorer.fingerprint_parts())
+    if "params" in changed and _changed_params(old, scorer) == ["model"] and new_model:
+        # checked before the steps: a registry judge's steps are built from its params,
+        # so the model param moving changes their digests too, not their prompts
+        return _model_source_changed(old, scorer)
     if any(name.endswith((" judge", " step")) for name in changed):
         return f"prompt changed ({', '.join(changed)})"
     if "params" in changed:
@@ -110,20 +114,40 @@ def what_changed(old: Certificate, scorer: Scorer) -> str:
     return "configuration changed" + (f" ({', '.join(changed)})" if changed else "")
 
 
-def _params_changed(old: Certificate, scorer: Scorer) -> str:
+def _changed_params(old: Certificate, scorer: Scorer) -> list[str] | None:
+    """The params whose digests differ, by name (``None`` for a certificate from before
+    params were kept by name)."""
     before = old.fingerprint_parts.get(PARAMS_BY_NAME)
     if not isinstance(before, dict):
-        return "params changed"  # a certificate from before params were kept by name
+        return None
     now = params_by_name(scorer)
-    names = sorted(n for n in set(before) | set(now) if before.get(n) != now.get(n))
+    return sorted(n for n in set(before) | set(now) if before.get(n) != now.get(n))
+
+
+def _model_source_changed(old: Certificate, scorer: Scorer) -> str:
+    """The same judge model, once as the ``model`` param and once from
+    ``ASSAY_JUDGE_MODEL``: a different configuration (the param is part of the
+    fingerprint), said as what it is rather than as a changed prompt."""
+    unset = digest(value_identity(None))  # a registry scorer keeps model=None when unset
+
+    def source(digests: Any) -> str:
+        given = isinstance(digests, dict) and digests.get("model", unset) != unset
+        return "as the model param" if given else "by ASSAY_JUDGE_MODEL"
+
+    given_then = source(old.fingerprint_parts.get(PARAMS_BY_NAME))
+    given_now = source(params_by_name(scorer))
+    return (
+        f"judge model source changed: {old.judge_model} given {given_then} when certified, "
+        f"{given_now} now; give it the same way or calibrate again"
+    )
+
+
+def _params_changed(old: Certificate, scorer: Scorer) -> str:
+    names = _changed_params(old, scorer)
+    if names is None:
+        return "params changed"  # a certificate from before params were kept by name
     if names == ["model"] and old.judge_model is not None:
-        # the same judge model, once as a param and once from ASSAY_JUDGE_MODEL
-        return (
-            f"judge model source changed: {old.judge_model} given "
-            f"{'as the model param' if 'model' in before else 'by ASSAY_JUDGE_MODEL'} when "
-            f"certified, {'as the model param' if 'model' in now else 'by ASSAY_JUDGE_MODEL'} "
-            "now; give it the same way or calibrate again"
-        )
+        return _model_source_changed(old, scorer)
     return "params changed: " + ", ".join(names)
 
 

@@ -236,6 +236,47 @@ def test_enabled_follows_the_argument_then_the_environment(
     assert compiled.enabled(True) is True
 
 
+def test_counted_draws_are_the_numpy_draws_in_both_layouts(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The compiled path draws the same resamples as numpy's (int64 indices, bincount per
+    row: the stream the summary bootstrap also draws), in every chunk of a bootstrap, and
+    its item-major float32 copy is the one the groups read, dropped with its chunk."""
+    n, resamples = 997, 45  # chunks of 2**21 // 997 = 2103 rows: one; and a small n
+    for items in (n, 7):
+        monkeypatch.setenv("ASSAY_CALIBRATION_NUMPY", "1")
+        numpy_chunks = list(resample_weights(np.ones(items), resamples, seed=3))
+        monkeypatch.delenv("ASSAY_CALIBRATION_NUMPY")
+        compiled_chunks = list(resample_weights(np.ones(items), resamples, seed=3))
+        assert len(numpy_chunks) == len(compiled_chunks)
+        for ours, theirs in zip(compiled_chunks, numpy_chunks, strict=True):
+            assert ours.dtype == np.float64 and np.array_equal(ours, theirs)
+            shared = compiled.item_major_f32(ours)
+            assert shared is compiled.item_major_f32(ours)  # one copy, not one per group
+            assert shared.flags.c_contiguous and np.array_equal(shared, ours.T)
+    rng = np.random.default_rng(3)
+    expected = rng.integers(0, 50, size=(4, 50))
+    drawn = compiled.counted_draws(np.random.default_rng(3).integers(0, 50, (4, 50), np.int32))
+    assert np.array_equal(drawn, [np.bincount(row, minlength=50) for row in expected])
+    key = id(drawn)
+    assert key in compiled._SHARED
+    del drawn
+    assert key not in compiled._SHARED
+
+
+def test_the_chunk_size_does_not_change_the_draws(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Chunks are drawn one after another from one generator: 45 resamples in chunks of
+    2, 7 or all at once are the same 45 rows (so memory limits never move a CI)."""
+    from assay.calibration.statistics import resample
+
+    whole = np.vstack(list(resample_weights(np.ones(300), 45, seed=8)))
+    for rows in (2, 7):
+        monkeypatch.setattr(resample, "BOOTSTRAP_MAX_CELLS", 300 * rows)
+        chunks = list(resample_weights(np.ones(300), 45, seed=8))
+        assert chunks[0].shape[0] == rows
+        assert np.array_equal(np.vstack(chunks), whole)
+
+
 @pytest.mark.parametrize("seed", range(6))
 def test_ranking_equals_numpy_with_heavy_ties_and_empty_classes(seed: int) -> None:
     """Scores with 0-2 decimals (ties within and across classes), weights with zeros,

@@ -16,8 +16,10 @@ from __future__ import annotations
 
 import functools
 import os
+import weakref
 
 import numpy as np
+import numpy.typing as npt
 
 from assay.calibration.statistics.inversions import F32Array
 from assay.calibration.statistics.resample import FloatArray, IntArray, StatGroup, safe_divide
@@ -73,12 +75,47 @@ def item_major(weights: FloatArray) -> FloatArray:
 
 
 def item_major_f32(weights: FloatArray) -> F32Array:
-    """``item_major`` in float32 (exact for integer weights below 2**24)."""
+    """``item_major`` in float32 (exact for integer weights below 2**24): the copy
+    ``counted_draws`` made with the weights if there is one, else a new one."""
+    shared = _SHARED.get(id(weights))
+    if shared is not None and shared[0]() is weights:
+        return shared[1]
     return np.ascontiguousarray(weights.T, dtype=np.float32)
 
 
 EXACT_FLOAT32 = float(1 << 24)
 """Below this, integer sums (and weight times a resample's total) are exact in float32."""
+
+
+_SHARED: dict[int, tuple[weakref.ReferenceType[FloatArray], F32Array, float, float]] = {}
+"""Item-major float32 copies of drawn weight chunks, by the chunk's id, with the chunk's
+largest weight and largest row total, while the chunk lives (a weak reference, and a
+finaliser that drops the entry): every compiled group of a resample chunk reads the one
+copy ``counted_draws`` made, instead of transposing the chunk again for each group."""
+
+
+def counted_draws(drawn: npt.NDArray[np.int32]) -> FloatArray:
+    """Bootstrap weights (resamples x items) from drawn item indices (resamples x draws),
+    counted by ``compiled_kernels.count_draws``, which lays them out item-major in float32
+    in the same pass (kept in ``_SHARED`` for the groups)."""
+    from assay.calibration.statistics.compiled_kernels import count_draws
+
+    rows, n = drawn.shape
+    weights = np.empty((rows, n))
+    items = np.empty((n, rows), dtype=np.float32)
+    largest = count_draws(drawn, weights, items)
+    key = id(weights)
+    _SHARED[key] = (weakref.ref(weights), items, largest, float(n))
+    weakref.finalize(weights, _SHARED.pop, key, None)
+    return weights
+
+
+def _sizes(weights: FloatArray) -> tuple[float, float]:
+    """(largest weight, largest row total) of a weight chunk, known for drawn chunks."""
+    shared = _SHARED.get(id(weights))
+    if shared is not None and shared[0]() is weights:
+        return shared[2], shared[3]
+    return float(weights.max(initial=0.0)), float(weights.sum(axis=1).max(initial=0.0))
 
 
 def spearman_group(labels: FloatArray, scores: FloatArray) -> StatGroup:
@@ -91,7 +128,7 @@ def spearman_group(labels: FloatArray, scores: FloatArray) -> StatGroup:
     score_order, score_starts = runs(scores)
 
     def group(weights: FloatArray) -> dict[str, FloatArray]:
-        small = float(weights.sum(axis=1).max(initial=0.0)) < EXACT_FLOAT32
+        small = _sizes(weights)[1] < EXACT_FLOAT32
         items = item_major_f32(weights) if small else item_major(weights)
         rows = spearman_rows(items, codes, n_labels, score_order, score_starts)
         return {"spearman": rows}
@@ -182,8 +219,8 @@ def kendall_group(labels: FloatArray, scores: FloatArray) -> StatGroup:
         tied_starts = np.append(0, np.cumsum(sizes[sizes > 1])).astype(np.int64)
 
     def group(weights: FloatArray) -> dict[str, FloatArray]:
-        largest = float(weights.max(initial=0.0))
-        small = largest * float(weights.sum(axis=1).max(initial=0.0)) < EXACT_FLOAT32
+        largest, heaviest = _sizes(weights)
+        small = largest * max(heaviest, largest * BUCKET * (BUCKET - 1) / 2) < EXACT_FLOAT32
         items = item_major_f32(weights) if small else item_major(weights)
         counts = kendall_rows(
             items,
@@ -223,7 +260,7 @@ def ranking_group(
     ties_across = bool(np.any(neg_level != neg_lower))
 
     def group(weights: FloatArray) -> dict[str, FloatArray]:
-        small = float(weights.sum(axis=1).max(initial=0.0)) < EXACT_FLOAT32
+        small = _sizes(weights)[1] < EXACT_FLOAT32
         roc_auc, pr_auc, best_j, j_at, best_f1, f1_at, totals = ranking_rows(
             item_major_f32(weights) if small else item_major(weights),
             pos_at,

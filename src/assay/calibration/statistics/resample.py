@@ -12,7 +12,9 @@ categories, sparse otherwise).
 With continuous scores every item is its own cell and the item indices are drawn the way
 ``assay.summary.stats.bootstrap_mean_cis`` draws them (``default_rng(seed).integers(0, n,
 (rows, n))`` in chunks of at most ``BOOTSTRAP_MAX_CELLS``), so a 100,000-item,
-1,000-resample bootstrap never holds more than ~16 MB of weights. With discrete scores the
+1,000-resample bootstrap never holds more than ~16 MB of weights (~32 MB with numba: the
+draws are then int32 and counted by ``compiled.counted_draws``, which also keeps an
+item-major float32 copy for the compiled statistics). With discrete scores the
 cell counts are drawn from their exact multinomial distribution instead. Either way every
 statistic of one call sees the same resamples (which is what makes ``paired_difference``
 paired).
@@ -65,12 +67,27 @@ def resample_weights(counts: FloatArray, n_resamples: int, seed: int) -> Iterato
         if multinomial:
             yield rng.multinomial(n, counts / n, size=k).astype(np.float64)
             continue
+        if n < 1 << 31 and _compiled():
+            # the same draws (numpy's int32 and int64 bounded integers are one stream, for
+            # a bound below 2**32), counted by a kernel that also lays them out item-major
+            from assay.calibration.statistics.compiled import counted_draws
+
+            yield counted_draws(rng.integers(0, n, size=(k, n), dtype=np.int32))
+            continue
         idx = rng.integers(0, n, size=(k, n))
         # one bincount per row: its counts stay in cache, and no offsets are added
         drawn = np.empty((k, n))
         for row in range(k):
             drawn[row] = np.bincount(idx[row], minlength=n)
         yield drawn
+
+
+def _compiled() -> bool:
+    """Whether the compiled statistics are on (``compiled.enabled``), imported here so
+    that ``compiled`` (which builds on this module) loads only when resampling items."""
+    from assay.calibration.statistics.compiled import enabled
+
+    return enabled(None)
 
 
 def cells_of(columns: FloatArray) -> tuple[FloatArray, FloatArray]:
