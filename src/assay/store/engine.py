@@ -34,6 +34,7 @@ from assay.store.annotations_repo import AnnotationRepository
 from assay.store.cache import StoreModelCache
 from assay.store.certificates_repo import CertificateRepository
 from assay.store.codec import dumps, loads
+from assay.store.compare_statistics_repo import CompareStatisticsRepository
 from assay.store.datasets_repo import DatasetRepository
 from assay.store.db import WRITE_OPTION, Database, install_sqlite_transactions
 from assay.store.errors import StoreUnavailableError, describe_database_error
@@ -158,6 +159,7 @@ class Store:
         self.run_queries = RunQueries(self._db)
         self.score_histograms = ScoreHistogramQueries(self._db)
         self.work_units = WorkUnitRepository(self._db)
+        self.compare_statistics = CompareStatisticsRepository(self._db)
         self._cache: StoreModelCache | None = None
 
     @property
