@@ -275,3 +275,22 @@ def test_statistics_of_a_run_still_going_are_neither_cached_nor_stored(store: St
     assert store.runs.get("going").status in ("pending", "running")
     compare_statistics(base, ["going"], store=store)
     assert store.compare_statistics.count() == 0
+
+
+def test_a_stored_row_that_does_not_read_as_statistics_is_computed_again(store: Store) -> None:
+    """Hostile or outdated stored text (another version's shape, a cut write) is not a
+    500: the statistics are computed again and the row replaced."""
+    _seeded_run(store, "seed-a", seed=1)
+    _seeded_run(store, "seed-b", seed=2)
+    (fresh,) = compare_statistics("seed-a", ["seed-b"], store=store)
+    base, other = store.runs.get("seed-a"), store.runs.get("seed-b")
+    key = run_compare._key(base, other, 0.0)
+    for garbage in ('{"a": 1', '{"scorers": "no"}', "null", ""):
+        store.compare_statistics.put(*key, summary=garbage, full=garbage)
+        restarted = open_store(store.engine.url)  # a new store object: an empty memory
+        try:
+            assert compare_statistics("seed-a", ["seed-b"], store=restarted) == [fresh]
+            page = compare_page("seed-a", ["seed-b"], cached_only=True, store=restarted)
+            assert page.statistics == [fresh]  # the replaced row, read back
+        finally:
+            restarted.close()

@@ -23,7 +23,7 @@ import weakref
 from collections import OrderedDict
 from typing import Literal
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 
 from assay.analysis.compare import ItemDelta, RunComparison, compare_run_arrays
 from assay.store import Store, using_store
@@ -150,7 +150,10 @@ def _cached(
     text = db.compare_statistics.get(*key, part="full" if item_lists else "summary")
     if text is None:
         return None
-    stored = RunComparison.model_validate_json(text)
+    try:
+        stored = RunComparison.model_validate_json(text)
+    except ValidationError:
+        return None  # not readable as today's statistics: computed again, and replaced
     if item_lists:
         _remember(memory, key, stored)
     return stored
