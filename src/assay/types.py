@@ -200,6 +200,15 @@ class Item(BaseModel):
 
 ITEM_FIELDS: tuple[str, ...] = ("id", "input", "output", "expected_output", "context", "metadata")
 
+UNADDRESSABLE_IDS = frozenset({".", ".."})
+"""Item ids no link can reach: browsers drop ``.`` and ``..`` path segments from every URL,
+escaped or not, so such an item's page could never be opened, reviewed or annotated.
+Refused where items enter (file and upload rows, ``Item`` objects handed to a run or
+written to the store) with one line naming the item; ``Item`` itself accepts them, so
+rows stored before the rule still read back."""
+
+UNADDRESSABLE_ID_PROBLEM = "cannot be addressed in a URL: choose another id"
+
 
 class TargetError(BaseModel):
     """Why the target failed on an item: stored on the item result instead of a output."""

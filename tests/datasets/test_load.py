@@ -33,6 +33,18 @@ def test_bad_dict_is_located_by_index() -> None:
     assert str(info.value) == "data[2]: field 'input': an item needs 'input' or 'output'"
 
 
+@pytest.mark.parametrize("item_id", [".", ".."])
+def test_an_item_built_in_python_with_an_id_no_url_can_reach_is_refused(item_id: str) -> None:
+    """As a row with that id is: one line naming the item, whatever built it."""
+    entries = [Item(id="ok", input="a"), Item(id=item_id, input="b")]
+    with pytest.raises(DatasetImportError) as info:
+        list(load_items(entries))
+    assert str(info.value) == (
+        f"data[1]: field 'id': {item_id!r} cannot be addressed in a URL: choose another id"
+    )
+    assert [i.id for i in load_items([Item(id="./..", input="a")])] == ["./.."]
+
+
 @pytest.mark.parametrize("entry", [5, "text", None])
 def test_entries_must_be_dicts_or_items(entry: Any) -> None:
     with pytest.raises(DatasetImportError, match=r"data\[1\]: expected a dict or an Item"):

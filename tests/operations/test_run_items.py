@@ -196,6 +196,29 @@ def test_export_streams_in_chunks(store_url: str, monkeypatch: pytest.MonkeyPatc
         )
 
 
+def test_an_export_left_early_leaves_no_reader_behind(
+    store_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A client that hangs up mid-export: on PostgreSQL the next chunk was being read in
+    a worker thread; closing the stream ends it and returns its connection."""
+    import threading
+
+    from assay.store.run_queries import RunQueries
+
+    monkeypatch.setattr(RunQueries, "EXPORT_CHUNK", 5)
+    with open_store(store_url) as store:
+        _store(store)
+        for rows in (
+            store.run_queries.export_rows("run", ["judge", "exact"]),
+            store.run_queries.export_dicts("run"),
+        ):
+            taken = [next(rows) for _ in range(7)]  # into the second chunk
+            assert len(taken) == 7
+            rows.close()  # type: ignore[attr-defined]
+            assert not [t for t in threading.enumerate() if t.name.startswith("assay-export")]
+            assert store.engine.pool.checkedout() == 0  # type: ignore[attr-defined]
+
+
 def test_jsonl_client_view_on_dicts_equals_view_on_results(store_url: str) -> None:
     """The server's view (errors capped and neutralised, no tracebacks) applied to the fast
     path's dicts writes what it writes on whole results, hostile errors included."""

@@ -73,6 +73,18 @@ def test_duplicate_ids_fail_before_the_run_and_store_nothing(tmp_path: Path) -> 
         assert store.runs.list() == []
 
 
+def test_an_item_id_no_url_can_reach_fails_before_the_run_and_stores_nothing(
+    tmp_path: Path,
+) -> None:
+    """``Item`` objects built in Python get the rule of file rows: ``..`` could never be
+    linked to, so the run refuses it at its start, naming the item."""
+    items = [Item(id="a", input="x"), Item(id="..", input="y")]
+    with open_store(f"sqlite:///{tmp_path / 'runs.db'}") as store:
+        with pytest.raises(ValueError, match=r"^data\[1\]: field 'id': '\.\.' cannot be addressed"):
+            run_stored(items, lambda q: q, store=store, progress=False)
+        assert store.runs.list() == []
+
+
 def test_no_items_is_an_error_and_stores_nothing(tmp_path: Path) -> None:
     with open_store(f"sqlite:///{tmp_path / 'runs.db'}") as store:
         with pytest.raises(ValueError, match="no items in data"):

@@ -474,21 +474,22 @@ def test_review_queue_with_keyboard_and_a_transcript(server: str, page: Page) ->
 
 def test_compare_picker_filters_and_default_baseline(server: str, page: Page) -> None:
     """Issue 25: the compare page picks the latest run on the same dataset, its run picker
-    searches, and its rows filter by change."""
+    searches, and its rows filter by change and by scorer."""
+    scorers = ["exact-match", "textual-difference"]
     _store_dataset(
         server,
         "cmp",
         [{"id": f"i{k}", "input": "q", "output": "a", "expected_output": "a"} for k in range(3)],
     )
     first = httpx.post(
-        f"{server}/api/runs", json={"dataset": "cmp", "scorers": ["exact-match"], "name": "first"}
+        f"{server}/api/runs", json={"dataset": "cmp", "scorers": scorers, "name": "first"}
     ).json()["run_id"]
     _wait_finished(server, first)
     second = httpx.post(
         f"{server}/api/runs",
         json={
             "dataset": "cmp",
-            "scorers": ["exact-match"],
+            "scorers": scorers,
             "name": "second",
             "target": {
                 "type": "model",
@@ -520,4 +521,27 @@ def test_compare_picker_filters_and_default_baseline(server: str, page: Page) ->
     assert page.locator("[data-testid=compare-rows] tbody tr.same").count() == total
     page.get_by_test_id("compare-filter-state").select_option("")
     page.wait_for_url(re.compile(r"[?&]state=(&|$)"))
+    assert rows.count() == total
+    # each scorer's rows alone: half of them (two scorers, every item scored by both)
+    scorer_of = "[data-testid=compare-rows] tbody tr[data-scorer]"
+    assert sorted({row.get_attribute("data-scorer") for row in page.locator(scorer_of).all()}) == (
+        sorted(scorers)
+    )
+    for scorer in scorers:
+        page.get_by_test_id("compare-filter-scorer").select_option(scorer)
+        page.wait_for_url(re.compile(rf"[?&]scorer={scorer}(&|$)"))
+        expect(page.get_by_test_id("compare-filter-scorer")).to_have_value(scorer)
+        assert rows.count() == total // 2 > 0
+        assert {row.get_attribute("data-scorer") for row in page.locator(scorer_of).all()} == {
+            scorer
+        }
+    # both filters at once: the scorer stays when the change is picked
+    page.get_by_test_id("compare-filter-state").select_option("regressed")
+    page.wait_for_url(re.compile(r"[?&]state=regressed"))
+    expect(page.get_by_test_id("compare-filter-scorer")).to_have_value(scorers[-1])
+    assert rows.count() == 0
+    page.get_by_test_id("compare-filter-scorer").select_option("")
+    page.wait_for_url(re.compile(r"[?&]scorer=&state=regressed"))
+    page.get_by_test_id("compare-filter-state").select_option("")
+    page.wait_for_url(re.compile(r"[?&]scorer=&state=(&|$)"))
     assert rows.count() == total

@@ -185,6 +185,26 @@ def test_runs_list_sorts_and_shows_the_trend_of_a_dataset(server: str, page: Pag
     expect(names).to_have_text(["second", "other-run", "first"])  # the sort is kept
 
 
+def test_a_long_trend_title_wraps_above_the_chart(server: str, page: Page) -> None:
+    """Issue 25: a long dataset name was cut with an ellipsis in the chart (SVG text does
+    not wrap); the title is HTML now: whole, on several lines no wider than the chart."""
+    name = "quarterly-customer-support-escalations-" * 4 + "final"
+    _store_dataset(server, name, _rows(["a", "b"]))
+    _run_dataset(server, name, "long")
+    page.goto(f"{server}/")
+    title = page.get_by_test_id("run-trend-title")
+    expect(title).to_have_text(f"Exact match on {name} (higher is better)")
+    box = title.bounding_box()
+    chart = page.get_by_test_id("run-trend").bounding_box()
+    assert box is not None and chart is not None
+    line = float(title.evaluate("e => parseFloat(getComputedStyle(e).lineHeight)"))
+    assert box["height"] >= 2 * line  # wrapped onto more lines
+    assert box["x"] + box["width"] <= chart["x"] + chart["width"] + 1  # not past the chart
+    assert title.evaluate("e => e.scrollWidth <= e.clientWidth")  # nothing cut or hidden
+    assert page.get_by_test_id("run-trend").locator("text", has_text="…").count() == 0
+    _shot(page, "runs-list-long-trend-title")
+
+
 def test_items_table_page_size_position_expected_bands_and_histograms(
     server: str, page: Page
 ) -> None:

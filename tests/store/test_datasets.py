@@ -13,6 +13,7 @@ from assay.store import (
     DatasetNotFoundError,
     DatasetVersionNotFoundError,
     DuplicateItemError,
+    InvalidItemIdError,
     ItemNotFoundError,
     Store,
 )
@@ -400,3 +401,23 @@ def test_a_name_no_url_can_reach_is_refused_at_creation_and_rename(
     with pytest.raises(InvalidDatasetNameError, match=why):
         store.datasets.rename("fine", name)
     assert [d.name for d in store.datasets.list()] == ["fine"]
+
+
+@pytest.mark.parametrize("item_id", [".", ".."])
+def test_an_item_id_no_url_can_reach_is_refused_and_nothing_is_written(
+    store: Store, item_id: str
+) -> None:
+    """An ``Item`` built in Python skips the row checks of an import: the store refuses it
+    itself, in one line, and the batch it came in is not stored."""
+    store.datasets.create("ds")
+    store.datasets.add_items("ds", items(2))
+    before = row_counts(store)
+    batch = [*items(1, start=5), Item(id=item_id, input="q")]
+    with pytest.raises(InvalidItemIdError) as info:
+        store.datasets.add_items("ds", batch)
+    assert str(info.value) == f"item id {item_id!r} cannot be addressed in a URL: choose another id"
+    assert row_counts(store) == before
+    assert store.datasets.get("ds").version == 1
+    with pytest.raises(InvalidItemIdError):  # a mapping: the same rule
+        store.datasets.add_items("ds", [{"id": item_id, "input": "q"}])
+    assert [i.id for i in store.datasets.items("ds")] == ["i0", "i1"]

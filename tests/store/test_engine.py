@@ -88,6 +88,22 @@ def test_sqlite_connection_settings(tmp_path: Path) -> None:
         assert store.dialect == "sqlite"
 
 
+def test_postgresql_sessions_run_without_jit(postgres_schema_url: str) -> None:
+    """JIT compiling cost more than the store's index walks it would speed up (issue 25):
+    off on every connection, and still off on a connection the pool handed back after a
+    rolled-back transaction (the pool's reset must not undo it)."""
+    with open_store(postgres_schema_url) as store:
+        with store.engine.connect() as conn:
+            assert conn.exec_driver_sql("SHOW jit").scalar() == "off"
+            conn.exec_driver_sql("SELECT 1")
+            conn.rollback()
+        with store.engine.connect() as conn:
+            assert conn.exec_driver_sql("SHOW jit").scalar() == "off"
+        store.engine.dispose()  # a new connection
+        with store.engine.connect() as conn:
+            assert conn.exec_driver_sql("SHOW jit").scalar() == "off"
+
+
 def test_store_url_hides_the_password() -> None:
     store = Store(sa.create_engine("postgresql+psycopg://u:secret@localhost/db"))
     assert "secret" not in store.url and "***" in store.url

@@ -187,22 +187,44 @@ def _widen(low: float, high: float) -> tuple[float, float]:
 
 
 def _open(
-    title: str, desc: str, width: int, height: int, *, testid: str = "", css_class: str = ""
+    title: str,
+    desc: str,
+    width: int,
+    height: int,
+    *,
+    testid: str = "",
+    css_class: str = "",
+    show_title: bool = True,
 ) -> list[str]:
+    """The ``<svg>`` start: its accessible name and description, and (``show_title``) the
+    title drawn on one line, cut to fit. A page that shows the title itself in HTML, where
+    it wraps, passes ``show_title=False``: SVG text does not wrap."""
     extra = f' data-testid="{escape(testid)}"' if testid else ""
     classes = escape(" ".join(filter(None, ["chart", css_class])))
-    return [
+    parts = [
         f'<svg xmlns="http://www.w3.org/2000/svg" class="{classes}" role="img" '
         f'width="{width}" height="{height}" viewBox="0 0 {width} {height}" '
         f'font-family="system-ui, sans-serif"{extra}>',
         f"<title>{escape(title)}</title><desc>{escape(desc)}</desc>",
-        f'<text x="10" y="18" font-size="13" font-weight="600" fill="{INK}">'
-        f"{escape(_short(title, width - 20, 7.5))}</text>",
     ]
+    if show_title:
+        parts.append(
+            f'<text x="10" y="18" font-size="13" font-weight="600" fill="{INK}">'
+            f"{escape(_short(title, width - 20, 7.5))}</text>"
+        )
+    return parts
 
 
-def _empty(title: str, width: int, height: int, testid: str, why: str = "no data") -> str:
-    parts = _open(title, why, width, height, testid=testid)
+def _empty(
+    title: str,
+    width: int,
+    height: int,
+    testid: str,
+    why: str = "no data",
+    *,
+    show_title: bool = True,
+) -> str:
+    parts = _open(title, why, width, height, testid=testid, show_title=show_title)
     parts.append(
         f'<text class="no-data" x="{width / 2:g}" y="{height / 2:g}" font-size="12" '
         f'text-anchor="middle" fill="{MUTED}">{escape(why)}</text></svg>'
@@ -330,11 +352,13 @@ def xy_chart(
     height: int = HEIGHT,
     testid: str = "",
     whole_x: bool = False,
+    show_title: bool = True,
 ) -> str:
     """Point and line series on numeric axes. The ranges default to the data's; with
     ``diagonal`` a dashed y = x line marks agreement (calibration charts); ``whole_x``
-    labels only whole x ticks (x counts things, e.g. runs). Only data markers are
-    ``<circle>`` elements, one per drawable point."""
+    labels only whole x ticks (x counts things, e.g. runs); without ``show_title`` the
+    title is only the chart's accessible name (the page shows it, wrapped). Only data
+    markers are ``<circle>`` elements, one per drawable point."""
     kept = [
         [(float(p.x), float(p.y), p) for p in s.points if finite(p.x) and finite(p.y)]  # type: ignore[arg-type]
         for s in series
@@ -343,14 +367,15 @@ def xy_chart(
     xs = [x for k in kept for x, _, _ in k]
     ys = [y for k in kept for _, y, _ in k]
     if not xs:
-        return _empty(title, width, height, testid, "no data" + _left_out(dropped))
+        why = "no data" + _left_out(dropped)
+        return _empty(title, width, height, testid, why, show_title=show_title)
     frame = _Frame(x_range or (min(xs), max(xs)), y_range or (min(ys), max(ys)), width, height)
     desc = (
         "; ".join(f"{s.name}: {len(k)} points" for s, k in zip(series, kept, strict=True))
         + f"; x from {number(min(xs))} to {number(max(xs))}, y from {number(min(ys))} to "
         f"{number(max(ys))}" + _left_out(dropped)
     )
-    parts = _open(title, desc, width, height, testid=testid)
+    parts = _open(title, desc, width, height, testid=testid, show_title=show_title)
     parts += frame.y_axis(y_title)
     parts.append(
         f'<rect x="{frame.left}" y="{frame.top}" width="{frame.right - frame.left}" '

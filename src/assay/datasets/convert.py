@@ -15,7 +15,7 @@ from pydantic import ValidationError
 
 from assay.datasets.errors import DatasetImportError, Unit
 from assay.datasets.mapping import MissingColumnError, RowMapper
-from assay.types import Item
+from assay.types import UNADDRESSABLE_ID_PROBLEM, UNADDRESSABLE_IDS, Item
 
 FieldDecoder = Callable[[str, Any], Any]
 """Per-format fix-up of an Item field's raw value (CSV parses JSON-looking cells)."""
@@ -99,10 +99,10 @@ def row_to_item(
         fields["id"] = str(ordinal)
     elif isinstance(item_id, int) and not isinstance(item_id, bool):
         fields["id"] = str(item_id)
-    elif item_id in (".", ".."):
+    elif isinstance(item_id, str) and item_id in UNADDRESSABLE_IDS:
         # browsers drop "." and ".." segments from every URL, escaped or not: such an item's
         # page could never be opened, reviewed or annotated in the web UI
-        raise fail(f"{item_id!r} cannot be addressed in a URL: choose another id", "id")
+        raise fail(f"{item_id!r} {UNADDRESSABLE_ID_PROBLEM}", "id")
 
     try:
         return Item(**fields)

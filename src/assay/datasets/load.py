@@ -15,7 +15,7 @@ from assay.datasets.convert import row_to_item
 from assay.datasets.errors import DatasetError, DatasetImportError
 from assay.datasets.io import MappingArg, read_items
 from assay.datasets.mapping import RowMapper
-from assay.types import Item
+from assay.types import UNADDRESSABLE_ID_PROBLEM, UNADDRESSABLE_IDS, Item
 
 
 def load_items(
@@ -54,6 +54,14 @@ def _from_iterable(
 ) -> Iterator[Item]:
     for index, entry in enumerate(entries):
         if type(entry) is not dict and isinstance(entry, Item):  # a dict first: the usual row
+            if entry.id in UNADDRESSABLE_IDS:  # as a row with this id is refused
+                raise DatasetImportError(
+                    f"{entry.id!r} {UNADDRESSABLE_ID_PROBLEM}",
+                    source="data",
+                    unit="index",
+                    number=index,
+                    field="id",
+                )
             yield entry
         elif isinstance(entry, Mapping):
             yield row_to_item(

@@ -74,13 +74,16 @@ def result_dict_for_client(result: dict[str, Any]) -> dict[str, Any]:
     's shape, as a fast export reads it: ``store.result_export``); the same changes, so
     the line written is the same."""
     error = result["error"]
+    scores = result["scores"]
+    scores_change = any(
+        s["error"] is not None or any(c["error"] for c in s["judge_calls"]) for s in scores.values()
+    )
+    if error is None and not scores_change:
+        return result  # the usual result, unchanged: no copy per exported line
     changed = dict(result)
     if error is not None:
         changed["error"] = {**error, "message": safe_text(error["message"]), "traceback": None}
-    scores = result["scores"]
-    if any(
-        s["error"] is not None or any(c["error"] for c in s["judge_calls"]) for s in scores.values()
-    ):
+    if scores_change:
         changed["scores"] = {key: _score_dict_for_client(s) for key, s in scores.items()}
     return changed
 

@@ -3,21 +3,27 @@ paired statistics of ``analysis.compare`` for each run against the baseline.
 
 The rows come from SQL (``store.run_queries.compare_rows``) so the first page of two
 100,000-item runs does not wait for Python to walk every item; the statistics are computed
-once per (baseline, run, result counts) and kept in a small cache, because the bootstrap
-over every paired item is the expensive part and stored results never change. A caller
-that must answer at once asks ``compare_page(..., cached_only=True)``: it gets the
-statistics only if they are cached, else ``statistics_pending`` and computes them later
-(``compare_statistics``); one computation per key runs at a time, so a background job and
-a client asking for the same statistics do not compute them twice.
+once per (baseline, run, threshold, fingerprint of both runs) and **stored**
+(``store.compare_statistics``), because the bootstrap over every paired item is the
+expensive part and a finished run's results do not change: a server restart or another
+worker reads them rather than computing them again (issue 25). A small cache per store
+object sits in front of the store's row. The fingerprint (each run's status, counts and
+completion time) changes when a run is resumed or finished again, so stale statistics are
+never read; a run still going is never cached nor stored. A caller that must answer at
+once asks ``compare_page(..., cached_only=True)``: it gets the statistics only if they are
+cached or stored, else ``statistics_pending`` and computes them later
+(``compare_statistics``); one computation per key runs at a time in a process, so a
+background job and a client asking for the same statistics do not compute them twice.
 """
 
 from __future__ import annotations
 
 import threading
+import weakref
 from collections import OrderedDict
 from typing import Literal
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 
 from assay.analysis.compare import ItemDelta, RunComparison, compare_run_arrays
 from assay.store import Store, using_store
@@ -28,9 +34,31 @@ ItemList = Literal["regressed", "improved"]
 
 MAX_PAGE = 500
 _CACHE_SIZE = 16
-_cache: OrderedDict[tuple[str, int, str, int, float], RunComparison] = OrderedDict()
-_cache_lock = threading.Lock()
-_key_locks: dict[tuple[str, int, str, int, float], threading.Lock] = {}
+STATISTICS_VERSION = 1
+"""Part of every fingerprint: raised when the statistics' computation or model changes,
+so rows stored by an older version are computed again rather than read."""
+
+_Key = tuple[str, str, float, str]
+"""(baseline id, run id, threshold, fingerprint)."""
+
+
+class _Memory:
+    """The statistics a store object has computed or read lately (``_CACHE_SIZE`` of them,
+    with their item lists), and one lock per key being computed."""
+
+    def __init__(self) -> None:
+        self.cache: OrderedDict[_Key, RunComparison] = OrderedDict()
+        self.lock = threading.Lock()
+        self.key_locks: dict[_Key, threading.Lock] = {}
+
+
+_memories: weakref.WeakKeyDictionary[Store, _Memory] = weakref.WeakKeyDictionary()
+_memories_lock = threading.Lock()
+
+
+def _memory(db: Store) -> _Memory:
+    with _memories_lock:
+        return _memories.setdefault(db, _Memory())
 
 
 class CompareRowOut(BaseModel):
@@ -89,8 +117,15 @@ class CompareItemsPage(BaseModel):
     items: list[ItemDelta]
 
 
-def _key(base: RunRecord, other: RunRecord, threshold: float) -> tuple[str, int, str, int, float]:
-    return (base.info.id, base.completed_results, other.info.id, other.completed_results, threshold)
+def fingerprint(run: RunRecord) -> str:
+    """What a run's statistics depend on: its status, result counts and completion time
+    (a resumed run changes them). Stable across processes (no memory addresses)."""
+    return f"{run.status}:{run.completed_results}:{run.failed_results}:{run.completed_at!r}"
+
+
+def _key(base: RunRecord, other: RunRecord, threshold: float) -> _Key:
+    pair = f"v{STATISTICS_VERSION}|{fingerprint(base)}|{fingerprint(other)}"
+    return (base.info.id, other.info.id, threshold, pair)
 
 
 def _is_live(base: RunRecord, other: RunRecord) -> bool:
@@ -98,22 +133,50 @@ def _is_live(base: RunRecord, other: RunRecord) -> bool:
     return base.status in ("pending", "running") or other.status in ("pending", "running")
 
 
-def _cached(base: RunRecord, other: RunRecord, threshold: float) -> RunComparison | None:
+def _cached(
+    db: Store, base: RunRecord, other: RunRecord, threshold: float, *, item_lists: bool = True
+) -> RunComparison | None:
+    """The statistics from this store object's cache, else from the store (``None``: not
+    computed yet). Without ``item_lists`` the store's small part is read (a compare
+    page's), which the cache does not keep."""
     if _is_live(base, other):
         return None
-    with _cache_lock:
-        return _cache.get(_key(base, other, threshold))
+    memory = _memory(db)
+    key = _key(base, other, threshold)
+    with memory.lock:
+        found = memory.cache.get(key)
+    if found is not None:
+        return found
+    text = db.compare_statistics.get(*key, part="full" if item_lists else "summary")
+    if text is None:
+        return None
+    try:
+        stored = RunComparison.model_validate_json(text)
+    except ValidationError:
+        return None  # not readable as today's statistics: computed again, and replaced
+    if item_lists:
+        _remember(memory, key, stored)
+    return stored
+
+
+def _remember(memory: _Memory, key: _Key, comparison: RunComparison) -> None:
+    with memory.lock:
+        memory.cache[key] = comparison
+        memory.cache.move_to_end(key)
+        while len(memory.cache) > _CACHE_SIZE:
+            memory.cache.popitem(last=False)
 
 
 def _statistics(db: Store, base: RunRecord, other: RunRecord, threshold: float) -> RunComparison:
     key = _key(base, other, threshold)
     live = _is_live(base, other)
-    with _cache_lock:
-        key_lock = _key_locks.setdefault(key, threading.Lock())
+    memory = _memory(db)
+    with memory.lock:
+        key_lock = memory.key_locks.setdefault(key, threading.Lock())
     # One computation per key at a time: a second caller waits, then finds it cached.
     with key_lock:
         try:
-            cached = _cached(base, other, threshold)
+            cached = _cached(db, base, other, threshold)
             if cached is not None:
                 return cached
             result = compare_run_arrays(
@@ -124,14 +187,16 @@ def _statistics(db: Store, base: RunRecord, other: RunRecord, threshold: float) 
                 threshold=threshold,
             )
             if not live:
-                with _cache_lock:
-                    _cache[key] = result
-                    while len(_cache) > _CACHE_SIZE:
-                        _cache.popitem(last=False)
+                db.compare_statistics.put(
+                    *key,
+                    summary=result.without_item_lists().model_dump_json(),
+                    full=result.model_dump_json(),
+                )
+                _remember(memory, key, result)
             return result
         finally:
-            with _cache_lock:
-                _key_locks.pop(key, None)
+            with memory.lock:
+                memory.key_locks.pop(key, None)
 
 
 def compare_page(
@@ -176,7 +241,7 @@ def compare_page(
         stats: list[RunComparison] = []
         pending = False
         if with_statistics and cached_only:
-            found = [_cached(base, run, threshold) for run in others]
+            found = [_cached(db, base, run, threshold, item_lists=item_lists) for run in others]
             stats = [c for c in found if c is not None]
             if len(stats) < len(found):
                 stats, pending = [], True

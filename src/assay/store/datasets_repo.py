@@ -29,12 +29,13 @@ from assay.store.errors import (
     DatasetVersionNotFoundError,
     DuplicateItemError,
     InvalidDatasetNameError,
+    InvalidItemIdError,
     ItemExistsError,
     ItemNotFoundError,
 )
 from assay.store.records import DatasetInfo, DatasetVersion, ItemVersion
 from assay.store.tables import dataset_items, dataset_versions, datasets, runs
-from assay.types import Item
+from assay.types import UNADDRESSABLE_ID_PROBLEM, UNADDRESSABLE_IDS, Item
 
 CONTENT_FIELDS: tuple[str, ...] = ("input", "output", "expected_output", "context", "metadata")
 """Item fields ``update_item`` may change (``id`` is the item's identity)."""
@@ -44,12 +45,18 @@ DatasetRef = str | DatasetInfo
 
 
 def as_item(value: Item | Mapping[str, Any]) -> Item:
-    """An ``Item`` from an ``Item`` or a plain mapping (validated)."""
+    """An ``Item`` from an ``Item`` or a plain mapping (validated), to be written: an id no
+    link can reach (``.``, ``..``) is an ``InvalidItemIdError``, and nothing of the write
+    is stored."""
     if isinstance(value, Item):
-        return value
-    if isinstance(value, Mapping):
-        return Item.model_validate(dict(value))
-    raise TypeError(f"expected an Item or a mapping, got {type(value).__name__}")
+        item = value
+    elif isinstance(value, Mapping):
+        item = Item.model_validate(dict(value))
+    else:
+        raise TypeError(f"expected an Item or a mapping, got {type(value).__name__}")
+    if item.id in UNADDRESSABLE_IDS:
+        raise InvalidItemIdError(item.id, UNADDRESSABLE_ID_PROBLEM)
+    return item
 
 
 def item_columns(item: Item) -> dict[str, Any]:

@@ -47,6 +47,15 @@ class InvalidDatasetNameError(StoreError, ValueError):
         super().__init__(f"dataset name {name[:80]!r} {why}")
 
 
+class InvalidItemIdError(StoreError, ValueError):
+    """An item id no link can reach (``assay.types.UNADDRESSABLE_IDS``), refused when an
+    item is written to a dataset or a run rather than stored unreachable."""
+
+    def __init__(self, item_id: str, why: str) -> None:
+        self.item_id = item_id
+        super().__init__(f"item id {item_id!r} {why}")
+
+
 class DatasetVersionNotFoundError(StoreError, LookupError):
     def __init__(self, dataset: str, version: int, latest: int) -> None:
         self.dataset = dataset

@@ -506,6 +506,34 @@ claims a batch by writing its lease (owner, expiry) on unleased or expired rows;
 row is deleted in the transaction that stores its result, by the owner only, so a unit
 whose worker died is claimed again and no result is stored twice."""
 
+compare_statistics = sa.Table(
+    "compare_statistics",
+    metadata,
+    sa.Column(
+        "baseline_id",
+        sa.String(64),
+        sa.ForeignKey("runs.id", ondelete="CASCADE"),
+        primary_key=True,
+    ),
+    sa.Column(
+        "run_id", sa.String(64), sa.ForeignKey("runs.id", ondelete="CASCADE"), primary_key=True
+    ),
+    sa.Column("threshold", sa.Double(), primary_key=True),
+    sa.Column("fingerprint", sa.String(255), nullable=False),
+    sa.Column("summary", sa.Text(), nullable=False),
+    sa.Column("full", sa.Text(), nullable=False),
+    sa.Column("computed_at", sa.Double(), nullable=False),
+)
+"""The paired statistics of a run against a baseline at a threshold (``server.run_compare``),
+computed once and kept: the bootstrap over 100,000 paired items takes seconds, so a server
+restart or another worker reads them instead (issue 25). ``fingerprint`` says what they
+were computed from (both runs' status, counts and completion time): a row whose
+fingerprint no longer matches is stale and is replaced. ``summary`` is the JSON of the
+statistics without their per-item lists (what a compare page shows, a few KB), ``full``
+with them (megabytes at 100,000 items: read only to page the lists). Text, not JSON: the
+store never looks inside, and PostgreSQL's JSONB would re-parse megabytes on each read.
+Deleting either run deletes the row."""
+
 TEXT_INDEX = "item_results_text"
 """SQLite only (migration 0010): a contentless FTS5 trigram index over the results'
 lower-cased input, output and expected output, kept by triggers on ``item_results``, and

@@ -514,6 +514,25 @@ def test_runs_list_sorts_by_any_column_and_draws_the_score_trend(
     assert 'data-testid="run-trend"' in client.get(f"/?data={path}&scorer=nope").text
 
 
+def test_the_trend_title_is_shown_whole_in_html_not_cut_in_the_svg(
+    client: TestClient, store: Store, tmp_path: Path
+) -> None:
+    """Issue 25: a long dataset name made the chart's title end in "…" (SVG text cannot
+    wrap); the page now shows it whole in HTML above the chart, and the chart keeps it as
+    its accessible name only."""
+    path = tmp_path / ("quarterly-support-escalations-" * 4 + "<&>.jsonl")
+    path.write_text('{"id": "i0", "input": "q", "output": "a"}\n')
+    run_stored(path, None, [_includes("a")], store=store, name="only")
+    html = client.get("/").text
+    shown = re.search(r'data-testid="run-trend-title">([^<]*)<', html)
+    assert shown is not None
+    whole = f"Check: includes on {path} (higher is better)".replace("&", "&amp;")
+    assert shown.group(1).replace("&lt;", "<").replace("&gt;", ">") == whole
+    svg = html.split('data-testid="run-trend"')[1].split("</svg>")[0]
+    assert "…" not in svg and 'font-weight="600"' not in svg  # no cut title drawn
+    assert f"<title>{shown.group(1)}</title>" in svg  # the accessible name, whole
+
+
 def test_run_items_page_size_position_expected_column_and_score_bands(
     client: TestClient, store: Store
 ) -> None:

@@ -44,6 +44,7 @@ from assay.server.ui.svg_plots import (
     judge_corrected_svg,
     reliability_svg,
     run_trend_svg,
+    run_trend_title,
     scatter_svg,
     score_histogram_svg,
     score_trend_svg,
@@ -182,6 +183,7 @@ def runs_page(
         choices=choices,
         trend=trend,
         trend_plot=None if trend is None else run_trend_svg(trend),
+        trend_title=None if trend is None else run_trend_title(trend),
         trend_query=urlencode([(k, v) for k, v in (("data", data), ("scorer", scorer)) if v]),
     )
 

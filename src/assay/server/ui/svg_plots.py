@@ -158,10 +158,18 @@ def score_trend_svg(candidates: Sequence[CandidateView]) -> str | None:
     )
 
 
+def run_trend_title(trend: ScoreTrend) -> str:
+    """The trend chart's title. The runs page shows it in HTML above the chart, where a
+    long dataset or scorer name wraps; drawn in the SVG it was cut with an ellipsis."""
+    direction = "higher is better" if trend.higher_is_better else "lower is better"
+    return f"{trend.scorer_label} on {trend.data} ({direction})"
+
+
 def run_trend_svg(trend: ScoreTrend) -> str:
     """A scorer's mean per run of one dataset, oldest to newest (x: the run's place in
     time). Finished runs are a solid line with dots; a partial run (interrupted, failed,
-    still going) is a grey dot off the line, since its mean covers only part of the data."""
+    still going) is a grey dot off the line, since its mean covers only part of the data.
+    Its title is the chart's accessible name only: the page shows ``run_trend_title``."""
 
     def point(k: int, p: TrendPoint) -> Point:
         when = time.strftime("%Y-%m-%d %H:%M", time.localtime(p.created_at))
@@ -172,13 +180,12 @@ def run_trend_svg(trend: ScoreTrend) -> str:
     numbered = list(enumerate(trend.points, start=1))
     whole = [point(k, p) for k, p in numbered if not p.partial]
     partial = [point(k, p) for k, p in numbered if p.partial]
-    direction = "higher is better" if trend.higher_is_better else "lower is better"
     return charts.xy_chart(
         [
             Series("finished runs", whole, color="#3366cc", line=True, css_class="trend-whole"),
             Series("partial runs", partial, color="#9d9d9d", css_class="trend-partial"),
         ],
-        title=f"{trend.scorer_label} on {trend.data} ({direction})",
+        title=run_trend_title(trend),
         x_title="run, oldest to newest",
         y_title=f"mean {trend.scorer_label}",
         x_range=(1.0, float(max(len(trend.points), 2))),
@@ -186,6 +193,7 @@ def run_trend_svg(trend: ScoreTrend) -> str:
         height=260,
         testid="run-trend",
         whole_x=True,
+        show_title=False,
     )
 
 
