@@ -28,6 +28,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from assay.extras import MissingExtraError, extra_import
 from assay.operations.ray_limits import HostedLimits, LimitsHost, remote_limits
 from assay.operations.ray_worker import WorkerSettings, work_in_process
 from assay.runner.engine import RunPlan
@@ -48,14 +49,20 @@ class RayBackendError(ValueError):
     """The Ray backend cannot run this run (one line saying why; the CLI exits 2)."""
 
 
+RAY_FEATURE = "the Ray backend"
+"""What needs the ``ray`` extra, in its one line: ``the Ray backend needs the 'ray' extra:
+pip install 'assay[ray]'`` (``assay.extras.install_hint``, as for every extra)."""
+
+
 def require_ray() -> ModuleType:
-    """The ``ray`` module, or a ``RayBackendError`` saying how to install it."""
+    """The ``ray`` module, or a ``RayBackendError`` whose message is the extras' one line
+    (a ``RayBackendError``, so callers that refuse a run the Ray backend cannot take catch
+    this one too)."""
     try:
-        import ray
-    except ImportError as exc:
-        raise RayBackendError(
-            "backend 'ray' needs Ray, which is not installed: pip install 'assay[ray]'"
-        ) from exc
+        with extra_import("ray", RAY_FEATURE):
+            import ray
+    except MissingExtraError as exc:
+        raise RayBackendError(str(exc)) from exc
     return ray
 
 
