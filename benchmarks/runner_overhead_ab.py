@@ -5,7 +5,10 @@ a fresh child process with that tree's ``src`` first on ``sys.path`` and this ch
 ``benchmarks/runner_overhead.py`` workload (the same measuring code for both sides): the
 asyncio floor and the rows chosen with ``--rows``, on ``--items`` items. Per side the
 median over rounds of each row's µs/item over the floor of the same child is printed, then
-B − A. Both sides see the same load because they alternate within seconds of each other.
+B − A, in wall-clock time and in the process's CPU time (``time.process_time`` read at the
+rows' own start and end: on a shared machine the wall clock also counts the time the
+process waited for a core, which the CPU time leaves out). Both sides see the same load
+because they alternate within seconds of each other.
 
 Run: ``flock /work/wt/bench.lock .venv/bin/python benchmarks/runner_overhead_ab.py
 --tree old=/tmp/old-tree --tree new=. --items 20000 --rounds 5``.
@@ -24,16 +27,26 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 
 _CHILD = """
-import asyncio, gc, json, sys
+import asyncio, gc, json, sys, time
 sys.path.insert(0, {here!r})
 import assay
 import runner_overhead as ro
+
+class Clock:  # the rows' own two readings of the clock, as CPU time, the wall kept beside
+    def __init__(self):
+        self.wall = []
+    def perf_counter(self):
+        self.wall.append(time.perf_counter())
+        return time.process_time()
+
+clock = ro.time = Clock()
 rows = ro.make_items({items})
 asyncio.run(ro.run_evals_def_target(rows[:200]))  # imports, as a user's earlier code would
 out = {{"assay": assay.__file__}}
 for name in {rows!r}:
     gc.collect()
-    out[name] = asyncio.run(ro.ROWS[name](rows))
+    cpu = asyncio.run(ro.ROWS[name](rows))
+    out[name] = [clock.wall[-1] - clock.wall[-2], cpu]
 print(json.dumps(out))
 """
 
@@ -45,8 +58,12 @@ SHORT = {
 }
 
 
-def measure(tree: Path, items: int, rows: list[str]) -> dict[str, float]:
-    """One child on ``tree``: seconds per row (the floor first)."""
+KINDS = ("wall", "cpu")
+
+
+def measure(tree: Path, items: int, rows: list[str]) -> dict[str, dict[str, float]]:
+    """One child on ``tree``: per kind (wall clock, process CPU time), seconds per row (the
+    floor first)."""
     env = {**os.environ, "PYTHONPATH": str(tree / "src")}
     code = _CHILD.format(here=str(HERE), items=items, rows=[FLOOR, *rows])
     out = subprocess.run(
@@ -58,7 +75,7 @@ def measure(tree: Path, items: int, rows: list[str]) -> dict[str, float]:
     expected = str((tree / "src" / "assay" / "__init__.py").resolve())
     if str(Path(result.pop("assay")).resolve()) != expected:
         raise SystemExit(f"{tree}: the child imported another assay")
-    return {name: float(value) for name, value in result.items()}
+    return {kind: {name: float(v[i]) for name, v in result.items()} for i, kind in enumerate(KINDS)}
 
 
 def main() -> None:
@@ -72,28 +89,36 @@ def main() -> None:
     if len(trees) != 2 or any(len(t) != 2 for t in trees):
         raise SystemExit("--tree NAME=PATH exactly twice")
     rows = [SHORT[r] for r in args.rows.split(",")]
-    over: dict[str, dict[str, list[float]]] = {n: {r: [] for r in rows} for n, _ in trees}
-    floors: dict[str, list[float]] = {n: [] for n, _ in trees}
+    names = [name for name, _ in trees]
+    # µs/item: per kind, per tree, the floor and each row over the floor, one per round
+    floors = {k: {n: [] for n in names} for k in KINDS}
+    over = {k: {n: {r: [] for r in rows} for n in names} for k in KINDS}
     print(f"# {args.items:,} items, {args.rounds} rounds, load {os.getloadavg()[0]:.2f}")
     for round_ in range(args.rounds):
         order = trees if round_ % 2 == 0 else trees[::-1]
         for name, path in order:
             seconds = measure(Path(path).resolve(), args.items, rows)
-            floors[name].append(seconds[FLOOR] / args.items * 1e6)
-            for row in rows:
-                over[name][row].append((seconds[row] - seconds[FLOOR]) / args.items * 1e6)
-            shown = " ".join(f"{over[name][r][-1]:.1f}" for r in rows)
-            print(f"round {round_} {name:<6} floor {floors[name][-1]:.1f} µs/item · over: {shown}")
-    print(f"# load {os.getloadavg()[0]:.2f} at the end")
-    print(f"{'tree':<8} {'floor µs/item':>14} " + " ".join(f"{r[:28]:>30}" for r in rows))
-    for name, _ in trees:
-        medians = " ".join(f"{statistics.median(over[name][r]):>30.1f}" for r in rows)
-        print(f"{name:<8} {statistics.median(floors[name]):>14.1f} {medians}")
-    (a, _), (b, _) = trees
-    diffs = " ".join(
-        f"{statistics.median(over[b][r]) - statistics.median(over[a][r]):>+30.1f}" for r in rows
-    )
-    print(f"{b}−{a:<5} {'':>14} {diffs}")
+            shown = []
+            for kind in KINDS:
+                floors[kind][name].append(seconds[kind][FLOOR] / args.items * 1e6)
+                for row in rows:
+                    extra = (seconds[kind][row] - seconds[kind][FLOOR]) / args.items * 1e6
+                    over[kind][name][row].append(extra)
+                values = " ".join(f"{over[kind][name][r][-1]:.1f}" for r in rows)
+                shown.append(f"{kind} floor {floors[kind][name][-1]:.1f}, over {values}")
+            print(f"round {round_} {name:<6} " + " · ".join(shown))
+    print(f"# load {os.getloadavg()[0]:.2f} at the end; medians, µs/item")
+    print(f"{'':<14} {'floor':>8} " + " ".join(f"{r[:26] + ' (over)':>34}" for r in rows))
+    for kind in KINDS:
+        for name in names:
+            medians = " ".join(f"{statistics.median(over[kind][name][r]):>34.1f}" for r in rows)
+            print(f"{kind:<4} {name:<9} {statistics.median(floors[kind][name]):>8.1f} {medians}")
+        a, b = names
+        diffs = " ".join(
+            f"{statistics.median(over[kind][b][r]) - statistics.median(over[kind][a][r]):>+34.1f}"
+            for r in rows
+        )
+        print(f"{kind:<4} {b + '-' + a:<9} {'':>8} {diffs}")
     print(json.dumps({"floors": floors, "over": over}))
 
 
