@@ -28,7 +28,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from assay.extras import MissingExtraError, extra_import
+from assay.extras import install_hint
 from assay.operations.ray_limits import HostedLimits, LimitsHost, remote_limits
 from assay.operations.ray_worker import WorkerSettings, work_in_process
 from assay.runner.engine import RunPlan
@@ -56,13 +56,13 @@ pip install 'assay[ray]'`` (``assay.extras.install_hint``, as for every extra)."
 
 def require_ray() -> ModuleType:
     """The ``ray`` module, or a ``RayBackendError`` whose message is the extras' one line
-    (a ``RayBackendError``, so callers that refuse a run the Ray backend cannot take catch
-    this one too)."""
+    (``install_hint``; a ``RayBackendError``, so callers that refuse a run the Ray backend
+    cannot take catch this one too). Any ImportError of ``import ray`` counts: a Ray whose
+    own import fails cannot run the backend either, and the fix is the same reinstall."""
     try:
-        with extra_import("ray", RAY_FEATURE):
-            import ray
-    except MissingExtraError as exc:
-        raise RayBackendError(str(exc)) from exc
+        import ray
+    except ImportError as exc:
+        raise RayBackendError(install_hint(RAY_FEATURE, "ray")) from exc
     return ray
 
 
