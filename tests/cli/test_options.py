@@ -82,7 +82,8 @@ def test_a_shared_option_reads_the_same_on_each_command() -> None:
     for flag, paths in {
         "--name": ("run", "tasks run"),
         "--store": ("run", "tasks run"),
-        "--ray-address": ("run", "calibrate", "tasks run"),
+        "--progress": ("run", "runs resume"),
+        "--ray-address": ("run", "calibrate", "tasks run", "runs resume"),
         "--workers": ("run", "calibrate", "tasks run"),
     }.items():
         helps = {path: _option(path, flag).help for path in paths}
