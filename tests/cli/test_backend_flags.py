@@ -18,7 +18,7 @@ from assay.store import open_store
 from tests.cli.test_missing_extras import EXAMPLES, assay_without, one_line
 from tests.optional import required_module
 
-NO_RAY = "backend 'ray' needs Ray, which is not installed: pip install 'assay[ray]'"
+NO_RAY = "the Ray backend needs the 'ray' extra: pip install 'assay[ray]'"
 
 
 def _stored(cwd: Path) -> tuple[int, int]:

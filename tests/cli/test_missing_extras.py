@@ -180,7 +180,7 @@ def assert_no_run_stored(tmp_path: Path) -> None:
             assert conn.execute("SELECT count(*) FROM runs").fetchone() == (0,)
 
 
-RAY_MESSAGE = "backend 'ray' needs Ray, which is not installed: pip install 'assay[ray]'"
+RAY_MESSAGE = "the Ray backend needs the 'ray' extra: pip install 'assay[ray]'"
 
 
 def test_run_on_ray_without_ray(tmp_path: Path) -> None:

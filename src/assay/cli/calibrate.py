@@ -2,86 +2,41 @@
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Any
 
 import typer
 
-from assay.cli.backend_flags import BackendFlag, RayAddressFlag, WorkersFlag, backend_options
+from assay.cli.backend_flags import BackendFlag, RayAddressFlag, WorkersFlag
 from assay.cli.common import CliError, console, err_console
-
-if TYPE_CHECKING:
-    from assay.calibration.results import ScorerCalibration
-
-_GATE_HELP = (
-    "METRIC=VALUE: exit 1 when the statistic's lower 95% CI bound (--gate-on ci, the "
-    "default) or its estimate (--gate-on point) is below VALUE, e.g. --min kappa=0.6. "
-    "Repeatable; adds to the config's 'min'."
+from assay.cli.option_parsing import calibration_options
+from assay.cli.option_parsing import parse_min as parse_min  # re-exported for old importers
+from assay.cli.options import (
+    CalibrationConfigArg,
+    CalibrationGateOnOpt,
+    CalibrationProgressOpt,
+    CalibrationReportOpt,
+    DisagreementsOpt,
+    MinOpt,
+    PpiOpt,
+    RequireOpt,
+    StatisticsJsonOpt,
 )
 
-
-def parse_min(values: list[str]) -> dict[str, float]:
-    """``["kappa=0.6"]`` → ``{"kappa": 0.6}``; a malformed one raises ``CliError``."""
-    gates: dict[str, float] = {}
-    for text in values:
-        name, sep, raw = text.partition("=")
-        try:
-            bound = float(raw)
-        except ValueError:
-            bound = math.nan
-        if not sep or not name.strip() or not math.isfinite(bound):
-            raise CliError(f"--min {text!r}: expected METRIC=NUMBER, e.g. --min kappa=0.6")
-        gates[name.strip()] = bound
-    return gates
+if TYPE_CHECKING:
+    from assay.calibration.results import CalibrationReport, ScorerCalibration
 
 
 def calibrate(
-    config: Annotated[Path, typer.Argument(help="A calibration config (YAML).")],
-    json_out: Annotated[
-        str | None, typer.Option("--json", help="Write every statistic with its CI here.")
-    ] = None,
-    min_: Annotated[list[str] | None, typer.Option("--min", help=_GATE_HELP)] = None,
-    gate_on: Annotated[
-        str | None,
-        typer.Option(
-            "--gate-on",
-            help="What --min checks: 'ci' (the lower 95% CI bound; default) or 'point'.",
-        ),
-    ] = None,
-    require: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--require",
-            help="STATISTIC: exit 1 unless this statistic is defined with a CI (e.g. roc_auc "
-            "is undefined when the humans used one class only); an unknown name exits 2 before "
-            "the first judge call. Repeatable; adds to the config's 'require'.",
-        ),
-    ] = None,
-    disagreements: Annotated[
-        str | None,
-        typer.Option(
-            "--disagreements",
-            help="Write the most-disagreeing items (input, output, label, score, reason) as a "
-            "JSONL dataset file for `assay datasets import`.",
-        ),
-    ] = None,
-    report: Annotated[
-        str | None, typer.Option("--report", help="Write an HTML report with the calibration.")
-    ] = None,
-    progress: Annotated[
-        bool | None,
-        typer.Option("--progress/--no-progress", help="Show a progress bar (default: terminal)."),
-    ] = None,
-    ppi: Annotated[
-        str | None,
-        typer.Option(
-            "--ppi",
-            help="RUN: the judge-corrected (PPI++) mean of each scorer of this stored run, from "
-            "its items that carry the config's label; printed and written as 'judge_corrected' "
-            "in --json.",
-        ),
-    ] = None,
+    config: CalibrationConfigArg,
+    json_out: StatisticsJsonOpt = None,
+    min_: MinOpt = None,
+    gate_on: CalibrationGateOnOpt = None,
+    require: RequireOpt = None,
+    disagreements: DisagreementsOpt = None,
+    report: CalibrationReportOpt = None,
+    progress: CalibrationProgressOpt = None,
+    ppi: PpiOpt = None,
     backend: BackendFlag = None,
     ray_address: RayAddressFlag = None,
     workers: WorkersFlag = None,
@@ -99,31 +54,14 @@ def calibrate(
     130 interrupted."""
     from assay.calibration.config import CalibrationConfigError
     from assay.calibration.data import CalibrationDataError
-    from assay.calibration.report import (
-        calibration_tables,
-        comparison_table,
-        judge_corrected_text,
-        write_calibration_files,
-    )
     from assay.calibration.run import calibrate as run_calibration
     from assay.store import StoreError
 
-    if gate_on is not None and gate_on not in ("ci", "point"):
-        raise CliError(f"--gate-on {gate_on!r}: expected 'ci' or 'point'")
-    gates = parse_min(min_ or [])
-    scale_out = backend_options(backend, ray_address, workers)
+    options = calibration_options(min_, gate_on, require, backend, ray_address, workers)
     try:
-        extra = {"require": list(require)} if require else {}
-        result = run_calibration(
-            config, min=gates or None, gate_on=gate_on, progress=progress, **scale_out, **extra
-        )
+        result = run_calibration(config, progress=progress, **options)
     except KeyboardInterrupt:
-        err_console.print(
-            "interrupted: finished results are kept; `assay runs list` shows the calibration "
-            "run and `assay runs resume ID` finishes it (run `assay calibrate` again for the "
-            "statistics)",
-            highlight=False,
-        )
+        err_console.print(_INTERRUPTED, highlight=False)
         raise typer.Exit(130) from None
     except (CalibrationConfigError, CalibrationDataError, StoreError) as exc:
         raise CliError(str(exc)) from exc
@@ -131,33 +69,69 @@ def calibrate(
         raise CliError(str(exc)) from exc
     data = result.to_json()
     if ppi is not None:
-        data["judge_corrected"] = _judge_corrected(config, ppi)
-        for scorer_id, corrected in data["judge_corrected"].items():
-            shown = judge_corrected_text(corrected)
-            console.print(f"judge-corrected {scorer_id}: {shown}", highlight=False)
-            if corrected.get("warning"):
-                err_console.print(f"warning: {corrected['warning']}", highlight=False)
+        data["judge_corrected"] = _print_judge_corrected(config, ppi)
+    _print_tables(data)
+    _write_files(result, data, json_out, disagreements, report)
+    for scorer in result.scorers:
+        _print_outcome(scorer)
+    if not result.passed:
+        raise typer.Exit(1)
+
+
+_INTERRUPTED = (
+    "interrupted: finished results are kept; `assay runs list` shows the calibration "
+    "run and `assay runs resume ID` finishes it (run `assay calibrate` again for the "
+    "statistics)"
+)
+
+
+def _print_judge_corrected(config: Path, run_id: str) -> dict[str, dict[str, object]]:
+    """``--ppi``: each scorer's judge-corrected mean on stdout (its warning on stderr),
+    returned for ``--json``."""
+    from assay.calibration.report import judge_corrected_text
+
+    corrected_means = _judge_corrected(config, run_id)
+    for scorer_id, corrected in corrected_means.items():
+        shown = judge_corrected_text(corrected)
+        console.print(f"judge-corrected {scorer_id}: {shown}", highlight=False)
+        if corrected.get("warning"):
+            err_console.print(f"warning: {corrected['warning']}", highlight=False)
+    return corrected_means
+
+
+def _print_tables(data: dict[str, Any]) -> None:
+    """The statistics tables, and the table of differences when the config compares."""
+    from assay.calibration.report import calibration_tables, comparison_table
+
     for table in calibration_tables(data):
         console.print(table)
     differences = comparison_table(data)
     if differences is not None:
         console.print(differences)
+
+
+def _write_files(
+    result: CalibrationReport,
+    data: dict[str, Any],
+    json_path: str | None,
+    disagreements_path: str | None,
+    html_path: str | None,
+) -> None:
+    """``--json``, ``--disagreements`` and ``--report`` (those given), one line each."""
+    from assay.calibration.report import write_calibration_files
+
     try:
         written = write_calibration_files(
             result,
             data,
-            json_path=json_out or None,
-            disagreements_path=disagreements or None,
-            html_path=report or None,
+            json_path=json_path or None,
+            disagreements_path=disagreements_path or None,
+            html_path=html_path or None,
         )
     except OSError as exc:
         raise CliError(f"cannot write output: {exc}") from exc
     for line in written:
         console.print(line, highlight=False)
-    for scorer in result.scorers:
-        _print_outcome(scorer)
-    if not result.passed:
-        raise typer.Exit(1)
 
 
 def _print_outcome(scorer: ScorerCalibration) -> None:

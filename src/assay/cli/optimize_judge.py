@@ -17,9 +17,9 @@ from rich.table import Table
 from rich.text import Text
 
 from assay.cli.backend_flags import BackendFlag, RayAddressFlag, WorkersFlag, backend_options
-from assay.cli.calibrate import parse_min
 from assay.cli.common import CliError, console, err_console, open_cli_store
 from assay.cli.optimize import _check_writable, _Printer
+from assay.cli.option_parsing import parse_min
 
 if TYPE_CHECKING:
     from assay.optimize.judge import JudgeOptimizeResult, SplitStatistics

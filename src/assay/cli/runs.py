@@ -12,6 +12,7 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
+from assay.cli.backend_flags import RayAddressFlag
 from assay.cli.common import (
     CliError,
     console,
@@ -21,6 +22,7 @@ from assay.cli.common import (
     open_cli_store,
     when,
 )
+from assay.cli.options import ProgressOpt
 
 if TYPE_CHECKING:
     from assay.runner.options import Backend
@@ -355,12 +357,7 @@ def runs_resume(
         int | None,
         typer.Option("--concurrency", "-c", help="Items in flight at once (default: the run's)."),
     ] = None,
-    progress: Annotated[
-        bool | None,
-        typer.Option(
-            "--progress/--no-progress", help="Show a progress bar (default: on a terminal)."
-        ),
-    ] = None,
+    progress: ProgressOpt = None,
     allow_changed: Annotated[
         bool,
         typer.Option(
@@ -373,10 +370,7 @@ def runs_resume(
         str | None,
         typer.Option("--backend", help="'local' or 'ray' (default: the run's own backend)."),
     ] = None,
-    ray_address: Annotated[
-        str | None,
-        typer.Option("--ray-address", help="Ray cluster to join (default: start a local Ray)."),
-    ] = None,
+    ray_address: RayAddressFlag = None,
 ) -> None:
     """Finish an interrupted or killed run: only the missing results run."""
     from assay.analysis.report_terminal import summary_table

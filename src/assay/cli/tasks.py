@@ -9,8 +9,26 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 from rich.table import Table
 
-from assay.cli.backend_flags import BackendFlag, RayAddressFlag, WorkersFlag, backend_options
+from assay.cli.backend_flags import BackendFlag, RayAddressFlag, WorkersFlag
 from assay.cli.common import CliError, console, err_console, print_json
+from assay.cli.option_parsing import chat_options, task_run_options
+from assay.cli.options import (
+    ApplyChatTemplateOpt,
+    BaseUrlOpt,
+    BootstrapItersOpt,
+    DocConcurrencyOpt,
+    DocLimitOpt,
+    DocsOpt,
+    FewshotAsMultiturnOpt,
+    ModelOpt,
+    NameOpt,
+    NumFewshotOpt,
+    PredictionsOpt,
+    StoreFlag,
+    SystemInstructionOpt,
+    TaskFileArg,
+    TaskJsonOpt,
+)
 
 if TYPE_CHECKING:
     from assay.operations.tasks import GroupRun, TaskRun
@@ -114,62 +132,21 @@ def tasks_list(
 
 @tasks_app.command("run")
 def tasks_run(
-    file: Annotated[Path, typer.Argument(help="A task YAML.")],
-    model: Annotated[
-        str | None, typer.Option("--model", "-m", help="The model (any assay model string).")
-    ] = None,
-    limit: Annotated[int | None, typer.Option("--limit", help="Only the first N docs.")] = None,
-    num_fewshot: Annotated[
-        int | None, typer.Option("--num-fewshot", help="Few-shot examples per prompt.")
-    ] = None,
-    docs: Annotated[
-        Path | None,
-        typer.Option("--docs", help="Docs (JSONL/CSV/Parquet) replacing the task's dataset."),
-    ] = None,
-    predictions: Annotated[
-        Path | None,
-        typer.Option(
-            "--predictions",
-            help='Recorded responses, JSONL lines {"doc_id": i, "responses": R}; no model.',
-        ),
-    ] = None,
-    json_path: Annotated[
-        Path | None,
-        typer.Option("--json", help="Write per_doc and aggregate (lm-eval's shape) here."),
-    ] = None,
-    base_url: Annotated[
-        str | None, typer.Option("--base-url", help="An OpenAI-compatible endpoint.")
-    ] = None,
-    concurrency: Annotated[
-        int | None, typer.Option("--concurrency", "-c", help="Docs in flight at once.")
-    ] = None,
-    bootstrap_iters: Annotated[
-        int,
-        typer.Option("--bootstrap-iters", help="Bootstrap resamples for stderr (lm-eval's)."),
-    ] = 100_000,
-    store: Annotated[
-        bool, typer.Option("--store/--no-store", help="Keep the run in the database.")
-    ] = True,
-    name: Annotated[str | None, typer.Option("--name", help="A name for the run.")] = None,
-    apply_chat_template: Annotated[
-        bool,
-        typer.Option(
-            "--apply-chat-template",
-            help="Send the prompt as chat messages, as lm-eval does (generate_until tasks).",
-        ),
-    ] = False,
-    fewshot_as_multiturn: Annotated[
-        bool | None,
-        typer.Option(
-            "--fewshot-as-multiturn/--no-fewshot-as-multiturn",
-            help="Few-shot examples as user/assistant turns (default: on with a chat template).",
-            show_default=False,
-        ),
-    ] = None,
-    system_instruction: Annotated[
-        str | None,
-        typer.Option("--system-instruction", help="A system message put before the prompt."),
-    ] = None,
+    file: TaskFileArg,
+    model: ModelOpt = None,
+    limit: DocLimitOpt = None,
+    num_fewshot: NumFewshotOpt = None,
+    docs: DocsOpt = None,
+    predictions: PredictionsOpt = None,
+    json_path: TaskJsonOpt = None,
+    base_url: BaseUrlOpt = None,
+    concurrency: DocConcurrencyOpt = None,
+    bootstrap_iters: BootstrapItersOpt = 100_000,
+    store: StoreFlag = True,
+    name: NameOpt = None,
+    apply_chat_template: ApplyChatTemplateOpt = False,
+    fewshot_as_multiturn: FewshotAsMultiturnOpt = None,
+    system_instruction: SystemInstructionOpt = None,
     backend: BackendFlag = None,
     ray_address: RayAddressFlag = None,
     workers: WorkersFlag = None,
@@ -180,18 +157,17 @@ def tasks_run(
     say so); 2 bad input."""
     from assay.operations.ray_backend import RayBackendError
     from assay.operations.tasks import TaskRun, TaskRunError, run_task_file
-    from assay.tasks.chat import ChatOptions
     from assay.tasks.errors import TaskConfigError
 
-    scale_out = backend_options(backend, ray_address, workers)
-    if scale_out and not store:
-        raise CliError("--backend ray: its workers store the results, so --no-store cannot be used")
-    try:
-        chat = ChatOptions(apply_chat_template, fewshot_as_multiturn, system_instruction)
-    except ValueError as exc:
-        raise CliError(f"--fewshot-as-multiturn: {exc}") from None
-    options: dict[str, Any] = {"progress": False, **scale_out}
-    options |= {k: v for k, v in (("concurrency", concurrency), ("name", name)) if v is not None}
+    options = task_run_options(
+        store=store,
+        concurrency=concurrency,
+        name=name,
+        backend=backend,
+        ray_address=ray_address,
+        workers=workers,
+    )
+    chat = chat_options(apply_chat_template, fewshot_as_multiturn, system_instruction)
     try:
         outcome = run_task_file(
             file,

@@ -28,6 +28,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from assay.extras import install_hint
 from assay.operations.ray_limits import HostedLimits, LimitsHost, remote_limits
 from assay.operations.ray_worker import WorkerSettings, work_in_process
 from assay.runner.engine import RunPlan
@@ -48,14 +49,20 @@ class RayBackendError(ValueError):
     """The Ray backend cannot run this run (one line saying why; the CLI exits 2)."""
 
 
+RAY_FEATURE = "the Ray backend"
+"""What needs the ``ray`` extra, in its one line: ``the Ray backend needs the 'ray' extra:
+pip install 'assay[ray]'`` (``assay.extras.install_hint``, as for every extra)."""
+
+
 def require_ray() -> ModuleType:
-    """The ``ray`` module, or a ``RayBackendError`` saying how to install it."""
+    """The ``ray`` module, or a ``RayBackendError`` whose message is the extras' one line
+    (``install_hint``; a ``RayBackendError``, so callers that refuse a run the Ray backend
+    cannot take catch this one too). Any ImportError of ``import ray`` counts: a Ray whose
+    own import fails cannot run the backend either, and the fix is the same reinstall."""
     try:
         import ray
     except ImportError as exc:
-        raise RayBackendError(
-            "backend 'ray' needs Ray, which is not installed: pip install 'assay[ray]'"
-        ) from exc
+        raise RayBackendError(install_hint(RAY_FEATURE, "ray")) from exc
     return ray
 
 
