@@ -238,10 +238,11 @@ def _hostile_run(store: Store, run_id: str) -> None:
 
 
 def test_text_search_index_finds_what_the_scan_finds(store_url: str) -> None:
-    """The trigram index (SQLite) against the ``LIKE`` scan it replaces, on hostile text
-    and needles: wildcards, quotes, backslashes, NUL, case folding beyond ASCII, needles
-    shorter than a trigram. Every needle must give the same count, page and rank; on
-    PostgreSQL both are the scan (the check that the reference itself is what runs)."""
+    """Each database's fast search (PostgreSQL: the lower-cased copy; SQLite: plain
+    ``LIKE`` without ``lower(CAST(...))``) against the reference scan, on hostile text
+    and needles: wildcards, quotes, backslashes, NUL, case folding beyond ASCII (where
+    SQLite's ``LIKE`` and ``lower()`` must agree), short needles. Every needle must give
+    the same count, page and rank."""
     from assay.store.run_queries import RunQueries
 
     with open_store(store_url) as store:
