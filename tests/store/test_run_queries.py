@@ -238,10 +238,11 @@ def _hostile_run(store: Store, run_id: str) -> None:
 
 
 def test_text_search_index_finds_what_the_scan_finds(store_url: str) -> None:
-    """The trigram index (SQLite) against the ``LIKE`` scan it replaces, on hostile text
-    and needles: wildcards, quotes, backslashes, NUL, case folding beyond ASCII, needles
-    shorter than a trigram. Every needle must give the same count, page and rank; on
-    PostgreSQL both are the scan (the check that the reference itself is what runs)."""
+    """Each database's fast search (PostgreSQL: the lower-cased copy; SQLite: plain
+    ``LIKE`` without ``lower(CAST(...))``) against the reference scan, on hostile text
+    and needles: wildcards, quotes, backslashes, NUL, case folding beyond ASCII (where
+    SQLite's ``LIKE`` and ``lower()`` must agree), short needles. Every needle must give
+    the same count, page and rank."""
     from assay.store.run_queries import RunQueries
 
     with open_store(store_url) as store:
@@ -379,3 +380,150 @@ def test_text_index_holds_only_results_that_went_in(store_url: str) -> None:
             assert store.run_queries.count("r", wanted) == scan.count("r", wanted) == found
             pages = [q.page("r", wanted, offset=0, limit=9) for q in (store.run_queries, scan)]
             assert [r.item_id for r in pages[0]] == [r.item_id for r in pages[1]]
+
+
+def _mixed_run(store: Store, run_id: str, n: int = 240) -> None:
+    """``n`` one-result items: hostile texts and common words, scores spread over [0, 1]
+    (every seventh item failed, without a score), so ranges and needles cut both ways."""
+    spec = ScorerSpec(id="s", label="S")
+    store.runs.create(
+        RunInfo(id=run_id, target=TargetSpec(kind="stored-output", label="stored"), scorers=[spec])
+    )
+    words = ["alpha", "Gamma", "delta", "ÉCOLE"]
+    results = []
+    for k in range(n):
+        failed = k % 7 == 3
+        results.append(
+            ItemResult(
+                item_id=f"{run_id}-{k:03d}",
+                position=k,
+                input=HOSTILE_TEXTS[k % len(HOSTILE_TEXTS)],
+                output=f"{words[k % 4]} {words[(k * 5) % 4]} {k}",
+                expected_output=words[k % 3] if k % 2 else None,
+                error=TargetError(message="boom") if failed else None,
+                scores={} if failed else {"s": _score(((k * 37) % n) / n)},
+            )
+        )
+    store.runs.write_results(run_id, results)
+
+
+RANGE_NEEDLES = ["gamma", "GAMMA", "école", "É", "100%", "e_t", "k", "\u212a", "aaa", "nul\x00ins"]
+RANGE_BOUNDS = [(0.2, 0.4), (None, 0.1), (0.5, None), (0.3, 0.31), (0.9, 0.95)]
+
+
+def test_score_range_with_a_search_is_what_the_scan_finds(store_url: str) -> None:
+    """A score range combined with a text search on a one-result-per-item run (issue 25:
+    PostgreSQL counts it on the text copy joined to the stored means by item id,
+    migration 0012; SQLite's plain ``LIKE``; a ranked page walks the range of the means
+    or groups): counts, pages, counted pages and ranks must equal the reference scan's
+    (``lower(CAST(...)) LIKE`` and a probe of every result's scores), on hostile text."""
+    from assay.store.run_queries import RunQueries
+
+    with open_store(store_url) as store:
+        _mixed_run(store, "m1")
+        _mixed_run(store, "m2")  # the same texts in a second run: bounds keep to one run
+        fast = store.run_queries
+        walking, grouping = RunQueries(store._db), RunQueries(store._db)
+        walking.WALK_SHARE = 0  # always walk the means (when the filter lets it)
+        grouping.WALK_SHARE = 10**9  # always group
+        scan = RunQueries(store._db, text_index=False)
+        compared = 0
+        for low, high in RANGE_BOUNDS:
+            for needle in RANGE_NEEDLES:
+                for status in (None, "ready"):
+                    wanted = ResultFilter(
+                        scorer="s", min_score=low, max_score=high, status=status, q=needle
+                    )
+                    expected = scan.count("m1", wanted)
+                    assert fast.count("m1", wanted, single_repeat=True) == expected, wanted
+                    for offset in (0, 5, 60):
+                        reference = scan.page("m1", wanted, offset=offset, limit=9)
+                        total, page = fast.counted_page(
+                            "m1", wanted, offset=offset, limit=9, single_repeat=True
+                        )
+                        assert total == expected, (wanted, offset)
+                        assert [r.item_id for r in page] == [r.item_id for r in reference]
+                    for queries in (fast, walking, grouping):
+                        for descending in (False, True):
+                            for offset in (0, 3, 40):
+                                got, want = (
+                                    q.ranked_items(
+                                        "m1",
+                                        wanted,
+                                        scorer="s",
+                                        descending=descending,
+                                        offset=offset,
+                                        limit=7,
+                                        single_repeat=one,
+                                    )
+                                    for q, one in ((queries, True), (scan, False))
+                                )
+                                assert got[0] == want[0] == expected, wanted
+                                assert [i for i, _ in got[1]] == [i for i, _ in want[1]], (
+                                    wanted,
+                                    descending,
+                                    offset,
+                                )
+                    compared += expected > 0
+        assert compared > len(RANGE_BOUNDS) * 4  # many of the combinations do match items
+
+
+def test_a_counted_page_says_what_the_count_says(store_url: str) -> None:
+    """``counted_page`` takes the total from a page that ends the matches: it must be the
+    count whatever the page's place (first, last, short, past the end, exactly full)."""
+    with open_store(store_url) as store:
+        _mixed_run(store, "c1", n=60)
+        q = store.run_queries
+        for wanted in (ResultFilter(), ResultFilter(q="gamma"), ResultFilter(q="no such text")):
+            count = q.count("c1", wanted)
+            for offset in (0, 1, count - 1, count, count + 5, max(0, count - 10)):
+                for limit in (1, 10, count or 1, 100):
+                    if offset < 0:
+                        continue
+                    total, page = q.counted_page("c1", wanted, offset=offset, limit=limit)
+                    assert total == count, (wanted, offset, limit)
+                    assert page == q.page("c1", wanted, offset=offset, limit=limit)
+
+
+def test_text_copy_item_id_migration_backfills_and_downgrades(store_url: str) -> None:
+    """0012 (PostgreSQL) gives the text copy each result's item id: filled for results
+    stored before it, written by the replaced trigger after; its downgrade drops the
+    column and the trigger writes rows without it again. SQLite has no copy: a no-op."""
+    import sqlalchemy as sa
+    from alembic import command
+
+    from assay.store.engine import _alembic_config
+    from assay.store.run_queries import RunQueries
+
+    with open_store(store_url) as store:
+        postgres = store.engine.dialect.name == "postgresql"
+        with store.engine.connect() as conn, conn.begin():
+            command.downgrade(_alembic_config(conn), "0011")
+        _mixed_run(store, "before", n=40)  # written by 0010's trigger
+        if postgres:
+            columns = {c["name"] for c in sa.inspect(store.engine).get_columns("item_results_text")}
+            assert "item_id" not in columns
+            with store.engine.connect() as conn:
+                copied = conn.exec_driver_sql(
+                    "SELECT count(*) FROM item_results_text WHERE run_id = 'before'"
+                ).scalar_one()
+            assert copied == 40
+        with store.engine.connect() as conn, conn.begin():
+            command.upgrade(_alembic_config(conn), "head")
+        _mixed_run(store, "after", n=40)  # written by 0012's trigger
+        if postgres:
+            with store.engine.connect() as conn:
+                mismatched = conn.exec_driver_sql(
+                    "SELECT count(*) FROM item_results_text x JOIN item_results t ON t.id = x.id"
+                    " WHERE x.item_id IS DISTINCT FROM t.item_id"
+                ).scalar_one()
+                rows = conn.exec_driver_sql("SELECT count(*) FROM item_results_text").scalar_one()
+            assert (mismatched, rows) == (0, 80)
+        else:
+            assert "item_results_text" not in sa.inspect(store.engine).get_table_names()
+        scan = RunQueries(store._db, text_index=False)
+        for run_id in ("before", "after"):
+            for needle in ("gamma", "école", "alpha"):
+                wanted = ResultFilter(scorer="s", min_score=0.2, max_score=0.7, q=needle)
+                count = store.run_queries.count(run_id, wanted, single_repeat=True)
+                assert count == scan.count(run_id, wanted) > 0, (run_id, needle)

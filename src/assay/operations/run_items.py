@@ -67,16 +67,10 @@ def run_items_page(
     query = ResultFilter(**wanted.model_dump())
     with using_store(store) as db:
         info = db.runs.get(run_id).info
-        run = info.id
-        return RunItemsPage(
-            run_id=run,
-            total=db.run_queries.count(run, query, single_repeat=info.repeats == 1),
-            offset=offset,
-            limit=limit,
-            items=db.run_queries.page(
-                run, query, offset=offset, limit=limit, single_repeat=info.repeats == 1
-            ),
+        total, items = db.run_queries.counted_page(
+            info.id, query, offset=offset, limit=limit, single_repeat=info.repeats == 1
         )
+        return RunItemsPage(run_id=info.id, total=total, offset=offset, limit=limit, items=items)
 
 
 def run_item(run_id: str, item_id: str, *, store: Store | None = None) -> list[ItemResult]:

@@ -81,54 +81,88 @@ def _escape_like(text: str) -> str:
 
 _text_copy = sa.table(
     TEXT_INDEX,
-    *(sa.column(name, sa.Text) for name in ("id", "run_id", "input", "output", "expected_output")),
+    *(
+        sa.column(name, sa.Text)
+        for name in ("id", "run_id", "item_id", "input", "output", "expected_output")
+    ),
 )
 
 
-def _text_condition(run_id: str, needle: str, indexed: str | None) -> sa.ColumnElement[bool]:
+TextSearch = Literal["postgresql", "sqlite"] | None
+"""How a store answers ``ResultFilter.q``: ``"postgresql"`` from migration 0010's
+lower-cased copy of the texts, ``"sqlite"`` by SQLite's own ``LIKE`` over the stored JSON
+text, ``None`` by the reference scan (``lower(CAST(...)) LIKE``, on either database)."""
+
+
+def _text_condition(run_id: str, needle: str, search: TextSearch) -> sa.ColumnElement[bool]:
     """``needle`` (already lower-cased) is a substring of a result's input, output or
     expected output as lower-cased JSON text.
 
-    A scan on both databases: pages stop at their last match in position or rank order.
-    ``indexed`` (``"postgresql"`` when the store has migration 0010's lower-cased copy of
-    each result's texts) only changes how a search alone is counted
-    (``_count_text_matches``). SQLite has no such index on purpose: a trigram FTS5 index
-    kept by triggers made every stored result 2.4x slower to write (147 -> 352 ms per
-    1,000 results, ``benchmarks/result_text_cost.py``) and the run 48 MB larger per
-    100,000 results, for every run, to speed up a search that only 100,000-item runs need
-    (the scan answers one in 113 ms there at load 3)."""
+    PostgreSQL (``search == "postgresql"``): the result's row in the lower-cased copy
+    matches (``_copy_matches``): an ``IN`` over stored text the planner can estimate, where
+    casting and lower-casing each JSONB value per row was 0.6-0.9 s at 100,000 results and
+    drew a bad plan when combined with a score range (issue 25).
+
+    SQLite (``"sqlite"``): plain ``LIKE`` on the stored text. SQLite's ``LIKE`` folds
+    exactly the case ``lower()`` folds (ASCII only, without ICU) and converts a number to
+    text as ``CAST`` does, so ``column LIKE '%needle%'`` keeps the rows ``lower(CAST(column
+    AS TEXT)) LIKE '%needle%'`` keeps (the needle is lower-cased already), without three
+    new strings per row: the scan of 100,000 results went from 220-460 ms to 75-90 ms
+    (load 3). No index on purpose: a trigram FTS5 index kept by triggers made every stored
+    result 2.4x slower to write (``benchmarks/result_text_cost.py``) for a search that only
+    100,000-item runs need.
+
+    ``None``: that lower-cased cast, the reference the two are tested against."""
     t = item_results.c
     pattern = f"%{_escape_like(needle)}%"
-    return sa.or_(
-        *(
-            sa.func.lower(sa.cast(column, sa.Text)).like(pattern, escape="\\")
-            for column in (t.input, t.output, t.expected_output)
+    columns = (t.input, t.output, t.expected_output)
+    if search == "postgresql":
+        return t.id.in_(sa.select(_text_copy.c.id).where(*_copy_matches(run_id, needle)))
+    if search == "sqlite":
+        # ``type_coerce``: compared as the text it is stored as, with no CAST in the SQL
+        return sa.or_(
+            *(sa.type_coerce(column, sa.Text).like(pattern, escape="\\") for column in columns)
         )
+    return sa.or_(
+        *(sa.func.lower(sa.cast(column, sa.Text)).like(pattern, escape="\\") for column in columns)
     )
 
 
-def _count_text_matches(conn: sa.Connection, run_id: str, needle: str) -> int:
+def _copy_matches(run_id: str, needle: str) -> list[sa.ColumnElement[bool]]:
+    """Rows of PostgreSQL's lower-cased copy (migration 0010) of the run's results whose
+    input, output or expected output holds ``needle`` (lower-cased, as stored)."""
+    c = _text_copy.c
+    pattern = f"%{_escape_like(needle)}%"
+    return [
+        c.run_id == run_id,
+        sa.or_(
+            *(
+                column.like(pattern, escape="\\")
+                for column in (c.input, c.output, c.expected_output)
+            )
+        ),
+    ]
+
+
+def _count_text_matches(
+    conn: sa.Connection, run_id: str, needle: str, score_range: ResultFilter | None = None
+) -> int:
     """How many results of the run match ``needle`` (lower-cased, as stored), counted on
     PostgreSQL's lower-cased copy of their texts (migration 0010: one row per result, kept
     by a trigger and cascading with it): the same ``LIKE`` as the scan, over stored text
     instead of casting and lower-casing every JSONB value, and without a join back (the
-    copy has a row exactly where the run has a result). A page needs no such help: in
-    position or rank order the scan stops at the page's last match."""
-    c = _text_copy.c
-    pattern = f"%{_escape_like(needle)}%"
-    query = (
-        sa.select(sa.func.count())
-        .select_from(_text_copy)
-        .where(
-            c.run_id == run_id,
-            sa.or_(
-                *(
-                    column.like(pattern, escape="\\")
-                    for column in (c.input, c.output, c.expected_output)
-                )
-            ),
+    copy has a row exactly where the run has a result).
+
+    ``score_range`` (``_has_mean_range`` of its scorer, a run with one result per item):
+    only the items whose stored mean is in it, by the item id the copy carries (migration
+    0012): the copy's scan hash-joined to a range of the means' index, where mapping the
+    range to result ids through ``item_results`` was a second join over the whole run."""
+    where = _copy_matches(run_id, needle)
+    if score_range is not None and score_range.scorer is not None:
+        where.append(
+            _text_copy.c.item_id.in_(_means_in_range(run_id, score_range.scorer, score_range))
         )
-    )
+    query = sa.select(sa.func.count()).select_from(_text_copy).where(*where)
     return int(conn.execute(query).scalar_one())
 
 
@@ -136,7 +170,7 @@ def _conditions(
     run_id: str,
     wanted: ResultFilter,
     *,
-    indexed_text: str | None = None,
+    indexed_text: TextSearch = None,
     single_repeat: bool = False,
 ) -> list[sa.ColumnElement[bool]]:
     """``wanted`` as conditions on ``item_results``. ``single_repeat`` (every item of the
@@ -253,11 +287,18 @@ class RunQueries:
     the filter drops (cheap near the top); deeper ones group (the walk grows with the
     offset divided by the share of items that pass)."""
 
+    WALK_SHARE = 8
+    """A filtered rank walks the stored means only when at least ``WALK_SHARE`` times the
+    page's end pass the filter (the walk then reads at most about 1/``WALK_SHARE`` of the
+    run's items); otherwise one grouped pass ranks the few that do."""
+
     def __init__(self, db: Database, *, text_index: bool = True) -> None:
-        """``text_index``: search through ``item_results_text`` (migration 0010); off,
-        every search scans (the reference the index is tested against)."""
+        """``text_index``: each database's fast text search (``TextSearch``); off, every
+        search is the reference scan the fast ones are tested against."""
         self._db = db
-        self._indexed_text = "postgresql" if text_index and db.dialect == "postgresql" else None
+        self._indexed_text: TextSearch = None
+        if text_index and db.dialect in ("postgresql", "sqlite"):
+            self._indexed_text = "postgresql" if db.dialect == "postgresql" else "sqlite"
 
     def _require(self, conn: sa.Connection, run_id: str) -> None:
         if conn.execute(sa.select(runs.c.id).where(runs.c.id == run_id)).first() is None:
@@ -285,8 +326,14 @@ class RunQueries:
     def _count(
         self, conn: sa.Connection, run_id: str, wanted: ResultFilter, single_repeat: bool
     ) -> int:
-        if wanted.q and self._indexed_text == "postgresql" and wanted == ResultFilter(q=wanted.q):
-            return _count_text_matches(conn, run_id, escape_nul(wanted.q.lower()))
+        if wanted.q and self._indexed_text == "postgresql":
+            needle = escape_nul(wanted.q.lower())
+            if wanted == ResultFilter(q=wanted.q):
+                return _count_text_matches(conn, run_id, needle)
+            if single_repeat and wanted.scorer is not None:
+                ranged = dataclasses.replace(wanted, q=None)
+                if _is_score_range(ranged, wanted.scorer):
+                    return _count_text_matches(conn, run_id, needle, ranged)
         if single_repeat and wanted.scorer is not None and _is_score_range(wanted, wanted.scorer):
             return _count_means_in_range(conn, run_id, wanted.scorer, wanted)
         query = sa.select(sa.func.count()).select_from(item_results)
@@ -320,6 +367,24 @@ class RunQueries:
                 .limit(limit)
             ).all()
             return self._with_scores(conn, rows)
+
+    def counted_page(
+        self,
+        run_id: str,
+        wanted: ResultFilter,
+        *,
+        offset: int,
+        limit: int,
+        single_repeat: bool = False,
+    ) -> tuple[int, list[ItemResult]]:
+        """(``count``, ``page``) of the same arguments, the page read first: a page that
+        ends the matches (shorter than ``limit``, and not past the end) says how many
+        there are, so a search few results pass scans the run once, not twice (page,
+        then count). Otherwise the count is read as ``count`` reads it."""
+        items = self.page(run_id, wanted, offset=offset, limit=limit, single_repeat=single_repeat)
+        if len(items) < limit and (items or offset == 0):
+            return offset + len(items), items
+        return self.count(run_id, wanted, single_repeat=single_repeat), items
 
     EXPORT_CHUNK = 2000
 
@@ -418,9 +483,20 @@ class RunQueries:
                     conn, run_id, scorer, True, descending, offset, limit, wanted
                 )
             elif scorer is not None and single_repeat and offset < self.WALK_DEPTH:
-                total, ids = self._ranked_ids_filtered(
-                    conn, run_id, wanted, scorer, descending, offset, limit
-                )
+                # the walk reads about (offset + limit) / share-of-items-passing means: for
+                # a filter few items pass (a rare word), one grouped pass is cheaper than
+                # a probe per item of the run, and nothing passing needs no page at all
+                total = self._count(conn, run_id, wanted, single_repeat=True)
+                if total == 0:
+                    ids = []
+                elif (offset + limit) * self.WALK_SHARE > total:
+                    total, ids = self._ranked_ids_grouped(
+                        conn, run_id, wanted, scorer, descending, offset, limit
+                    )
+                else:
+                    ids = self._ranked_ids_filtered(
+                        conn, run_id, wanted, scorer, descending, offset, limit, total
+                    )
             else:
                 total, ids = self._ranked_ids_grouped(
                     conn, run_id, wanted, scorer, descending, offset, limit
@@ -548,31 +624,49 @@ class RunQueries:
         descending: bool,
         offset: int,
         limit: int,
-    ) -> tuple[int, list[str]]:
+        total: int,
+    ) -> list[str]:
         """The rank from ``item_scores`` of a run with one result per item, filtered: an
         item's stored mean is then its one result's score, so walking the means in order
         and keeping the items whose result passes ``wanted`` is the rank. Items without
-        a mean follow by position."""
+        a mean follow by position.
+
+        A score range of the ranking scorer itself bounds the walk (an index range of
+        the means it walks anyway) instead of probing a second copy of the means per
+        item: from the top of a descending rank down to a range's upper end was 60,000
+        probes on PostgreSQL at 100,000 items (1.5 s with a search)."""
         a, t = item_scores.c, item_results.c
-        where = _conditions(run_id, wanted, indexed_text=self._indexed_text, single_repeat=True)
         of_scorer = (a.run_id == run_id, a.scorer_id == scorer)
+        bounds: list[sa.ColumnElement[bool]] = []
+        ranged = wanted.scorer == scorer and _has_mean_range(wanted)
+        if ranged:
+            if wanted.min_score is not None:
+                bounds.append(a.mean >= wanted.min_score)
+            if wanted.max_score is not None:
+                bounds.append(a.mean <= wanted.max_score)
+            wanted = dataclasses.replace(
+                wanted, scorer=None, min_score=None, max_score=None, status=None
+            )
+        where = _conditions(run_id, wanted, indexed_text=self._indexed_text, single_repeat=True)
         # the whole unique key (repeat 0 is the only one): without statistics SQLite
         # would otherwise walk the run's covering index once per ranked item
         joined = item_scores.join(
             item_results, sa.and_(t.run_id == a.run_id, t.item_id == a.item_id, t.repeat == 0)
         )
-        total = self._count(conn, run_id, wanted, single_repeat=True)
         mean = a.mean.desc() if descending else a.mean.asc()
         ids = list(
             conn.execute(
                 sa.select(a.item_id)
                 .select_from(joined)
-                .where(*of_scorer, a.mean.is_not(None), *where)
+                .where(*of_scorer, a.mean.is_not(None), *bounds, *where)
                 .order_by(mean, a.position, a.item_id)
                 .offset(offset)
                 .limit(limit)
             ).scalars()
         )
+        if ranged:
+            # every item passing a range has a mean in it: nothing follows the walk
+            return ids
         if len(ids) < limit and offset + len(ids) < total:
             # the ranked part ended on this page (or before it): how far it reached
             scored = (
@@ -592,7 +686,7 @@ class RunQueries:
                 .offset(max(0, offset - scored))
                 .limit(limit - len(ids))
             ).scalars()
-        return int(total), ids
+        return ids
 
     def _ranked_ids_grouped(
         self,

@@ -535,12 +535,11 @@ store never looks inside, and PostgreSQL's JSONB would re-parse megabytes on eac
 Deleting either run deletes the row."""
 
 TEXT_INDEX = "item_results_text"
-"""SQLite only (migration 0010): a contentless FTS5 trigram index over the results'
-lower-cased input, output and expected output, kept by triggers on ``item_results``, and
-``item_results_text_run``, an index on ``item_results.run_id || ''`` (a run's rowid
-bounds). A
-virtual table has no Core description; ``is_described`` keeps these (and FTS5's shadow
-tables) out of the metadata comparison."""
+"""PostgreSQL only (migrations 0010, 0012): a lower-cased copy of each result's input,
+output and expected output with its run and item id, kept by triggers on
+``item_results`` and searched by ``run_queries``. Written by SQL triggers, never by
+Core, so ``metadata`` does not describe it; ``is_described`` keeps it (and any table or
+index named after it) out of the metadata comparison."""
 
 
 def is_described(name: str | None, type_: str, parent_names: object) -> bool:

@@ -1,7 +1,7 @@
 """Stored compare statistics: a run's paired statistics against a baseline, kept.
 
 Revision ID: 0013
-Revises: 0011
+Revises: 0012
 Create Date: 2026-11-27
 
 * ``compare_statistics``: one row per (baseline run, run, threshold) with the fingerprint
@@ -10,9 +10,8 @@ Create Date: 2026-11-27
   reference ``runs`` with ``ON DELETE CASCADE``. Issue 25: the bootstrap over two
   100,000-item runs was computed again after every server restart and in every worker.
 
-A new table only: nothing existing is copied or rewritten. Revises 0011, leaving 0012 to a
-migration written at the same time (the merge re-chains ``down_revision``). Frozen like
-0001: no import of ``assay.store.tables``.
+A new table only: nothing existing is copied or rewritten. Frozen like 0001: no import of
+``assay.store.tables``.
 """
 
 from __future__ import annotations
@@ -23,7 +22,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision: str = "0013"
-down_revision: str | None = "0011"
+down_revision: str | None = "0012"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
