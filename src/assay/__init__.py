@@ -19,7 +19,6 @@ by name on first use, the way registries load their built-ins.
 from __future__ import annotations
 
 import importlib
-from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # what the lazy names below resolve to, for type checkers
@@ -156,18 +155,11 @@ _LAZY = {
 """Each public name and the module defining it, imported when the name is first used."""
 
 
-def _lazy_attribute(package: str, table: Mapping[str, str], name: str) -> object:
-    """The PEP 562 ``__getattr__`` of a package whose public names ``table`` maps to the
-    modules defining them (this one and ``assay.testing``): import that module now, or raise
-    the ``AttributeError`` Python would."""
-    module = table.get(name)
-    if module is None:
-        raise AttributeError(f"module {package!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(module), name)
-
-
 def __getattr__(name: str) -> object:
-    value = _lazy_attribute(__name__, _LAZY, name)
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'assay' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
     if name != "optimize":  # the optimize package binds itself here (see assay.optimize)
         globals()[name] = value  # the next lookup is a plain attribute
     return value

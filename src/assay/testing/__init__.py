@@ -30,9 +30,12 @@ _LAZY = {
 
 
 def __getattr__(name: str) -> object:
-    from assay import _lazy_attribute
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'assay.testing' has no attribute {name!r}")
+    import importlib
 
-    return _lazy_attribute(__name__, _LAZY, name)
+    return getattr(importlib.import_module(module), name)
 
 
 __all__ = ["AssayEval", "CaseVerdict", "EvalReport", "ScriptedModel", "assert_score", "cases"]
