@@ -170,7 +170,11 @@ CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run"]
 ITEMS_TABLE = "[data-testid=items-table] tbody tr"
 COMPARE_TABLE = "[data-testid=compare-rows] tbody tr"
+FLOOR_ITEMS = 20
+"""The floor's run: the same run page with this many items, so what the browser itself costs
+(a new tab's navigation, parsing, styles, the page's script) is shown beside the 100k pages."""
 BROWSER_PAGES = [
+    (f"floor: run page of a {FLOOR_ITEMS}-item run", "/runs/tiny", ITEMS_TABLE),
     ("run page, first page", "/runs/cand", ITEMS_TABLE),
     ("sorted by score", "/runs/cand?sort=score_desc", ITEMS_TABLE),
     ("filter 0.2-0.4", "/runs/cand?scorer=similarity&min_score=0.2&max_score=0.4", ITEMS_TABLE),
@@ -208,6 +212,8 @@ def browser_timings(base: str, repeats: int) -> None:
                 ms = statistics.median(times)
                 goal = 1000 if label.startswith("compare") else 300
                 verdict = "ok" if ms < goal else "SLOW"
+                if label.startswith("floor"):
+                    verdict = "(the browser's own cost)"
                 print(f"  browser {label:45s} {ms:8.1f} ms  goal < {goal} ms  {verdict}")
         finally:
             browser.close()
@@ -266,6 +272,7 @@ def main() -> None:
         with open_store(url) as store:
             build_run(store, "base", args.items, seed=1)
             build_run(store, "cand", args.items, seed=2)
+            build_run(store, "tiny", FLOOR_ITEMS, seed=3)
         print(f"built 2 runs x {args.items:,} items in {time.perf_counter() - started:.1f} s")
         with open_store(url) as store:
             export_cpu(store)
