@@ -90,7 +90,8 @@ def test_the_error_survives_pickling() -> None:
 
 PYPROJECT = Path(__file__).resolve().parents[1] / "pyproject.toml"
 HEAVY = ("spacy", "pyarrow", "scipy", "scikit-learn", "plotly", "sacrebleu", "rouge-score",
-         "psycopg", "gepa", "fastapi", "uvicorn", "python-multipart", "krippendorff")  # fmt: skip
+         "psycopg", "gepa", "fastapi", "uvicorn", "python-multipart", "krippendorff",
+         "rapidfuzz")  # fmt: skip
 
 
 def _project() -> dict[str, Any]:

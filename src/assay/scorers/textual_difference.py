@@ -2,7 +2,7 @@
 
 Parity with ``createTextualDifferenceScorer``: ``ratio = 2·LCS / (len(a) + len(b))`` over
 UTF-16 code units, plus word ``changes``, ``lengthDiff`` and ``confidence`` in the step
-result. Case- and whitespace-sensitive; unrounded. The LCS comes from ``rapidfuzz``.
+result. Case- and whitespace-sensitive; unrounded. The LCS is bit-parallel (``_lib.lcs``).
 """
 
 from __future__ import annotations

@@ -25,7 +25,7 @@ def _joined(messages: list[dict[str, Any]]) -> str:
 
 
 def _dp_lcs(first: str, second: str) -> int:
-    """The reference's O(m·n) LCS, as an oracle for the rapidfuzz-based ratio."""
+    """The reference's O(m·n) LCS, as an oracle for the bit-parallel ratio."""
     previous = [0] * (len(second) + 1)
     for char in first:
         current = [0]

@@ -4,9 +4,9 @@ The reference computes, on the raw joined input and output (case- and whitespace
 
 * ``ratio`` — 1 for equal strings, 0 when either is empty, else ``2·LCS / (len_a + len_b)``
   where LCS is the classic character-level longest common *subsequence* (the reference's
-  O(m·n) DP). ``rapidfuzz.distance.LCSseq.similarity`` computes exactly that length
-  (bit-parallel, verified against a DP on random strings), so it is used instead of a DP.
-  This is deliberately not ``difflib.SequenceMatcher.ratio``.
+  O(m·n) DP). ``assay.scorers._lib.lcs.lcs_length`` computes exactly that length
+  bit-parallel (checked against a DP and against RapidFuzz in the tests), so it is used
+  instead of a DP. This is deliberately not ``difflib.SequenceMatcher.ratio``.
 * ``changes`` — a word-level count. Words are ``split(/\\s+/)`` without empties. When both
   sides have the same words it is 0 for identical raw strings and otherwise
   ``|#words_in − #words_out| || 1``, which is always 1 (equal word lists have equal lengths).
@@ -24,14 +24,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from rapidfuzz.distance import LCSseq
-
 from assay.scorers._lib.dice import (
     count_elements,
     js_words,
     multiset_intersection_size,
     to_utf16_units,
 )
+from assay.scorers._lib.lcs import lcs_length
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,7 +48,7 @@ def _ratio(first: str, second: str) -> float:
         return 1.0
     if not first or not second:
         return 0.0
-    matches: int = LCSseq.similarity(first, second)
+    matches = lcs_length(first, second)
     return 2.0 * matches / (len(first) + len(second))
 
 
