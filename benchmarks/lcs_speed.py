@@ -8,7 +8,8 @@ pair, so a wrong LCS stops the run. Needs RapidFuzz (the ``dev`` extra).
 
 Shapes: STS-B sentence pairs as the scorer sees them (sentence1 vs sentence2, when the file
 is present), seeded random pairs of 1,000 and 10,000 characters, and one 50,000-character
-pair.
+pair. On STS-B the scorer's whole preprocess (``text_difference``: UTF-16 conversion, LCS,
+word changes) is timed too, once with each LCS plugged in, to show the share the LCS has.
 
 Usage::
 
@@ -29,6 +30,7 @@ from pathlib import Path
 
 from rapidfuzz.distance import LCSseq
 
+from assay.scorers._lib import textdiff
 from assay.scorers._lib.lcs import lcs_length
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -85,7 +87,30 @@ def main() -> None:
             theirs.append(theirs_time)
         mine, other = statistics.median(ours) * 1e6, statistics.median(theirs) * 1e6
         print(f"{name:<22} {len(pairs):>6} {mine:>12.1f} {other:>13.1f} {mine / other:>12.1f}")
+    if stsb is not None:
+        _preprocess_row(_shapes(stsb)["STS-B sentence pairs"], args.repeats)
     print(f"load after {os.getloadavg()[0]:.2f}")
+
+
+def _preprocess_row(pairs: Pairs, repeats: int) -> None:
+    """``text_difference`` per STS-B pair with assay's LCS and with RapidFuzz's, interleaved."""
+
+    def preprocess(first: str, second: str) -> int:
+        return textdiff.text_difference(first, second).changes
+
+    ours: list[float] = []
+    theirs: list[float] = []
+    try:
+        for _ in range(repeats):
+            textdiff.lcs_length = lcs_length
+            ours.append(_time(preprocess, pairs)[0])
+            textdiff.lcs_length = LCSseq.similarity
+            theirs.append(_time(preprocess, pairs)[0])
+    finally:
+        textdiff.lcs_length = lcs_length
+    mine, other = statistics.median(ours) * 1e6, statistics.median(theirs) * 1e6
+    name = "text_difference, STS-B"
+    print(f"{name:<22} {len(pairs):>6} {mine:>12.1f} {other:>13.1f} {mine / other:>12.1f}")
 
 
 if __name__ == "__main__":
