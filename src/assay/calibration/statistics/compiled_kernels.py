@@ -210,36 +210,6 @@ def spearman_rows(
     return out
 
 
-def _inline(function: F) -> F:
-    """Compiled into each kernel that calls it (numba inlines it at the IR level), so a
-    helper shared by two hot loops costs no call; the caller's cache holds the result."""
-    return cast(F, numba.njit(inline="always", nogil=True)(function))
-
-
-@_inline
-def _walked_above(tree: Any, walked: Any, code: int, higher: Any) -> None:
-    """``higher`` = weight already walked with a code above ``code``, per resample: the
-    total walked less the Fenwick prefix sum over the codes up to ``code``."""
-    higher[:] = walked
-    j = code + 1
-    while j > 0:
-        node = tree[j]
-        for r in range(higher.shape[0]):
-            higher[r] -= node[r]
-        j -= j & (-j)
-
-
-@_inline
-def _fenwick_add(tree: Any, code: int, row: Any) -> None:
-    """Add one cell's weights (a row of resamples) to the Fenwick tree at ``code``."""
-    j = code + 1
-    while j < tree.shape[0]:
-        node = tree[j]
-        for r in range(row.shape[0]):
-            node[r] += row[r]
-        j += j & (-j)
-
-
 @_jit
 def kendall_rows(
     items: F32Array | FloatArray,
@@ -291,7 +261,13 @@ def kendall_rows(
             cell = x_order[first]
             row = items[cell]
             code = y_codes[cell]
-            _walked_above(tree, walked, code, higher)
+            higher[:] = walked
+            j = code + 1
+            while j > 0:
+                node = tree[j]
+                for r in range(lanes):
+                    higher[r] -= node[r]
+                j -= j & (-j)
             for r in range(lanes):
                 w = row[r]
                 discordant[r] += w * higher[r]
@@ -301,7 +277,12 @@ def kendall_rows(
                 into = per_code[code]
                 for r in range(lanes):
                     into[r] += row[r]
-            _fenwick_add(tree, code, row)
+            j = code + 1
+            while j <= n_codes:
+                node = tree[j]
+                for r in range(lanes):
+                    node[r] += row[r]
+                j += j & (-j)
             continue
         run[:] = 0.0
         for t in range(first, end):
@@ -309,7 +290,14 @@ def kendall_rows(
                 prefetch_row(items, x_order[t + AHEAD])
             cell = x_order[t]
             row = items[cell]
-            _walked_above(tree, walked, y_codes[cell], higher)
+            # weight walked in earlier x runs with a code <= this one, subtracted below
+            higher[:] = walked
+            j = y_codes[cell] + 1
+            while j > 0:
+                node = tree[j]
+                for r in range(lanes):
+                    higher[r] -= node[r]
+                j -= j & (-j)
             for r in range(lanes):
                 w = row[r]
                 discordant[r] += w * higher[r]
@@ -336,7 +324,12 @@ def kendall_rows(
                 into = per_code[code]
                 for r in range(lanes):
                     into[r] += row[r]
-            _fenwick_add(tree, code, row)
+            j = code + 1
+            while j <= n_codes:
+                node = tree[j]
+                for r in range(lanes):
+                    node[r] += row[r]
+                j += j & (-j)
     for r in range(lanes):
         c = np.float64(singles[r]) * 0.5
         x_ties[r] += c
