@@ -33,6 +33,7 @@ from assay.store.errors import (
     RunNotFoundError,
 )
 from assay.store.item_scores import add_item_scores
+from assay.store.result_inserts import insert_result_rows
 from assay.store.results_codec import build_results, result_rows
 from assay.store.summary_source import StoredSummarySource
 from assay.store.tables import (
@@ -74,18 +75,15 @@ def insert_results(
     storing it, and the one that commits second must store nothing, not abort its batch."""
     if not results:
         return 0
-    item_rows, score_rows, call_rows = result_rows(run_id, results)
     if skip_stored:
+        item_rows, score_rows, call_rows = result_rows(run_id, results)
         item_rows, score_rows, call_rows = _new_rows_only(conn, item_rows, score_rows, call_rows)
         if not item_rows:
             return 0
         kept = {(row["item_id"], row["repeat"]) for row in item_rows}
         results = [result for result in results if (result.item_id, result.repeat) in kept]
-        failed = sum(1 for result in results if result.error is not None)
-        stored = len(results)
-    else:
-        failed = sum(1 for result in results if result.error is not None)
-        stored = len(results)
+    failed = sum(1 for result in results if result.error is not None)
+    stored = len(results)
     updated = conn.execute(
         runs.update()
         .where(runs.c.id == run_id)
@@ -97,12 +95,13 @@ def insert_results(
     )
     if updated.rowcount == 0:
         raise RunNotFoundError(run_id)
-    if not skip_stored:
-        conn.execute(item_results.insert(), item_rows)
-    if score_rows:
-        conn.execute(scores.insert(), score_rows)
-    if call_rows:
-        conn.execute(judge_calls.insert(), call_rows)
+    if skip_stored:
+        if score_rows:
+            conn.execute(scores.insert(), score_rows)
+        if call_rows:
+            conn.execute(judge_calls.insert(), call_rows)
+    else:  # the hot path (every stored run's writer): driver SQL, see ``result_inserts``
+        insert_result_rows(conn, run_id, results)
     add_item_scores(conn, run_id, results)
     return stored
 

@@ -1,0 +1,205 @@
+"""``store.result_inserts``: results inserted as driver SQL store exactly the rows the
+SQLAlchemy inserts stored (compared as the database holds them, column by column), and
+hostile text round-trips through them; on SQLite and PostgreSQL."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+import sqlalchemy as sa
+
+from assay.store import Store
+from assay.store.codec import NUL_ESCAPE
+from assay.store.result_inserts import _COLUMNS
+from assay.store.results_codec import result_rows
+from assay.store.tables import item_results, judge_calls, scores
+from assay.types import ItemResult, ScoreResult, TargetError, Usage
+from tests.store.factories import error_score, item_result, judge_call, not_scorable, ready_score
+from tests.store.test_runs import run_info
+
+NUL = "\x00"
+ASTRAL = "\U0001d11e\U0001f600"  # outside the BMP: 4 bytes in UTF-8
+LONE = "\ud800"  # a lone surrogate: UTF-8 cannot encode it
+HOSTILE = f"a{NUL}b{ASTRAL}{LONE}\udfff{NUL_ESCAPE}0{NUL_ESCAPE}u d800 é\n\t\\\"'"
+
+
+def _varied_results() -> list[ItemResult]:
+    """Every column shape a result can take: target errors, each score status, judge
+    calls with and without usage, values, corpus payloads, warnings with usage and cost,
+    meta, non-finite floats, hostile text, and ``None`` wherever a column allows it."""
+    hostile_score = ScoreResult(
+        scorer_id="hostile",
+        scorer_label=f"Hostile {ASTRAL}",
+        call_id="c-h",
+        status="ready",
+        score=0.125,
+        values={f"k{NUL}": 1.5, "neg": -0.5, ASTRAL + LONE: 2.0},
+        corpus={"tp": 3, "text": HOSTILE},
+        reason=HOSTILE,
+        steps={"analyze": {HOSTILE: [1, None, True]}},
+        prompts={"score": HOSTILE},
+        judge_calls=[
+            judge_call(prompt=HOSTILE, raw_output=HOSTILE, error=HOSTILE, output={"o": HOSTILE}),
+            judge_call("reason", output=None, raw_output=None, cost_usd=None, provider=None),
+        ],
+        duration_ms=7.0,
+    )
+    results = [
+        item_result("plain", 0, scores={"exact": ready_score("exact", 1.0, calls=2)}),
+        item_result("plain", 0, 1, scores={"exact": ready_score("exact", 0.0)}),
+        item_result(
+            "failed",
+            1,
+            scores={"exact": error_score("exact"), "ns": not_scorable("ns")},
+            error=TargetError(kind="Timeout", message=HOSTILE, traceback=HOSTILE),
+        ),
+        item_result(f"id{NUL}{ASTRAL}{LONE}", 2, scores={"hostile": hostile_score}),
+        item_result("noscores", 3),
+    ]
+    results[3] = results[3].model_copy(
+        update={
+            "input": {"q": HOSTILE, "n": float("inf"), "t": (1, 2)},
+            "output": HOSTILE,
+            "expected_output": None,
+            "meta": {"sampled": True, "rate": 0.5},
+            "usage": Usage(input_tokens=5, output_tokens=1),
+            "cost_usd": 0.25,
+            "samples": [HOSTILE, "two"],
+        }
+    )
+    results[4] = results[4].model_copy(update={"input": None, "output": None, "latency_ms": None})
+    return results
+
+
+def _raw(store: Store, run_id: str) -> dict[str, list[tuple[Any, ...]]]:
+    """The run's rows as the database holds them (no column type decodes them: JSON as
+    text, SQLite's storage class beside each value), with generated ids replaced by the
+    (item, repeat, scorer, seq) they belong to, so two runs can be compared."""
+    engine = store.engine
+    postgres = engine.dialect.name == "postgresql"
+    marker = "%s" if postgres else "?"
+
+    def columns(table: sa.Table, skip: set[str]) -> list[str]:
+        out = []
+        for column in table.columns:
+            if column.name in skip:
+                continue
+            name = f'{table.name[0]}."{column.name}"'
+            if postgres:
+                out.append(f"CAST({name} AS TEXT)" if isinstance(column.type, sa.JSON) else name)
+            else:
+                out.extend([name, f"typeof({name})"])
+        return out
+
+    keys = 'i.item_id, i."repeat"'
+    queries = {
+        "item_results": (
+            f"SELECT {keys}, {', '.join(columns(item_results, {'id', 'run_id'}))}"
+            f" FROM item_results i WHERE i.run_id = {marker}"
+        ),
+        "scores": (
+            f"SELECT {keys}, {', '.join(columns(scores, {'id', 'result_id'}))}"
+            f" FROM scores s JOIN item_results i ON i.id = s.result_id"
+            f" WHERE i.run_id = {marker}"
+        ),
+        "judge_calls": (
+            f"SELECT {keys}, s.scorer_id, {', '.join(columns(judge_calls, {'id', 'score_id'}))}"
+            f" FROM judge_calls j JOIN scores s ON s.id = j.score_id"
+            f" JOIN item_results i ON i.id = s.result_id WHERE i.run_id = {marker}"
+        ),
+    }
+    with engine.connect() as conn:
+        found = {}
+        for table, query in queries.items():
+            rows = conn.exec_driver_sql(query, (run_id,)).all()
+            # the Python type of each value too: 1 and 1.0 compare equal but are not
+            found[table] = sorted(
+                (tuple((type(v).__name__, v) for v in row) for row in rows), key=repr
+            )
+        return found
+
+
+def test_driver_sql_stores_the_rows_the_sqlalchemy_inserts_stored(store: Store) -> None:
+    results = _varied_results()
+    store.runs.create(run_info("driver"))
+    store.runs.create(run_info("orm"))
+    store.runs.write_results("driver", results)
+    item_rows, score_rows, call_rows = result_rows("orm", results)
+    with store.engine.begin() as conn:  # the path every batch took before
+        conn.execute(item_results.insert(), item_rows)
+        conn.execute(scores.insert(), score_rows)
+        conn.execute(judge_calls.insert(), call_rows)
+
+    driver, orm = _raw(store, "driver"), _raw(store, "orm")
+    assert [len(driver[t]) for t in driver] == [5, 5, 5]
+    for table in ("item_results", "scores", "judge_calls"):
+        assert driver[table] == orm[table], table
+    # and the values read back through the repository are the results written
+    back = {(r.item_id, r.repeat): r for r in store.runs.results("driver")}
+    hostile = back[(f"id{NUL}{ASTRAL}{LONE}", 0)]
+    assert hostile.output == HOSTILE and hostile.input == {"q": HOSTILE, "n": None, "t": [1, 2]}
+    assert hostile.samples == [HOSTILE, "two"] and hostile.cost_usd == 0.25
+    assert hostile.scores["hostile"].values == {f"k{NUL}": 1.5, "neg": -0.5, ASTRAL + LONE: 2.0}
+    assert hostile.scores["hostile"].judge_calls[0].prompt == HOSTILE
+    assert back[("failed", 0)].error == results[2].error
+
+
+def test_hostile_text_and_a_megabyte_output_round_trip(store: Store) -> None:
+    big = (HOSTILE + "x" * 997) * 1024  # ~1 MB with NULs, astral characters and surrogates
+    results = [
+        ItemResult(
+            item_id=f"{HOSTILE}{n}",
+            position=n,
+            input=big if n == 0 else {HOSTILE: HOSTILE},
+            output=big,
+            expected_output=[HOSTILE, NUL],
+            scores={
+                "s": ScoreResult(
+                    scorer_id="s",
+                    scorer_label="S",
+                    call_id="c",
+                    status="ready",
+                    score=0.5,
+                    reason=big,
+                    judge_calls=[judge_call(prompt=big, raw_output=HOSTILE)],
+                )
+            },
+            warnings=[HOSTILE],
+            started_at=1.0,
+            completed_at=2.0,
+        )
+        for n in range(3)
+    ]
+    store.runs.create(run_info("r"))
+    store.runs.write_results("r", results)
+    assert list(store.runs.results("r")) == results
+    assert store.runs.completed_keys("r") == {(f"{HOSTILE}{n}", 0) for n in range(3)}
+
+
+def test_a_failing_row_leaves_nothing_of_its_batch(store: Store) -> None:
+    """The driver statements run in the batch's transaction: a row the database refuses
+    (a duplicate (item, repeat), last in the batch) rolls back the results and scores
+    inserted before it, and the run's counters."""
+    store.runs.create(run_info("r"))
+    store.runs.write_results("r", [item_result("a", 0)])
+    scored = {"exact": ready_score("exact", 1.0, calls=1)}
+    batch = [item_result("b", 1, scores=scored), item_result("c", 2), item_result("a", 0)]
+    with pytest.raises(Exception, match="duplicate results"):
+        store.runs.write_results("r", batch)
+    assert store.runs.completed_keys("r") == {("a", 0)}
+    assert store.runs.get("r").completed_results == 1
+    with store.engine.connect() as conn:
+        for table in (scores, judge_calls):
+            assert conn.execute(sa.select(sa.func.count()).select_from(table)).scalar_one() == 0
+
+
+@pytest.mark.parametrize(("table", "names"), _COLUMNS, ids=lambda v: getattr(v, "name", ""))
+def test_the_insert_names_every_column_of_its_table(
+    table: sa.Table, names: tuple[str, ...]
+) -> None:
+    """A column added to a table must be added to its driver insert too (or it would be
+    silently left at its default by every stored run)."""
+    generated = {"id"} if table is judge_calls else set()
+    assert set(names) == {column.name for column in table.columns} - generated
+    assert len(names) == len(set(names))
