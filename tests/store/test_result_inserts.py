@@ -11,10 +11,11 @@ import sqlalchemy as sa
 
 from assay.store import Store
 from assay.store.codec import NUL_ESCAPE
-from assay.store.result_inserts import _COLUMNS
+from assay.store.datasets_repo import item_columns
+from assay.store.result_inserts import _COLUMNS, RUN_ITEM_COLUMNS
 from assay.store.results_codec import result_rows
-from assay.store.tables import item_results, judge_calls, scores
-from assay.types import ItemResult, ScoreResult, TargetError, Usage
+from assay.store.tables import item_results, judge_calls, run_items, scores
+from assay.types import Item, ItemResult, ScoreResult, TargetError, Usage
 from tests.store.factories import error_score, item_result, judge_call, not_scorable, ready_score
 from tests.store.test_runs import run_info
 
@@ -194,7 +195,62 @@ def test_a_failing_row_leaves_nothing_of_its_batch(store: Store) -> None:
             assert conn.execute(sa.select(sa.func.count()).select_from(table)).scalar_one() == 0
 
 
-@pytest.mark.parametrize(("table", "names"), _COLUMNS, ids=lambda v: getattr(v, "name", ""))
+def _raw_run_items(store: Store, run_id: str) -> list[tuple[Any, ...]]:
+    """``run_items`` rows of a run as stored (JSON as text, SQLite storage classes)."""
+    postgres = store.engine.dialect.name == "postgresql"
+    selected = []
+    for column in run_items.columns:
+        if column.name == "run_id":
+            continue
+        name = f'"{column.name}"'
+        if postgres:
+            selected.append(f"CAST({name} AS TEXT)" if isinstance(column.type, sa.JSON) else name)
+        else:
+            selected.extend([name, f"typeof({name})"])
+    query = (
+        f"SELECT {', '.join(selected)} FROM run_items"
+        f" WHERE run_id = {'%s' if postgres else '?'} ORDER BY position"
+    )
+    with store.engine.connect() as conn:
+        rows = conn.exec_driver_sql(query, (run_id,)).all()
+    return [tuple((type(v).__name__, v) for v in row) for row in rows]
+
+
+def test_inline_items_are_stored_as_the_sqlalchemy_insert_stored_them(store: Store) -> None:
+    items = [
+        Item(id="plain", input="q", expected_output="a"),
+        Item(
+            id=f"id{NUL}{ASTRAL}",  # an item id is valid Unicode (no lone surrogate)
+            input={"q": HOSTILE, "n": float("nan")},
+            output=[HOSTILE],
+            expected_output=HOSTILE,
+            context={"docs": [HOSTILE, None]},
+            metadata={HOSTILE: 1, "f": 0.5},
+        ),
+        Item(id="output-only", output="o"),
+    ]
+    store.runs.create(run_info("driver"), items)
+    store.runs.create(run_info("orm"))
+    with store.engine.begin() as conn:  # the path every inline item took before
+        conn.execute(
+            run_items.insert(),
+            [
+                {**item_columns(item), "run_id": "orm", "position": position}
+                for position, item in enumerate(items)
+            ],
+        )
+    assert _raw_run_items(store, "driver") == _raw_run_items(store, "orm")
+    back = list(store.runs.inline_items("driver"))
+    assert [item.id for item in back] == [item.id for item in items]
+    assert back[1].input == {"q": HOSTILE, "n": None} and back[1].metadata == {HOSTILE: 1, "f": 0.5}
+    assert back[1].context == {"docs": [HOSTILE, None]} and back[2] == items[2]
+
+
+@pytest.mark.parametrize(
+    ("table", "names"),
+    [*_COLUMNS, (run_items, RUN_ITEM_COLUMNS)],
+    ids=lambda v: getattr(v, "name", ""),
+)
 def test_the_insert_names_every_column_of_its_table(
     table: sa.Table, names: tuple[str, ...]
 ) -> None:

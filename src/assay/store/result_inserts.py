@@ -27,7 +27,7 @@ from sqlalchemy import Connection
 from assay.store.codec import IdSource, dumps, escape_nul
 from assay.store.results_codec import warnings_cell
 from assay.store.tables import item_results, judge_calls, scores
-from assay.types import ItemResult
+from assay.types import Item, ItemResult
 
 Row = tuple[Any, ...]
 
@@ -198,17 +198,54 @@ _COLUMNS: tuple[tuple[sa.Table, tuple[str, ...]], ...] = (
 key ``values_``); ``judge_calls.id`` is left to the database, as before."""
 
 
-@cache
+RUN_ITEM_COLUMNS = (
+    "run_id",
+    "position",
+    "item_id",
+    "input",
+    "output",
+    "expected_output",
+    "context",
+    "metadata",
+)
+"""The column order of ``run_item_row``'s tuples (``run_items``: a run's inline items)."""
+
+
+def run_item_row(run_id: str, position: int, item: Item) -> Row:
+    """A ``run_items`` row as ``datasets_repo.item_columns`` and the column types would
+    have stored it (the same columns, encoded once here)."""
+    input_, output, expected, context = item.input, item.output, item.expected_output, item.context
+    return (
+        run_id,
+        position,
+        escape_nul(item.id),
+        None if input_ is None else dumps(input_),
+        None if output is None else dumps(output),
+        None if expected is None else dumps(expected),
+        None if context is None else dumps(context),
+        dumps(item.metadata) if item.metadata else None,
+    )
+
+
 def _statements(dialect: str, paramstyle: str) -> tuple[str, str, str]:
-    """The three INSERTs for a dialect: ``?`` or ``%s`` markers, and on PostgreSQL a cast
-    of each JSON parameter (sent as JSON text) to ``jsonb``. Every column name is quoted
-    (``"values"`` is a keyword), which SQLite and PostgreSQL read alike."""
+    """The three INSERTs of a batch of results for a dialect."""
+    item_sql, score_sql, call_sql = (
+        insert_sql(table, names, dialect, paramstyle) for table, names in _COLUMNS
+    )
+    return item_sql, score_sql, call_sql
+
+
+@cache
+def insert_sql(table: sa.Table, names: tuple[str, ...], dialect: str, paramstyle: str) -> str:
+    """``INSERT INTO table (names) VALUES (…)`` as driver SQL: ``?`` or ``%s`` markers, and
+    on PostgreSQL a cast of each JSON parameter (sent as JSON text, ``codec.dumps``) to
+    ``jsonb``. Every column name is quoted (``"values"`` is a keyword), which SQLite and
+    PostgreSQL read alike."""
     marker = "?" if paramstyle == "qmark" else "%s"
     json_marker = f"CAST({marker} AS JSONB)" if dialect == "postgresql" else marker
-    built: list[str] = []
-    for table, names in _COLUMNS:
-        types = {column.name: column.type for column in table.columns}
-        markers = (json_marker if isinstance(types[name], sa.JSON) else marker for name in names)
-        quoted = ", ".join(f'"{name}"' for name in names)
-        built.append(f"INSERT INTO {table.name} ({quoted}) VALUES ({', '.join(markers)})")
-    return built[0], built[1], built[2]
+    types = {column.name: column.type for column in table.columns}
+    markers = ", ".join(
+        json_marker if isinstance(types[name], sa.JSON) else marker for name in names
+    )
+    quoted = ", ".join(f'"{name}"' for name in names)
+    return f"INSERT INTO {table.name} ({quoted}) VALUES ({markers})"

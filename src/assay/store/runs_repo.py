@@ -21,7 +21,7 @@ from sqlalchemy import Connection, Row
 from sqlalchemy.exc import IntegrityError
 
 from assay.store.codec import chunked, now
-from assay.store.datasets_repo import as_item, item_columns, item_from_row
+from assay.store.datasets_repo import as_item, item_from_row
 from assay.store.db import Database
 from assay.store.errors import (
     AmbiguousRunIdError,
@@ -33,7 +33,12 @@ from assay.store.errors import (
     RunNotFoundError,
 )
 from assay.store.item_scores import add_item_scores
-from assay.store.result_inserts import insert_result_rows
+from assay.store.result_inserts import (
+    RUN_ITEM_COLUMNS,
+    insert_result_rows,
+    insert_sql,
+    run_item_row,
+)
 from assay.store.results_codec import build_results, result_rows
 from assay.store.summary_source import StoredSummarySource
 from assay.store.tables import (
@@ -574,6 +579,7 @@ class RunRepository:
         self, conn: Connection, run_id: str, items: Iterable[Item | Mapping[str, Any]]
     ) -> int:
         position = 0
+        sql = insert_sql(run_items, RUN_ITEM_COLUMNS, conn.dialect.name, conn.dialect.paramstyle)
         for chunk in chunked(items, self.CHUNK):
             batch = [as_item(value) for value in chunk]
             ids = [item.id for item in batch]
@@ -593,9 +599,9 @@ class RunRepository:
                 )
             rows = []
             for item in batch:
-                rows.append({**item_columns(item), "run_id": run_id, "position": position})
+                rows.append(run_item_row(run_id, position, item))
                 position += 1
-            conn.execute(run_items.insert(), rows)
+            conn.exec_driver_sql(sql, rows)
         return position
 
     def _duplicate_keys(
