@@ -11,7 +11,7 @@ import sqlalchemy as sa
 
 from assay.store import Store
 from assay.store.codec import NUL_ESCAPE
-from assay.store.datasets_repo import item_columns
+from assay.store.datasets_repo import item_columns, item_from_row
 from assay.store.result_inserts import _COLUMNS, RUN_ITEM_COLUMNS
 from assay.store.results_codec import result_rows
 from assay.store.tables import item_results, judge_calls, run_items, scores
@@ -241,6 +241,9 @@ def test_inline_items_are_stored_as_the_sqlalchemy_insert_stored_them(store: Sto
         )
     assert _raw_run_items(store, "driver") == _raw_run_items(store, "orm")
     back = list(store.runs.inline_items("driver"))
+    with store.engine.connect() as conn:  # the column types' decoding, validated items
+        query = sa.select(run_items).where(run_items.c.run_id == "orm").order_by("position")
+        assert back == [item_from_row(row) for row in conn.execute(query)]
     assert [item.id for item in back] == [item.id for item in items]
     assert back[1].input == {"q": HOSTILE, "n": None} and back[1].metadata == {HOSTILE: 1, "f": 0.5}
     assert back[1].context == {"docs": [HOSTILE, None]} and back[2] == items[2]
