@@ -9,9 +9,10 @@ from typing import Any
 import pytest
 import sqlalchemy as sa
 
-from assay.store import Store
+from assay.store import DuplicateItemError, Store
 from assay.store.codec import NUL_ESCAPE
 from assay.store.datasets_repo import item_columns, item_from_row
+from assay.store.result_export import result_dicts
 from assay.store.result_inserts import _COLUMNS, RUN_ITEM_COLUMNS
 from assay.store.results_codec import result_rows
 from assay.store.tables import item_results, judge_calls, run_items, scores
@@ -262,3 +263,29 @@ def test_the_insert_names_every_column_of_its_table(
     generated = {"id"} if table is judge_calls else set()
     assert set(names) == {column.name for column in table.columns} - generated
     assert len(names) == len(set(names))
+
+
+def test_a_repeated_hostile_item_id_in_a_later_chunk_is_refused_by_name(store: Store) -> None:
+    """The earlier-chunk check compares the ids as stored (NUL escaped) and names the id as
+    given; nothing of the run is stored."""
+    odd = f"x{NUL}{ASTRAL}{NUL_ESCAPE}"
+    store.runs.CHUNK = 2
+    items = [Item(id=odd, input=1), Item(id="b", input=2), Item(id="c", input=3)]
+    with pytest.raises(DuplicateItemError) as caught:
+        store.runs.create(run_info("dup"), [*items, Item(id=odd, input=4)])
+    assert caught.value.item_id == odd
+    assert not store.runs.exists("dup")
+    store.runs.create(run_info("ok"), items)  # the same ids once each are fine
+    assert [item.id for item in store.runs.inline_items("ok")] == [odd, "b", "c"]
+
+
+def test_numbers_in_json_columns_read_back_as_numbers(store: Store) -> None:
+    """SQLite stores the JSON text ``3`` in a ``JSON`` column as the integer 3 (numeric
+    affinity): the inline items' reader and the export's reader take it as is."""
+    items = [Item(id="a", input=1, expected_output=2.5), Item(id="b", input="1", output=-7)]
+    store.runs.create(run_info("r"), items)
+    assert list(store.runs.inline_items("r")) == items
+    result = item_result("a", 0).model_copy(update={"input": 1, "output": 3, "meta": {"n": 1}})
+    store.runs.write_results("r", [result])
+    (line,) = result_dicts(store._db, "r")
+    assert (line["input"], line["output"], line["meta"]) == (1, 3, {"n": 1})
