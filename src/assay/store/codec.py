@@ -94,6 +94,8 @@ _ENCODER = json.JSONEncoder(
     ensure_ascii=False, separators=(",", ":"), allow_nan=False, default=_default
 )
 """Built once: ``json.dumps`` with options constructs a new encoder on every call."""
+_encode_string = json.encoder.encode_basestring
+"""What ``_ENCODER`` (``ensure_ascii=False``) does with a ``str``."""
 
 
 NUL_ESCAPE = "\uf8ff"
@@ -162,6 +164,11 @@ def dumps(value: Any) -> str:
     """Compact JSON; non-finite floats become ``null`` (checked only when the fast path fails);
     NUL characters and lone surrogates in strings are escaped (``escape_nul``), which costs
     nothing when none."""
+    if type(value) is str and value.isascii() and "\x00" not in value:
+        # the usual cell (a plain output, input or expected text): what the encoder gives a
+        # string, without its checks; nothing to escape (NUL_ESCAPE and surrogates are not
+        # ASCII)
+        return _encode_string(value)
     try:
         text = _ENCODER.encode(value)
     except ValueError:

@@ -36,6 +36,18 @@ marker): through SQLAlchemy's compiled insert, building each row's parameters co
 than the database's work (≈ 40 of the results' ≈ 130 µs per item)."""
 
 
+_UPSERT_UNNEST = _UPSERT.replace(
+    " VALUES ({p}, {p}, {p}, {p}, {p}, {p}, {p})",
+    " SELECT * FROM unnest(CAST(%s AS TEXT[]), CAST(%s AS TEXT[]), CAST(%s AS TEXT[]),"
+    " CAST(%s AS INTEGER[]), CAST(%s AS DOUBLE PRECISION[]), CAST(%s AS INTEGER[]),"
+    " CAST(%s AS DOUBLE PRECISION[]))",
+)
+"""PostgreSQL: the same upsert of a whole batch in one statement, its rows passed as one
+array per column (an ``executemany`` of the upsert cost the server an execution per row:
+≈ a third of a batch's time on PostgreSQL, 2026-11-27 storewrite). ``_per_item`` already
+merged the batch's repeats of an item, so the statement never touches a row twice."""
+
+
 def _per_item(run_id: str, results: Sequence[ItemResult]) -> list[tuple[Any, ...]]:
     """One row per (item, scorer) of ``results``: repeats in the same batch summed here,
     since one PostgreSQL upsert may not touch a row twice. Item ids escaped as the
@@ -70,6 +82,12 @@ def add_item_scores(conn: Connection, run_id: str, results: Sequence[ItemResult]
     run's per-item aggregates: new items get a row, repeats of stored items add to it."""
     rows = _per_item(run_id, results)
     if not rows:
+        return
+    if conn.dialect.name == "postgresql":
+        # the batch's rows as seven arrays: one statement, not one execution per row
+        conn.exec_driver_sql(
+            _UPSERT_UNNEST, tuple(list(column) for column in zip(*rows, strict=True))
+        )
         return
     marker = "?" if conn.dialect.paramstyle == "qmark" else "%s"
     conn.exec_driver_sql(_UPSERT.format(p=marker), rows)

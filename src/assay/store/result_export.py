@@ -38,11 +38,13 @@ asked for, ``None`` where it has none. A tuple, not an object per row: an export
 100,000 of them."""
 
 
-def json_text_value(text: str | None) -> Any:
+def json_text_value(text: Any) -> Any:
     """A stored JSON text's value: a string without escapes is cut out of its quotes,
-    anything else parsed like the column does (``codec.loads``)."""
-    if text is None:
-        return None
+    anything else parsed like the column does (``codec.loads``). Not text: returned as is
+    (``None``, or a number: SQLite gives a ``JSON`` column numeric affinity, so the JSON
+    text ``3`` is stored and read back as the integer 3)."""
+    if not isinstance(text, str):
+        return text
     if len(text) >= 2 and text[0] == '"' and text[-1] == '"' and "\\" not in text:
         inner = text[1:-1]
         if '"' not in inner and NUL_ESCAPE not in inner:

@@ -52,7 +52,7 @@ def result_rows(run_id: str, results: Sequence[ItemResult]) -> tuple[Rows, Rows,
                 "expected_output": result.expected_output,
                 "error": None if error is None else error.model_dump(mode="json"),
                 "latency_ms": result.latency_ms,
-                "warnings": _warnings_cell(result),
+                "warnings": warnings_cell(result),
                 "started_at": result.started_at,
                 "completed_at": result.completed_at,
                 "meta": result.meta,
@@ -66,7 +66,7 @@ def result_rows(run_id: str, results: Sequence[ItemResult]) -> tuple[Rows, Rows,
     return items, scores, calls
 
 
-def _warnings_cell(result: ItemResult) -> Any:
+def warnings_cell(result: ItemResult) -> Any:
     """The ``warnings`` column: the list, or an object when the target reported usage."""
     usage, cost, samples = result.usage, result.cost_usd, result.samples
     if usage is None and cost is None and samples is None:
