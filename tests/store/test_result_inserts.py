@@ -289,3 +289,22 @@ def test_numbers_in_json_columns_read_back_as_numbers(store: Store) -> None:
     store.runs.write_results("r", [result])
     (line,) = result_dicts(store._db, "r")
     assert (line["input"], line["output"], line["meta"]) == (1, 3, {"n": 1})
+
+
+def test_an_inline_item_edited_into_a_wrong_shape_fails_naming_its_field(store: Store) -> None:
+    """Stored items are read back validated: a store file edited by hand (metadata that is
+    no longer an object) fails on that item with pydantic naming ``metadata``, instead of
+    handing the run an ``Item`` whose ``metadata`` is a list."""
+    from pydantic import ValidationError
+
+    store.runs.create(run_info("edited"), [Item(id="a", input=1), Item(id="b", input=2)])
+    with store.engine.begin() as conn:
+        conn.execute(
+            run_items.update()
+            .where(run_items.c.run_id == "edited", run_items.c.item_id == "b")
+            .values(meta=sa.literal_column("'[1, 2]'"))
+        )
+    items = store.runs.inline_items("edited")
+    assert next(items).id == "a"
+    with pytest.raises(ValidationError, match="metadata"):
+        next(items)
