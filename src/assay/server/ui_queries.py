@@ -110,10 +110,11 @@ def run_item_groups(
     """About ``limit`` items of the run whose results pass ``wanted``, repeats grouped.
 
     In dataset order this is one SQL page (``RunQueries.page``) of ``limit × repeats``
-    results, then their count unless the page ends the matches. Sorted by score it ranks every item by the mean of its matching results'
-    scores for ``wanted.scorer`` (default: the run's first scorer; items without a score
-    last). The ranking is one grouped SQL query (``RunQueries.ranked_items``): re-ranking
-    100,000 results in Python took seconds per request (issue 25).
+    results, then their count unless the page ends the matches. Sorted by score it ranks
+    every item by the mean of its matching results' scores for ``wanted.scorer``
+    (default: the run's first scorer; items without a score last). The ranking is one
+    grouped SQL query (``RunQueries.ranked_items``): re-ranking 100,000 results in Python
+    took seconds per request (issue 25).
     """
     with using_store(store) as db:
         return run_item_groups_first(

@@ -38,6 +38,7 @@ from assay.server.optimizations_view import (
 )
 from assay.server.review_queue import review_queue
 from assay.server.transcripts import transcript_of
+from assay.server.ui.assets import asset
 from assay.server.ui.judge_optimization import judge_view
 from assay.server.ui.paths import STATIC_DIR, TEMPLATES_DIR
 from assay.server.ui.streaming import FLUSH, template_pieces
@@ -101,6 +102,7 @@ templates.env.filters["segment"] = lambda value: quote(str(value), safe="")
 templates.env.filters["when"] = _when
 templates.env.filters["score"] = _score
 templates.env.filters["progress"] = run_progress
+templates.env.globals["asset"] = asset
 
 
 def store_of(request: Request) -> Store:
