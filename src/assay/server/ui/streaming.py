@@ -39,7 +39,7 @@ def template_pieces(template: Template, context: Mapping[str, Any]) -> Iterator[
     try:
         for piece in template.generate(context):
             buffer.append(piece)
-            if FLUSH in piece:
+            if piece == FLUSH:  # Jinja yields each ``{{ ... }}`` as a piece of its own
                 yield "".join(buffer)
                 buffer = []
     except Exception as error:
