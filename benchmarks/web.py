@@ -280,7 +280,8 @@ def browser_timings(base: str, repeats: int) -> None:
             warm = context.new_page()
             warm.goto(f"{base}/runs/cand", timeout=60_000)  # static assets cached once
             warm.close()
-            print("in headless Chromium (navigation until the table is rendered):")
+            load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
+            print(f"in headless Chromium (navigation until the table is rendered), load {load}:")
             for label, path, selector in BROWSER_PAGES:
                 times = []
                 for _ in range(repeats):
@@ -299,6 +300,8 @@ def browser_timings(base: str, repeats: int) -> None:
             context.close()
             in_page_timings(browser, base, repeats)
             same_tab_timings(browser, base, repeats)
+            load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
+            print(f"load after the browser timings: {load}")
         finally:
             browser.close()
 
