@@ -80,6 +80,18 @@ def _as_text(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, indent=2, sort_keys=True, default=str)
 
 
+PREVIEW_CHARS = 1200
+"""How much of a text a table cell holds: its ``pre.clip`` shows about five lines (6.5em),
+at most some 900 characters on the widest layout; the rest would only be parsed and laid
+out unseen (a run of long outputs: megabytes per page). The item page has it whole."""
+
+
+def _preview(value: Any) -> str:
+    """``_as_text`` cut to ``PREVIEW_CHARS``, an ellipsis saying it was."""
+    text = _as_text(value)
+    return text if len(text) <= PREVIEW_CHARS else text[:PREVIEW_CHARS] + " …"
+
+
 def _when(stamp: float | None) -> str:
     if not stamp:
         return ""
@@ -96,6 +108,7 @@ def _score(value: Any) -> str:
 
 
 templates.env.filters["text"] = _as_text
+templates.env.filters["preview"] = _preview
 # one path segment (or query value): "/", "?", "#", "%" all escaped, so item ids and
 # dataset names with them still address their page (Jinja's urlencode keeps "/")
 templates.env.filters["segment"] = lambda value: quote(str(value), safe="")
