@@ -27,13 +27,15 @@ Goals: each page < 300 ms, the compare's first page < 1 s, RSS flat while paging
 Each timing is the median of ``--repeats`` requests (the cold compare: one request).
 
 Run: ``.venv/bin/python benchmarks/web.py [--items 100000] [--repeats 5]
-[--store postgresql+psycopg://user:pw@host/db]`` (PostgreSQL: a new schema, dropped after).
+[--store postgresql+psycopg://user:pw@host/db] [--db runs.db]`` (PostgreSQL: a new
+schema, dropped after; ``--db``: an SQLite file built once and reused while iterating).
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import json
 import os
 import random
 import secrets
@@ -45,6 +47,7 @@ import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx
 import sqlalchemy as sa
@@ -110,11 +113,11 @@ def build_run(store: Store, run_id: str, n: int, seed: int) -> None:
 
 
 @contextlib.contextmanager
-def _store_url(postgres: str | None, tmp: Path) -> Iterator[str]:
-    """An SQLite file in ``tmp``, or a fresh schema on the PostgreSQL server ``postgres``
-    (``search_path`` in the URL), dropped afterwards."""
+def _store_url(postgres: str | None, tmp: Path, kept: Path | None = None) -> Iterator[str]:
+    """An SQLite file in ``tmp`` (or ``kept``, left in place), or a fresh schema on the
+    PostgreSQL server ``postgres`` (``search_path`` in the URL), dropped afterwards."""
     if postgres is None:
-        yield f"sqlite:///{tmp / 'bench.db'}"
+        yield f"sqlite:///{(kept or tmp / 'bench.db').resolve()}"
         return
     schema = f"assay_web_bench_{secrets.token_hex(4)}"
     admin = sa.create_engine(postgres)
@@ -186,6 +189,84 @@ BROWSER_PAGES = [
 ]  # fmt: skip
 
 
+SEEN_SCRIPT = """
+(() => {
+  const wanted = %s;
+  const seen = {};
+  const look = () => {
+    for (const selector of wanted) {
+      if (selector in seen || !document.querySelector(selector)) continue;
+      seen[selector] = performance.now();
+    }
+  };
+  new MutationObserver(look).observe(document, { childList: true, subtree: true });
+  window.__assaySeen = seen;
+})();
+"""
+"""Run in each page before its own scripts: when each selector first matches, in the page's
+clock (0 = navigation start), seen by a MutationObserver as the parser attaches nodes."""
+
+PAGE_CLOCK = """selector => {
+  const nav = performance.getEntriesByType("navigation")[0];
+  return [nav.responseStart, (window.__assaySeen || {})[selector], nav.domContentLoadedEventEnd];
+}"""
+
+
+def in_page_timings(browser: Any, base: str, repeats: int) -> None:
+    """The same loads (fresh tab each, cache kept) timed by the page's own clock: from
+    navigation start to the first byte (``responseStart``), to the table's first row
+    attached (``SEEN_SCRIPT``), to ``DOMContentLoaded``. Playwright's
+    ``wait_for_selector`` polls at 0, 20, 70, 170, 270, 770 ms after the commit (its
+    backoff) and its first poll waits for its own script to be set up in the new tab, so the
+    figures above are when Playwright saw the row, an upper bound of this one."""
+    selectors = sorted({selector for _, _, selector in BROWSER_PAGES})
+    context = browser.new_context()
+    try:
+        context.add_init_script(SEEN_SCRIPT % json.dumps(selectors))
+        warm = context.new_page()
+        warm.goto(f"{base}/runs/cand", timeout=60_000)
+        warm.close()
+        print("by the page's own clock (navigation start = 0; median of fresh tabs):")
+        for label, path, selector in BROWSER_PAGES:
+            marks = []
+            for _ in range(repeats):
+                tab = context.new_page()
+                tab.goto(base + path, wait_until="load", timeout=60_000)
+                marks.append(tab.evaluate(PAGE_CLOCK, selector))
+                tab.close()
+            first_byte, row, loaded = (
+                statistics.median(m[i] for m in marks if m[i] is not None) for i in range(3)
+            )
+            print(
+                f"  page    {label:45s} first byte {first_byte:6.1f}  row attached "
+                f"{row:6.1f}  DOMContentLoaded {loaded:6.1f} ms"
+            )
+    finally:
+        context.close()
+
+
+def same_tab_timings(browser: Any, base: str, repeats: int) -> None:
+    """As a reviewer clicks from page to page: one tab, each page loaded after the one
+    before, timed as ``browser_timings`` times them (navigation until the table row is
+    seen by Playwright). Beside the fresh-tab figures, not instead of them."""
+    context = browser.new_context()
+    try:
+        tab = context.new_page()
+        tab.goto(f"{base}/runs/cand", timeout=60_000)
+        print("in one tab, page after page (navigation until Playwright sees the table):")
+        for label, path, selector in BROWSER_PAGES:
+            times = []
+            for _ in range(repeats):
+                tab.goto(f"{base}/runs/tiny", timeout=60_000)  # from another page each time
+                start = time.perf_counter()
+                tab.goto(base + path, wait_until="commit", timeout=60_000)
+                tab.wait_for_selector(selector, state="attached", timeout=60_000)
+                times.append((time.perf_counter() - start) * 1000)
+            print(f"  same tab {label:44s} {statistics.median(times):8.1f} ms")
+    finally:
+        context.close()
+
+
 def browser_timings(base: str, repeats: int) -> None:
     """Issue 25's timings in a real headless Chromium: from navigation start until the
     page's table (its first row; for errors only, the count) is in the DOM, median of
@@ -199,7 +280,8 @@ def browser_timings(base: str, repeats: int) -> None:
             warm = context.new_page()
             warm.goto(f"{base}/runs/cand", timeout=60_000)  # static assets cached once
             warm.close()
-            print("in headless Chromium (navigation until the table is rendered):")
+            load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
+            print(f"in headless Chromium (navigation until the table is rendered), load {load}:")
             for label, path, selector in BROWSER_PAGES:
                 times = []
                 for _ in range(repeats):
@@ -215,6 +297,11 @@ def browser_timings(base: str, repeats: int) -> None:
                 if label.startswith("floor"):
                     verdict = "(the browser's own cost)"
                 print(f"  browser {label:45s} {ms:8.1f} ms  goal < {goal} ms  {verdict}")
+            context.close()
+            in_page_timings(browser, base, repeats)
+            same_tab_timings(browser, base, repeats)
+            load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
+            print(f"load after the browser timings: {load}")
         finally:
             browser.close()
 
@@ -257,6 +344,14 @@ def main() -> None:
         "dropped at the end; default: an SQLite file in a temporary directory",
     )
     parser.add_argument(
+        "--db",
+        type=Path,
+        default=None,
+        help="an SQLite file to keep the runs in and reuse: built when missing, else used as "
+        "it is (its runs must have been built with the same --items); default: a new file "
+        "in a temporary directory",
+    )
+    parser.add_argument(
         "--skip-browser",
         action="store_true",
         help="leave out the timings in headless Chromium (/usr/bin/chromium via Playwright)",
@@ -265,15 +360,18 @@ def main() -> None:
 
     with (
         tempfile.TemporaryDirectory(prefix="assay-web-bench-") as tmp,
-        _store_url(args.store, Path(tmp)) as url,
+        _store_url(args.store, Path(tmp), args.db) as url,
     ):
         print(f"store: {url.split('@')[-1]}")
         started = time.perf_counter()
-        with open_store(url) as store:
-            build_run(store, "base", args.items, seed=1)
-            build_run(store, "cand", args.items, seed=2)
-            build_run(store, "tiny", FLOOR_ITEMS, seed=3)
-        print(f"built 2 runs x {args.items:,} items in {time.perf_counter() - started:.1f} s")
+        if args.db is not None and args.db.exists():
+            print(f"reusing the runs in {args.db}")
+        else:
+            with open_store(url) as store:
+                build_run(store, "base", args.items, seed=1)
+                build_run(store, "cand", args.items, seed=2)
+                build_run(store, "tiny", FLOOR_ITEMS, seed=3)
+            print(f"built 2 runs x {args.items:,} items in {time.perf_counter() - started:.1f} s")
         with open_store(url) as store:
             export_cpu(store)
 

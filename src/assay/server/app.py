@@ -129,9 +129,10 @@ def _store_error(request: Request, exc: Exception) -> Any:
 def _mount_ui(app: FastAPI) -> None:
     from assay.server.ui import STATIC_DIR
     from assay.server.ui import router as ui_router
+    from assay.server.ui.assets import VersionedStaticFiles
 
     app.include_router(ui_router, include_in_schema=False)  # pages are not the API
-    app.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")
+    app.mount("/static", VersionedStaticFiles(directory=STATIC_DIR), name="static")
 
 
 def create_app(
@@ -241,7 +242,6 @@ def _mount_api_docs(app: FastAPI) -> None:
     import fastapi_offline
     from fastapi.openapi.docs import get_redoc_html, get_swagger_ui_html
     from fastapi.responses import HTMLResponse
-    from fastapi.staticfiles import StaticFiles
 
     assets = Path(fastapi_offline.__file__).parent / "static"
     app.mount(DOCS_ASSETS, StaticFiles(directory=assets), name="static-docs")

@@ -12,12 +12,12 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from assay.operations.run_items import MAX_PAGE, RunItemFilter, run_items_page
+from assay.operations.run_items import MAX_PAGE, RunItemFilter
 from assay.server.run_compare import MAX_PAGE as MAX_COMPARE_PAGE
 from assay.server.run_compare import ComparePage, compare_page
 from assay.store import Store, using_store
@@ -109,60 +109,118 @@ def run_item_groups(
 ) -> ItemsView:
     """About ``limit`` items of the run whose results pass ``wanted``, repeats grouped.
 
-    In dataset order this is one SQL page (``run_items_page``) of ``limit × repeats``
-    results. Sorted by score it ranks every item by the mean of its matching results'
-    scores for ``wanted.scorer`` (default: the run's first scorer; items without a score
-    last). The ranking is one grouped SQL query (``RunQueries.ranked_items``): re-ranking
-    100,000 results in Python took seconds per request (issue 25).
+    In dataset order this is one SQL page (``RunQueries.page``) of ``limit × repeats``
+    results, then their count unless the page ends the matches. Sorted by score it ranks
+    every item by the mean of its matching results' scores for ``wanted.scorer``
+    (default: the run's first scorer; items without a score last). The ranking is one
+    grouped SQL query (``RunQueries.ranked_items``): re-ranking 100,000 results in Python
+    took seconds per request (issue 25).
     """
+    with using_store(store) as db:
+        return run_item_groups_first(
+            run_id, wanted, sort=sort, offset=offset, limit=limit, store=db
+        ).counted()
+
+
+@dataclasses.dataclass
+class UncountedItems:
+    """A page of grouped results whose total may not be counted yet (``counted``): a
+    page that shows its rows before its count (the run page, streamed) asks for the
+    count, a full scan for a filter or a text search, only after the rows are out."""
+
+    groups: list[ItemGroup]
+    offset: int
+    unit: Literal["results", "items"]
+    step: int
+    """The page's length in ``unit`` (what ``prev_offset`` goes back by)."""
+    sort_scorer: str | None
+    count: Callable[[], int]
+    """The total of ``unit`` that pass the filter (reads the store unless the page
+    already told it: ``counted`` calls it once)."""
+
+    def counted(self) -> ItemsView:
+        total = self.count()
+        end = self.offset + (
+            sum(len(g.results) for g in self.groups) if self.unit == "results" else len(self.groups)
+        )
+        return ItemsView(
+            groups=self.groups,
+            total=total,
+            offset=self.offset,
+            unit=self.unit,
+            next_offset=end if end < total else None,
+            prev_offset=max(0, self.offset - self.step) if self.offset > 0 else None,
+            sort_scorer=self.sort_scorer,
+        )
+
+
+def run_item_groups_first(
+    run_id: str,
+    wanted: RunItemFilter | None = None,
+    *,
+    sort: SortOrder = "position",
+    offset: int = 0,
+    limit: int = 50,
+    store: Store,
+) -> UncountedItems:
+    """``run_item_groups``'s page with its count left for later (``UncountedItems``);
+    ``store`` must stay open until ``counted`` is called."""
     wanted = wanted or RunItemFilter()
     if offset < 0 or limit < 1:
         raise ValueError(f"offset must be >= 0 and limit >= 1 (got offset={offset}, limit={limit})")
-    with using_store(store) as db:
-        record = db.runs.get(run_id)
-        run = record.info.id
-        scorer_ids = [spec.id for spec in record.info.scorers]
-        if wanted.scorer is not None and wanted.scorer not in scorer_ids:
-            known = ", ".join(scorer_ids) or "none"
-            raise ValueError(f"scorer {wanted.scorer!r} is not in run {run} (scorers: {known})")
-        if sort == "position":
-            size = min(limit * max(record.info.repeats, 1), MAX_PAGE)
-            page = run_items_page(run, wanted, offset=offset, limit=size, store=db)
-            end = offset + len(page.items)
-            return ItemsView(
-                groups=list(group_results(page.items)),
-                total=page.total,
-                offset=offset,
-                unit="results",
-                next_offset=end if end < page.total else None,
-                prev_offset=max(0, offset - size) if offset > 0 else None,
-            )
-        ranking_scorer = wanted.scorer or (scorer_ids[0] if scorer_ids else None)
+    db = store
+    record = db.runs.get(run_id)
+    run = record.info.id
+    scorer_ids = [spec.id for spec in record.info.scorers]
+    if wanted.scorer is not None and wanted.scorer not in scorer_ids:
+        known = ", ".join(scorer_ids) or "none"
+        raise ValueError(f"scorer {wanted.scorer!r} is not in run {run} (scorers: {known})")
+    single_repeat = record.info.repeats == 1
+    if sort == "position":
+        size = min(limit * max(record.info.repeats, 1), MAX_PAGE)
         query = ResultFilter(**wanted.model_dump())
-        has_score_condition = (wanted.min_score, wanted.max_score, wanted.status) != (None,) * 3
-        if query.scorer is None and len(scorer_ids) == 1 and has_score_condition:
-            # a score condition on "any scorer" of a one-scorer run is one on that scorer:
-            # said so, the rank can read it as a range of the stored means
-            query = dataclasses.replace(query, scorer=scorer_ids[0])
-        total, ranked = db.run_queries.ranked_items(
-            run,
-            query,
-            scorer=ranking_scorer,
-            descending=sort == "score_desc",
-            offset=offset,
-            limit=limit,
-            single_repeat=record.info.repeats == 1,
+        items = db.run_queries.page(
+            run, query, offset=offset, limit=size, single_repeat=single_repeat
         )
-        groups = [_make_group(results) for _, results in ranked]
-    end = offset + len(groups)
-    return ItemsView(
-        groups=groups,
-        total=total,
+
+        def count() -> int:
+            # a page that ends the matches (short, not past the end) says how many
+            # there are (``RunQueries.counted_page``'s rule)
+            if len(items) < size and (items or offset == 0):
+                return offset + len(items)
+            return db.run_queries.count(run, query, single_repeat=single_repeat)
+
+        return UncountedItems(
+            groups=list(group_results(items)),
+            offset=offset,
+            unit="results",
+            step=size,
+            sort_scorer=None,
+            count=count,
+        )
+    ranking_scorer = wanted.scorer or (scorer_ids[0] if scorer_ids else None)
+    query = ResultFilter(**wanted.model_dump())
+    has_score_condition = (wanted.min_score, wanted.max_score, wanted.status) != (None,) * 3
+    if query.scorer is None and len(scorer_ids) == 1 and has_score_condition:
+        # a score condition on "any scorer" of a one-scorer run is one on that scorer:
+        # said so, the rank can read it as a range of the stored means
+        query = dataclasses.replace(query, scorer=scorer_ids[0])
+    total, ranked = db.run_queries.ranked_items(
+        run,
+        query,
+        scorer=ranking_scorer,
+        descending=sort == "score_desc",
+        offset=offset,
+        limit=limit,
+        single_repeat=single_repeat,
+    )
+    return UncountedItems(
+        groups=[_make_group(results) for _, results in ranked],
         offset=offset,
         unit="items",
-        next_offset=end if end < total else None,
-        prev_offset=max(0, offset - limit) if offset > 0 else None,
+        step=limit,
         sort_scorer=ranking_scorer,
+        count=lambda: total,
     )
 
 

@@ -12,6 +12,7 @@ from fastapi.testclient import TestClient
 from assay.operations.annotations import AnnotationInput, annotate
 from assay.operations.stored_runs import run_stored
 from assay.server.run_compare import compare_statistics
+from assay.server.ui.pages import PREVIEW_CHARS
 from assay.store import Certificate, Store
 from assay.types import RunInfo, TargetSpec
 
@@ -106,6 +107,29 @@ def test_run_page_pages_through_results(client: TestClient, store: Store) -> Non
         found = re.search(r'offset=(\d+)" data-testid="next-page"', html)
         offset = found.group(1) if found else None
     assert seen == [item["id"] for item in many]
+
+
+def test_run_page_cells_hold_a_preview_the_item_page_the_whole_text(
+    client: TestClient, store: Store
+) -> None:
+    """A long output is cut in the table (its cell shows five lines; the rest would be
+    parsed and laid out unseen), whole on the item page; the cut never splits an escape."""
+    long_output = "<b>" + "x" * (PREVIEW_CHARS - 4) + "&" + "TAIL" * 500
+    items = [
+        {"id": "long", "input": "q", "output": long_output},
+        {"id": "short", "input": "q", "output": "fits"},
+    ]
+    run = run_stored(items, None, [_includes("x")], store=store)
+    page = client.get(f"/runs/{run.id}").text
+    cell = re.search(r'data-item-id="long">.*?</tbody>', page, re.S)
+    assert cell is not None
+    shown = re.findall(r'<pre class="clip">(.*?)</pre>', cell.group(0), re.S)[-1]
+    assert html.unescape(shown) == long_output[:PREVIEW_CHARS] + " …"
+    assert "TAIL" not in cell.group(0) and "<b>" not in cell.group(0)
+    assert '<pre class="clip">fits</pre>' in page
+    item = client.get(f"/runs/{run.id}/items/long").text
+    assert html.escape(long_output, quote=False) in item or long_output in html.unescape(item)
+    assert item.count("TAIL") >= 500
 
 
 def test_run_page_bad_filter_names_the_field(client: TestClient, runs: dict[str, str]) -> None:

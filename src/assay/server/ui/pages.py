@@ -6,6 +6,7 @@ with one validation and the pages never need their own form handling.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import threading
@@ -15,14 +16,14 @@ from typing import Any
 from urllib.parse import quote, urlencode
 
 from fastapi import APIRouter, Request
-from fastapi.responses import HTMLResponse, Response
+from fastapi.responses import HTMLResponse, Response, StreamingResponse
 from fastapi.templating import Jinja2Templates
 
 from assay.calibration.judge_corrected import certificate_judge_corrected
 from assay.calibration.view import calibration_view
 from assay.live.status import LiveRunNotFoundError, live_status
 from assay.operations.annotations import annotation_history
-from assay.operations.run_items import MAX_PAGE, RunItemFilter, run_item
+from assay.operations.run_items import RunItemFilter, run_item
 from assay.operations.runs_overview import RUN_SORTS, score_trend, sort_runs, trend_choices
 from assay.operations.score_bands import score_band, scorer_threshold
 from assay.optimize.feed import current_state
@@ -37,8 +38,10 @@ from assay.server.optimizations_view import (
 )
 from assay.server.review_queue import review_queue
 from assay.server.transcripts import transcript_of
+from assay.server.ui.assets import asset
 from assay.server.ui.judge_optimization import judge_view
 from assay.server.ui.paths import STATIC_DIR, TEMPLATES_DIR
+from assay.server.ui.streaming import FLUSH, template_pieces
 from assay.server.ui.svg_plots import (
     confusion_svg,
     judge_corrected_svg,
@@ -49,7 +52,13 @@ from assay.server.ui.svg_plots import (
     score_histogram_svg,
     score_trend_svg,
 )
-from assay.server.ui_queries import SortOrder, compare_view, run_item_groups
+from assay.server.ui_queries import (
+    ItemsView,
+    SortOrder,
+    UncountedItems,
+    compare_view,
+    run_item_groups_first,
+)
 from assay.store import Store, StoreError
 from assay.store.run_queries import ChangeState
 from assay.summary.progress import run_progress
@@ -71,6 +80,18 @@ def _as_text(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, indent=2, sort_keys=True, default=str)
 
 
+PREVIEW_CHARS = 1200
+"""How much of a text a table cell holds: its ``pre.clip`` shows about five lines (6.5em),
+at most some 900 characters on the widest layout; the rest would only be parsed and laid
+out unseen (a run of long outputs: megabytes per page). The item page has it whole."""
+
+
+def _preview(value: Any) -> str:
+    """``_as_text`` cut to ``PREVIEW_CHARS``, an ellipsis saying it was."""
+    text = _as_text(value)
+    return text if len(text) <= PREVIEW_CHARS else text[:PREVIEW_CHARS] + " …"
+
+
 def _when(stamp: float | None) -> str:
     if not stamp:
         return ""
@@ -87,12 +108,14 @@ def _score(value: Any) -> str:
 
 
 templates.env.filters["text"] = _as_text
+templates.env.filters["preview"] = _preview
 # one path segment (or query value): "/", "?", "#", "%" all escaped, so item ids and
 # dataset names with them still address their page (Jinja's urlencode keeps "/")
 templates.env.filters["segment"] = lambda value: quote(str(value), safe="")
 templates.env.filters["when"] = _when
 templates.env.filters["score"] = _score
 templates.env.filters["progress"] = run_progress
+templates.env.globals["asset"] = asset
 
 
 def store_of(request: Request) -> Store:
@@ -105,6 +128,24 @@ def store_of(request: Request) -> Store:
 
 def _page(request: Request, template: str, status_code: int = 200, **context: Any) -> HTMLResponse:
     return templates.TemplateResponse(request, template, context, status_code=status_code)
+
+
+def _streamed_page(request: Request, template: str, **context: Any) -> StreamingResponse:
+    """``_page`` sent in pieces (``streaming``): what the template renders before its
+    ``{{ flush }}`` leaves before what it reads after (200 only: refuse before)."""
+    pieces = template_pieces(
+        templates.get_template(template), {"request": request, "flush": FLUSH, **context}
+    )
+    return StreamingResponse(pieces, media_type="text/html")
+
+
+@dataclasses.dataclass(frozen=True)
+class ItemsListing:
+    """The run page's items and where the page is among all that match."""
+
+    view: ItemsView
+    page_number: int
+    page_count: int
 
 
 def _problem(request: Request, status_code: int, message: str) -> HTMLResponse:
@@ -283,7 +324,7 @@ def run_page(
     sort: str | None = None,
     offset: str | None = None,
     page_size: str | None = None,
-) -> HTMLResponse:
+) -> Response:
     store = store_of(request)
     try:
         record = store.runs.get(run_id)
@@ -305,32 +346,46 @@ def run_page(
             q=q or None,
         )
         start = _int(offset, "offset", 0)
-        view = run_item_groups(
-            record.info.id, wanted, sort=order, offset=start, limit=size, store=store
-        )
-        shown = [
-            group.model_copy(update={"results": [result_for_client(r) for r in group.results]})
-            for group in view.groups
-        ]
-        view = view.model_copy(update={"groups": shown})
+        scorer_ids = [spec.id for spec in record.info.scorers]
+        if wanted.scorer is not None and wanted.scorer not in scorer_ids:
+            known = ", ".join(scorer_ids) or "none"
+            raise ValueError(f"scorer {wanted.scorer!r} is not in run {run_id} (scorers: {known})")
     except ValueError as error:
         return _problem(request, 422, str(error))
-    # a page of results holds `size` items' repeats in dataset order, `size` items sorted
-    step = size if view.unit == "items" else min(size * max(record.info.repeats, 1), MAX_PAGE)
+
+    def load_items() -> UncountedItems:
+        """The page's rows (the store's slow part): called by the template once the
+        page's head is sent; their count (``count_items``) once the rows are."""
+        first = run_item_groups_first(
+            record.info.id, wanted, sort=order, offset=start, limit=size, store=store
+        )
+        first.groups = [
+            group.model_copy(update={"results": [result_for_client(r) for r in group.results]})
+            for group in first.groups
+        ]
+        return first
+
+    def count_items(first: UncountedItems) -> ItemsListing:
+        view = first.counted()
+        return ItemsListing(
+            view=view,
+            page_number=start // first.step + 1,
+            page_count=max(math.ceil(view.total / first.step), 1),
+        )
+
     thresholds = {s.id: scorer_threshold(s, record.info.threshold) for s in record.info.scorers}
-    return _page(
+    return _streamed_page(
         request,
         "run.html",
         run=record,
         summary=record.summary,
-        view=view,
+        load_items=load_items,
+        count_items=count_items,
         wanted=wanted,
         sort=order,
         live=record.status in ("pending", "running"),
         page_size=size,
         page_sizes=PAGE_SIZES,
-        page_number=start // step + 1,
-        page_count=max(math.ceil(view.total / step), 1),
         bands={
             s.id: (lambda score, spec=s: score_band(score, spec, thresholds[spec.id]))
             for s in record.info.scorers
