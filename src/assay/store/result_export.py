@@ -111,6 +111,16 @@ def _overlapped(db: Database, reads: Generator[_T]) -> Iterator[_T]:
             reads.close()
 
 
+def _tuples(result: sa.CursorResult[Any]) -> list[tuple[Any, ...]]:
+    """A read's rows as the driver's tuples: no ``Row`` per row (a tenth of an export's
+    time). Only for reads whose columns have no result processor (JSON read as text, item
+    ids type-coerced, plain strings and numbers), so the values are the same."""
+    try:
+        return cast(list[tuple[Any, ...]], result.cursor.fetchall())
+    finally:
+        result.close()
+
+
 def _keyset(
     query: sa.Select[Any], after: tuple[int, int, str] | None, last: tuple[int, int, str] | None
 ) -> sa.Select[Any]:
@@ -153,7 +163,7 @@ def export_rows(
         after: tuple[int, int, str] | None = None
         while True:
             with db.read() as conn:
-                rows = conn.execute(_keyset(base, after, None).limit(chunk)).all()
+                rows = _tuples(conn.execute(_keyset(base, after, None).limit(chunk)))
             yield rows
             if len(rows) < chunk:
                 return

@@ -29,7 +29,7 @@ import json
 from collections.abc import Callable, Generator, Iterator, Sequence
 from itertools import groupby
 from operator import itemgetter
-from typing import Any, cast
+from typing import Any
 
 import sqlalchemy as sa
 from pydantic_core import to_json
@@ -46,6 +46,7 @@ from assay.store.result_export import (
     _Reader,
     _score_dict,
     _target_error,
+    _tuples,
     _warnings_fields,
     json_text_value,
 )
@@ -329,13 +330,3 @@ def result_lines(
                 add(to_json(result if view is None else view(result)).decode())
         if lines:
             yield lines
-
-
-def _tuples(result: sa.CursorResult[Any]) -> list[tuple[Any, ...]]:
-    """A read's rows as the driver's tuples: no ``Row`` per row (a tenth of the export's
-    time); for columns whose type has no result processor (texts read as ``Text``,
-    numbers), so the values are the same."""
-    try:
-        return cast(list[tuple[Any, ...]], result.cursor.fetchall())
-    finally:
-        result.close()
