@@ -67,7 +67,7 @@ _SCORER, _SCORE_ERROR, _SCORE_ID = _SCORE + 1, _SCORE + 11, _SCORE + 14
 _PLAIN_LOW, _PLAIN_HIGH = 1e-4, 1e16
 """Numbers ``repr`` writes as pydantic-core does: ``1e-4 <= |x| < 1e16`` (no exponent),
 tested inline before ``repr`` (a call of ``_number`` per number was a fifth of a line), and
-``0`` (``_number``'s path: ``0.0`` and ``-0.0`` are written as ``repr`` writes them)."""
+zero (``not x``: ``0.0`` and ``-0.0`` are written as ``repr`` writes them; not NaN)."""
 
 
 def _number(value: float | int | None) -> str:
@@ -112,11 +112,11 @@ def _score_text(row: Sequence[Any], calls: dict[str, list[dict[str, Any]]]) -> s
     step, duration = row[_SCORE + 12 : _SCORE + 14]
     if score is None:
         score_text = "null"
-    elif _PLAIN_LOW <= abs(score) < _PLAIN_HIGH:
+    elif _PLAIN_LOW <= abs(score) < _PLAIN_HIGH or not score:
         score_text = repr(score)
     else:
         score_text = _number(score)
-    plain = _PLAIN_LOW <= abs(duration) < _PLAIN_HIGH
+    plain = _PLAIN_LOW <= abs(duration) < _PLAIN_HIGH or not duration
     duration_text = repr(duration) if plain else _number(duration)
     return (
         f'{scorer}:{{"scorer_id":{scorer},"scorer_label":{_text(row[_SCORE + 2])},'
@@ -148,13 +148,21 @@ def _line(group: list[Sequence[Any]], calls: dict[str, list[dict[str, Any]]]) ->
     started, completed, _, meta = row[9:13]
     if latency is None:
         latency_text = "null"
-    elif _PLAIN_LOW <= abs(latency) < _PLAIN_HIGH:
+    elif _PLAIN_LOW <= abs(latency) < _PLAIN_HIGH or not latency:
         latency_text = repr(latency)
     else:
         latency_text = _number(latency)
     if warnings is None:
-        start = repr(started) if _PLAIN_LOW <= abs(started) < _PLAIN_HIGH else _number(started)
-        end = repr(completed) if _PLAIN_LOW <= abs(completed) < _PLAIN_HIGH else _number(completed)
+        start = (
+            repr(started)
+            if (_PLAIN_LOW <= abs(started) < _PLAIN_HIGH or not started)
+            else _number(started)
+        )
+        end = (
+            repr(completed)
+            if (_PLAIN_LOW <= abs(completed) < _PLAIN_HIGH or not completed)
+            else _number(completed)
+        )
         tail = (
             f'"warnings":[],"started_at":{start},"completed_at":{end},'
             '"usage":null,"cost_usd":null,"samples":null'
