@@ -10,11 +10,9 @@ import csv
 import io
 import json
 from collections.abc import Callable, Iterable, Iterator
-from itertools import islice
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
-from pydantic_core import to_json
 
 from assay.datasets.formats.csv import text_cell
 from assay.store import Store, open_store, using_store
@@ -109,7 +107,8 @@ def export_lines(
     ``ItemResult`` per row: building and validating them held a 100,000-row export to a
     few thousand rows/s (issue 25). So a caller with a ``view`` says what it does in the
     terms of each fast path: ``error_text`` (the only thing of ``view`` a CSV row shows
-    is the error message) and ``json_view`` (the same change on the result's JSON dict);
+    is the error message) and ``json_view`` (the same change on the result's JSON dict,
+    given only the results with an error anywhere: the others are written as stored);
     a ``view`` without them reads whole results (slower, the same text)."""
     db = store if store is not None else open_store()
     record = db.runs.get(run_id)
@@ -122,8 +121,7 @@ def export_lines(
             rows = (row if row[3] is None else (*row[:3], change(row[3]), *row[4:]) for row in rows)
         return run, _csv_lines(rows, scorer_ids)
     if fmt == "jsonl" and (view is None or json_view is not None):
-        dicts = db.run_queries.export_dicts(run)
-        return run, _jsonl_pieces(dicts if json_view is None else map(json_view, dicts))
+        return run, _jsonl_pieces(db.run_queries.export_lines(run, json_view))
     results = db.runs.results(run, trusted=True)
     if view is not None:
         results = map(view, results)
@@ -136,11 +134,12 @@ PIECE = 1000
 """Lines per piece of text an export yields: one ``writerows`` or join per piece."""
 
 
-def _jsonl_pieces(results: Iterator[dict[str, Any]]) -> Iterator[str]:
-    """JSON lines, ``PIECE`` a piece, each line what ``model_dump_json`` writes for the
-    result (pydantic-core serialises the dict by the same rules)."""
-    while piece := list(islice(map(to_json, results), PIECE)):
-        yield b"\n".join(piece).decode() + "\n"
+def _jsonl_pieces(chunks: Iterator[list[str]]) -> Iterator[str]:
+    """The chunks' JSON lines, ``PIECE`` a piece (``store.result_lines``: each line what
+    ``model_dump_json`` writes for the result)."""
+    for lines in chunks:
+        for start in range(0, len(lines), PIECE):
+            yield "\n".join(lines[start : start + PIECE]) + "\n"
 
 
 def _export_row(result: ItemResult, scorer_ids: list[str]) -> FlatRow:

@@ -23,6 +23,7 @@ from assay.store.codec import chunked, escape_nul
 from assay.store.db import Database
 from assay.store.errors import RunNotFoundError
 from assay.store.result_export import FlatRow, export_rows, result_dicts
+from assay.store.result_lines import DictView, result_lines
 from assay.store.results_codec import build_results
 from assay.store.tables import (
     TEXT_INDEX,
@@ -403,6 +404,14 @@ class RunQueries:
         with self._db.read() as conn:
             self._require(conn, run_id)
         return result_dicts(self._db, run_id, chunk=self.EXPORT_CHUNK)
+
+    def export_lines(self, run_id: str, view: DictView | None = None) -> Iterator[list[str]]:
+        """Every result of the run as its JSON line, a list per ``EXPORT_CHUNK`` results:
+        the bytes of ``export_dicts``' dicts serialised, ``view`` applied to the results
+        with an error anywhere (``store.result_lines``)."""
+        with self._db.read() as conn:
+            self._require(conn, run_id)
+        return result_lines(self._db, run_id, view=view, chunk=self.EXPORT_CHUNK)
 
     def item(self, run_id: str, item_id: str) -> list[ItemResult]:
         """Every repeat of one item of the run, in repeat order (empty: not in the run)."""
