@@ -295,29 +295,37 @@ def result_dicts(db: Database, run_id: str, *, chunk: int = CHUNK) -> Iterator[d
         for score in score_rows:  # a result's scores in scorer id order
             by_result.setdefault(score[0], {})[score[1]] = _score_dict(score, value, calls)
         for row in rows:
-            found = by_result.pop(row[11], {})
-            error = row[6]
-            warnings = row[8]
-            result = {
-                "item_id": _plain(row[0]),
-                "repeat": row[1],
-                "position": row[2],
-                "input": value(row[3]),
-                "output": value(row[4]),
-                "expected_output": value(row[5]),
-                "error": None if error is None else _target_error(value(error)),
-                "latency_ms": row[7],
-                "scores": found,
-            }
-            if warnings is None:
-                result["warnings"] = []
-                result["started_at"] = row[9]
-                result["completed_at"] = row[10]
-                result["usage"] = result["cost_usd"] = result["samples"] = None
-            else:
-                result.update(_warnings_fields(value(warnings), row[9], row[10]))
-            result["meta"] = value(row[12])
-            yield result
+            yield result_dict(row, by_result.pop(row[11], {}), value)
+
+
+def result_dict(
+    row: Sequence[Any], scores: dict[str, dict[str, Any]], value: Callable[[Any], Any]
+) -> dict[str, Any]:
+    """A result's export dict from its row's first 13 cells (item id, repeat, position,
+    input, output, expected output, error, latency, warnings, started, completed, result
+    id, meta) and its scores' dicts; ``value`` decodes a stored JSON cell. The one builder
+    of ``result_dicts`` and of the JSON lines' results that a view may change."""
+    error, warnings = row[6], row[8]
+    result: dict[str, Any] = {
+        "item_id": _plain(row[0]),
+        "repeat": row[1],
+        "position": row[2],
+        "input": value(row[3]),
+        "output": value(row[4]),
+        "expected_output": value(row[5]),
+        "error": None if error is None else _target_error(value(error)),
+        "latency_ms": row[7],
+        "scores": scores,
+    }
+    if warnings is None:
+        result["warnings"] = []
+        result["started_at"] = row[9]
+        result["completed_at"] = row[10]
+        result["usage"] = result["cost_usd"] = result["samples"] = None
+    else:
+        result.update(_warnings_fields(value(warnings), row[9], row[10]))
+    result["meta"] = value(row[12])
+    return result
 
 
 def _score_dict(

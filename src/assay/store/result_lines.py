@@ -45,10 +45,10 @@ from assay.store.result_export import (
     _plain,
     _Reader,
     _score_dict,
-    _target_error,
     _tuples,
     _warnings_fields,
     json_text_value,
+    result_dict,
 )
 from assay.store.tables import item_results, judge_calls, scores
 
@@ -59,7 +59,7 @@ _text: Callable[[str], str] = json.encoder.encode_basestring
 
 # a joined row: the result's 13 cells (``_ITEM``), then its score's 15 (``_SCORE``), NULL
 # where the result has none
-_ID, _ERROR, _WARNINGS = 11, 6, 8
+_ID, _ERROR = 11, 6
 _SCORE = 13
 _SCORER, _SCORE_ERROR, _SCORE_ID = _SCORE + 1, _SCORE + 11, _SCORE + 14
 
@@ -190,27 +190,7 @@ def _result_dict(group: list[Sequence[Any]], calls: dict[str, list[dict[str, Any
             for score in group
         }
     )
-    error, warnings = row[_ERROR], row[_WARNINGS]
-    result: dict[str, Any] = {
-        "item_id": _plain(row[0]),
-        "repeat": row[1],
-        "position": row[2],
-        "input": json_text_value(row[3]),
-        "output": json_text_value(row[4]),
-        "expected_output": json_text_value(row[5]),
-        "error": None if error is None else _target_error(json_text_value(error)),
-        "latency_ms": row[7],
-        "scores": found,
-    }
-    if warnings is None:
-        result["warnings"] = []
-        result["started_at"] = row[9]
-        result["completed_at"] = row[10]
-        result["usage"] = result["cost_usd"] = result["samples"] = None
-    else:
-        result.update(_warnings_fields(json_text_value(warnings), row[9], row[10]))
-    result["meta"] = json_text_value(row[12])
-    return result
+    return result_dict(row, found, json_text_value)
 
 
 def result_lines(
