@@ -82,6 +82,46 @@ class _Reader:
             return sa.type_coerce(column, sa.Text).label(column.name)
         return sa.cast(column, sa.Text).label(column.name)
 
+    def result_columns(self) -> list[sa.ColumnElement[Any]]:
+        """A result's 13 export cells, in the order ``result_dict`` reads them."""
+        t = item_results.c
+        return [
+            sa.type_coerce(t.item_id, sa.String).label("item_id"),
+            t.repeat,
+            t.position,
+            self.json(t.input),
+            self.json(t.output),
+            self.json(t.expected_output),
+            self.json(t.error),
+            t.latency_ms,
+            self.json(t.warnings),
+            t.started_at,
+            t.completed_at,
+            t.id,
+            self.json(t.meta),
+        ]
+
+    def score_columns(self) -> list[sa.ColumnElement[Any]]:
+        """A score's 15 export cells, in the order ``_score_dict`` reads them."""
+        s = scores.c
+        return [
+            s.result_id,
+            s.scorer_id,
+            s.scorer_name,
+            s.call_id,
+            s.status,
+            s.score,
+            self.json(s.values_),
+            self.json(s.corpus),
+            sa.type_coerce(s.reason, sa.Text).label("reason"),
+            self.json(s.steps),
+            self.json(s.prompts),
+            self.json(s.error),
+            s.not_scorable_step,
+            s.duration_ms,
+            s.id,
+        ]
+
 
 _T = TypeVar("_T")
 
@@ -199,40 +239,10 @@ def result_dicts(db: Database, run_id: str, *, chunk: int = CHUNK) -> Iterator[d
     t, s, j = item_results.c, scores.c, judge_calls.c
     read = _Reader(db)
     value = read.value
-    items = sa.select(
-        sa.type_coerce(t.item_id, sa.String).label("item_id"),
-        t.repeat,
-        t.position,
-        read.json(t.input),
-        read.json(t.output),
-        read.json(t.expected_output),
-        read.json(t.error),
-        t.latency_ms,
-        read.json(t.warnings),
-        t.started_at,
-        t.completed_at,
-        t.id,
-        read.json(t.meta),
-    ).where(t.run_id == run_id)
+    items = sa.select(*read.result_columns()).where(t.run_id == run_id)
     in_run = item_results.join(scores, s.result_id == t.id)
     score_query = (
-        sa.select(
-            s.result_id,
-            s.scorer_id,
-            s.scorer_name,
-            s.call_id,
-            s.status,
-            s.score,
-            read.json(s.values_),
-            read.json(s.corpus),
-            sa.type_coerce(s.reason, sa.Text).label("reason"),
-            read.json(s.steps),
-            read.json(s.prompts),
-            read.json(s.error),
-            s.not_scorable_step,
-            s.duration_ms,
-            s.id,
-        )
+        sa.select(*read.score_columns())
         .select_from(in_run)
         .where(t.run_id == run_id)
         .order_by(*_ORDER, s.scorer_id)

@@ -207,38 +207,8 @@ def result_lines(
     ``||`` and ``json_quote`` cost more per row than the f-string.)"""
     t, s, j = item_results.c, scores.c, judge_calls.c
     read = _Reader(db)
-    score_columns = [
-        s.result_id,
-        s.scorer_id,
-        s.scorer_name,
-        s.call_id,
-        s.status,
-        s.score,
-        read.json(s.values_),
-        read.json(s.corpus),
-        sa.type_coerce(s.reason, sa.Text).label("reason"),
-        read.json(s.steps),
-        read.json(s.prompts),
-        read.json(s.error),
-        s.not_scorable_step,
-        s.duration_ms,
-        s.id,
-    ]
-    item_columns = [
-        sa.type_coerce(t.item_id, sa.String).label("item_id"),
-        t.repeat,
-        t.position,
-        read.json(t.input),
-        read.json(t.output),
-        read.json(t.expected_output),
-        read.json(t.error),
-        t.latency_ms,
-        read.json(t.warnings),
-        t.started_at,
-        t.completed_at,
-        t.id,
-        read.json(t.meta),
-    ]
+    score_columns = read.score_columns()
+    item_columns = read.result_columns()
     if read.raw:
         # SQLite: each result's scores by the (result_id, scorer_id) index, in scorer order
         joined = sa.select(*item_columns, *score_columns).select_from(
