@@ -24,7 +24,7 @@ import traceback
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import partial
-from typing import Protocol, TypeVar
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from assay.models.reliability import RUN_CONCURRENCY
 from assay.runner.gc_policy import KeptResults
@@ -32,10 +32,9 @@ from assay.runner.hooks import RunHooks
 from assay.runner.progress import RunProgress
 from assay.runner.sink import ResultSink
 from assay.runner.trusted import construct_named
+from assay.runner.warm_imports import ImportWarmer
 from assay.scoring.scorer import Scorer
 from assay.summary.accumulator import SummaryAccumulator
-from assay.summary.source import NO_SCORES, ResultCounts, SummarySource
-from assay.summary.stats import summarize_source
 from assay.targets.base import Target, TargetOutput
 from assay.types import (
     Item,
@@ -47,6 +46,9 @@ from assay.types import (
     ScoreResult,
     TargetError,
 )
+
+if TYPE_CHECKING:  # the statistics (and numpy) are imported at a run's end, not its start
+    from assay.summary.source import ResultCounts, SummarySource
 
 _T = TypeVar("_T")
 
@@ -105,6 +107,9 @@ def _dispatched_summary(
     """The summary of a dispatched run: scores from the stored rows (``source``), counts
     from the store too (``stored_counts``); ``NO_SCORES`` (the summary could not be read)
     keeps the accumulator's empty one."""
+    from assay.summary.source import NO_SCORES
+    from assay.summary.stats import summarize_source
+
     if source is NO_SCORES:
         return fallback(source=source)
     counts = dispatch.stored_counts(plan)
@@ -406,6 +411,10 @@ async def execute(
                 workers = [asyncio.create_task(worker()) for _ in range(max(1, info.concurrency))]
         finally:
             RUN_CONCURRENCY.reset(concurrency)
+        # what the summary imports, in a thread once every worker has taken its first step
+        # (the first requests are on their way): runner/warm_imports.py
+        warmer = ImportWarmer()
+        asyncio.get_running_loop().call_soon(warmer.start)
         try:
             await asyncio.gather(*workers)
         except asyncio.CancelledError:
@@ -419,6 +428,7 @@ async def execute(
             policy.release()
 
     duration_s = earlier_s + (time.perf_counter() - started)
+    warmer.wait()
     summarize: Callable[..., RunSummary] = partial(
         accumulator.summary,
         info.scorers,
@@ -441,6 +451,8 @@ async def execute(
             # with numbers that do not describe it; the summary recorded meanwhile counts
             # the results and says nothing of their scores
             log.error("run %s: could not compute its summary from the sink: %s", info.id, exc)
+            from assay.summary.source import NO_SCORES
+
             if status == "completed":
                 status = "interrupted"
             failure = failure or exc

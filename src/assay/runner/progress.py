@@ -1,4 +1,5 @@
-"""The run's progress bar: done/total, rate and ETA on stderr (Rich).
+"""The run's progress bar: done/total, rate and ETA on stderr (Rich, imported only when the
+bar is shown: ``runner/progress_bar.py``).
 
 Off when stderr is not a terminal unless asked for, so logs and CI output stay clean.
 """
@@ -7,20 +8,10 @@ from __future__ import annotations
 
 import sys
 from types import TracebackType
+from typing import TYPE_CHECKING
 
-from rich.console import Console
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    ProgressColumn,
-    SpinnerColumn,
-    Task,
-    TaskID,
-    TextColumn,
-    TimeElapsedColumn,
-)
-from rich.text import Text
+if TYPE_CHECKING:
+    from rich.progress import Progress, Task, TaskID
 
 
 def session_rate(task: Task) -> float | None:
@@ -33,26 +24,6 @@ def session_rate(task: Task) -> float | None:
     if not elapsed or elapsed <= 0 or done <= 0:
         return None
     return done / elapsed
-
-
-class RateColumn(ProgressColumn):
-    """Items per second (completed over elapsed, this session)."""
-
-    def render(self, task: Task) -> Text:
-        speed = session_rate(task)
-        return Text("-- items/s" if speed is None else f"{speed:,.1f} items/s", style="cyan")
-
-
-class RemainingColumn(ProgressColumn):
-    """Estimated time left, from the same completed-over-elapsed rate."""
-
-    def render(self, task: Task) -> Text:
-        speed = session_rate(task)
-        if speed is None or task.total is None:
-            return Text("-:--:--", style="progress.remaining")
-        seconds = int(max(0.0, task.total - task.completed) / speed)
-        hours, rest = divmod(seconds, 3600)
-        return Text(f"{hours}:{rest // 60:02d}:{rest % 60:02d}", style="progress.remaining")
 
 
 class RunProgress:
@@ -68,19 +39,9 @@ class RunProgress:
 
     def __enter__(self) -> RunProgress:
         if self.enabled:
-            self._progress = Progress(
-                SpinnerColumn(),
-                TextColumn("[bold]{task.description}"),
-                BarColumn(),
-                MofNCompleteColumn(),
-                RateColumn(),
-                TextColumn("errors {task.fields[errors]}"),
-                TimeElapsedColumn(),
-                TextColumn("ETA"),
-                RemainingColumn(),
-                console=Console(stderr=True),
-                refresh_per_second=8,
-            )
+            from assay.runner.progress_bar import run_progress_bar
+
+            self._progress = run_progress_bar()
             self._progress.__enter__()
             self._task = self._progress.add_task(
                 self._description, total=self._total, errors=0, skipped=0

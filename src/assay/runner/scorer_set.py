@@ -15,7 +15,6 @@ from typing import Any
 from assay.fingerprint import digest
 from assay.scoring.registry import ScorerConfig, create_scorer
 from assay.scoring.scorer import Scorer
-from assay.summary.aggregations import check_aggregations
 from assay.types import ScorerSpec
 
 
@@ -27,10 +26,13 @@ def build_scorers(scorers: Iterable[Any] | None) -> list[Scorer]:
         if not _enabled(entry):
             continue
         scorer = _build(entry, position)
-        try:
-            check_aggregations(scorer.aggregations)  # fail before the run, not in its summary
-        except KeyError as exc:
-            raise ValueError(f"scorers[{position}] ({scorer.id!r}): {exc}") from exc
+        if scorer.aggregations:  # the registry (and numpy) only when some scorer names one
+            from assay.summary.aggregations import check_aggregations
+
+            try:
+                check_aggregations(scorer.aggregations)  # fail before the run, not at its end
+            except KeyError as exc:
+                raise ValueError(f"scorers[{position}] ({scorer.id!r}): {exc}") from exc
         count = seen.get(scorer.id, 0) + 1
         seen[scorer.id] = count
         if count > 1:

@@ -21,14 +21,18 @@ from __future__ import annotations
 import math
 from array import array
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
-import numpy as np
-
-from assay.summary.aggregations import has_corpus_aggregation
 from assay.summary.columns import ScoreColumnsBuilder
-from assay.summary.source import CorpusRow, MemorySource, ReportedSource, SummarySource
-from assay.summary.stats import summarize_source
 from assay.types import ItemResult, JudgeCall, RunSummary, ScorerSpec, Usage
+
+if TYPE_CHECKING:
+    from assay.summary.source import CorpusRow, SummarySource
+
+# numpy and the statistics (``summary.source``, ``summary.stats``, ``summary.aggregations``)
+# are imported when a summary is made, not when a run starts: a run only appends to flat
+# buffers, and a short run's start-up is then spared about 0.1-0.3 s of imports (the
+# runner warms them in the background while its model calls wait: runner/warm_imports.py)
 
 
 class ItemIdTable:
@@ -50,10 +54,14 @@ class ItemIdTable:
 
     def distinct_positions(self) -> int:
         """How many distinct items were recorded."""
+        import numpy as np
+
         return int(np.unique(np.frombuffer(self._positions, dtype=np.int64)).shape[0])
 
     def lookup(self) -> Callable[[int], str]:
         """A position -> id function over a snapshot; unknown positions raise ``KeyError``."""
+        import numpy as np
+
         positions = np.frombuffer(self._positions, dtype=np.int64).copy()
         ends = np.frombuffer(self._ends, dtype=np.int64).copy()
         order = np.argsort(positions, kind="stable")
@@ -85,6 +93,16 @@ def _lazy(ids: ItemIdTable) -> Callable[[int], str]:
     return item_id_for
 
 
+def _corpus_scorer_ids(specs: Sequence[ScorerSpec]) -> set[str]:
+    """Ids of the scorers declaring a corpus aggregation (the aggregations' registry, and
+    numpy with it, is imported only when some scorer names an aggregation)."""
+    if not any(s.aggregations for s in specs):
+        return set()
+    from assay.summary.aggregations import has_corpus_aggregation
+
+    return {s.id for s in specs if has_corpus_aggregation(s.aggregations)}
+
+
 class SummaryAccumulator:
     """Feeds ``ItemResult``s into score columns and counters; ``summary()`` at the end."""
 
@@ -100,7 +118,7 @@ class SummaryAccumulator:
         """False when the summary's numbers will come from another ``SummarySource``."""
         self._reported: dict[str, dict[str, None]] = {}
         """Without columns: scorer id -> value keys seen, in first-seen order."""
-        self._corpus_ids = {s.id for s in specs if has_corpus_aggregation(s.aggregations)}
+        self._corpus_ids = _corpus_scorer_ids(specs)
         """Scorers whose corpus payloads are kept (only those declaring a corpus aggregation:
         everything else stays memory-flat, the payloads are in the store)."""
         self.corpus: dict[str, list[CorpusRow]] = {}
@@ -199,6 +217,11 @@ class SummaryAccumulator:
         required with ``keep_ids=False`` (unless ``source`` names items itself);
         ``repeats`` defaults to the highest repeat seen + 1 (pass the configured value for
         an interrupted run)."""
+        import numpy as np
+
+        from assay.summary.source import MemorySource, ReportedSource
+        from assay.summary.stats import summarize_source
+
         if source is None:
             if not self.keep_columns:
                 raise ValueError("an accumulator without columns needs a summary source")

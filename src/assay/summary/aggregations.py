@@ -28,22 +28,21 @@ import math
 import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
-
-import numpy as np
-import numpy.typing as npt
-
-from assay.summary.exact import exact_mean
+from typing import TYPE_CHECKING, Any, Literal
 
 log = logging.getLogger(__name__)
 
 AggregationKind = Literal["items", "corpus", "repeats"]
-FloatArray = npt.NDArray[np.float64]
-IntArray = npt.NDArray[np.int64]
-
-ItemsFunction = Callable[[FloatArray], float]
 CorpusFunction = Callable[[list[Any]], float]
-RepeatsFunction = Callable[[IntArray, IntArray], float]
+
+if TYPE_CHECKING:  # numpy is imported when an aggregation runs: a run checks names at start
+    import numpy as np
+    import numpy.typing as npt
+
+    FloatArray = npt.NDArray[np.float64]
+    IntArray = npt.NDArray[np.int64]
+    ItemsFunction = Callable[[FloatArray], float]
+    RepeatsFunction = Callable[[IntArray, IntArray], float]
 
 
 class UnknownAggregationError(KeyError):
@@ -143,6 +142,8 @@ def pass_at_k(n: IntArray | Sequence[int], c: IntArray | Sequence[int], k: int) 
     """Mean over items with ``n >= k`` of ``1 - C(n-c, k) / C(n, k)`` (Chen et al. 2021),
     computed as ``1 - prod(1 - k / arange(n-c+1, n+1))`` for numerical stability; NaN when
     no item has ``k`` ready repeats."""
+    import numpy as np
+
     if k < 1:
         raise ValueError(f"pass@k needs k >= 1 (got {k})")
     estimates = [
@@ -154,6 +155,10 @@ def pass_at_k(n: IntArray | Sequence[int], c: IntArray | Sequence[int], k: int) 
 
 
 def _exact_mean(means: FloatArray | Sequence[float]) -> float:
+    import numpy as np
+
+    from assay.summary.exact import exact_mean
+
     mean = exact_mean(np.asarray(means, dtype=np.float64))
     return math.nan if mean is None else mean
 
@@ -161,9 +166,15 @@ def _exact_mean(means: FloatArray | Sequence[float]) -> float:
 MEAN = register_aggregation("mean", _exact_mean, description="mean of per-item means")
 """The built-in ``mean``: the summary's own mean (exact sum, rounded once), so a streamed
 summary reports it without holding every item mean."""
-register_aggregation(
-    "median", lambda means: float(np.median(means)), description="median of per-item means"
-)
+
+
+def _median(means: FloatArray | Sequence[float]) -> float:
+    import numpy as np
+
+    return float(np.median(means))
+
+
+register_aggregation("median", _median, description="median of per-item means")
 
 
 def run_aggregation(aggregation: Aggregation, *args: Any) -> float | None:

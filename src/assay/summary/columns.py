@@ -17,12 +17,13 @@ import math
 from array import array
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Final
-
-import numpy as np
-import numpy.typing as npt
+from typing import TYPE_CHECKING, Final
 
 from assay.types import ScoreRow, ScoreStatus
+
+if TYPE_CHECKING:  # numpy is imported when columns are made, not while a run fills buffers
+    import numpy as np
+    import numpy.typing as npt
 
 READY: Final = 0
 NOT_SCORABLE: Final = 1
@@ -58,6 +59,8 @@ class ScoreColumns:
     @classmethod
     def empty(cls) -> ScoreColumns:
         """Columns of a scorer that produced nothing (so callers need no special case)."""
+        import numpy as np
+
         return cls(
             position=np.empty(0, dtype=np.int64),
             repeat=np.empty(0, dtype=np.int32),
@@ -192,6 +195,8 @@ class ScoreColumnsBuilder:
 
 
 def _to_columns(buf: _Buffers) -> ScoreColumns:
+    import numpy as np
+
     return ScoreColumns(
         position=np.frombuffer(buf.position, dtype=np.int64).copy(),
         repeat=np.frombuffer(buf.repeat, dtype=np.intc).astype(np.int32),

@@ -12,30 +12,41 @@ response, so run summaries count what the target spent next to what the judges s
 
 from __future__ import annotations
 
+import functools
 import logging
 import re
-from typing import Any
-
-import jinja2
-import jinja2.meta
+from typing import TYPE_CHECKING, Any
 
 from assay.models.base import ChatMessage, Model, ModelSettings
 from assay.models.resolve import shippable_model
 from assay.targets.base import TargetOutput
 from assay.types import Item, TargetSpec
 
-_ENV = jinja2.Environment(
-    undefined=jinja2.StrictUndefined, autoescape=False, keep_trailing_newline=True
-)
+if TYPE_CHECKING:
+    import jinja2
+
 log = logging.getLogger(__name__)
+
+
+@functools.cache
+def _env() -> jinja2.Environment:
+    """The one template environment, made (and Jinja2 imported) when a model prompt target
+    is first built: a run without one does not pay for the import at its start."""
+    import jinja2
+
+    return jinja2.Environment(
+        undefined=jinja2.StrictUndefined, autoescape=False, keep_trailing_newline=True
+    )
 
 
 def constant_prompt_warning(prompt: str, system: str | None) -> str | None:
     """A warning when neither template names a variable: every item would get the same text
     (``"{input}"`` is Python format syntax, not Jinja's ``{{ input }}``). ``None`` otherwise."""
+    import jinja2.meta
+
     used: set[str] = set()
     for text in (prompt, system or ""):
-        used |= jinja2.meta.find_undeclared_variables(_ENV.parse(text))
+        used |= jinja2.meta.find_undeclared_variables(_env().parse(text))
     if used:
         return None
     single = re.search(r"(?<!\{)\{\s*(\w+)\s*\}(?!\})", prompt)
@@ -55,10 +66,12 @@ class ModelPromptTarget:
         settings: ModelSettings | None = None,
         base_url: str | None = None,
     ) -> None:
+        import jinja2
+
         self._sources = (prompt, system)
         try:
-            self.template = _ENV.from_string(prompt)
-            self.system_template = _ENV.from_string(system) if system else None
+            self.template = _env().from_string(prompt)
+            self.system_template = _env().from_string(system) if system else None
         except jinja2.TemplateSyntaxError as exc:
             raise ValueError(
                 f"model prompt target: template error line {exc.lineno}: {exc.message}"
@@ -92,8 +105,8 @@ class ModelPromptTarget:
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
         prompt, system = self._sources
-        self.template = _ENV.from_string(prompt)
-        self.system_template = _ENV.from_string(system) if system else None
+        self.template = _env().from_string(prompt)
+        self.system_template = _env().from_string(system) if system else None
 
     def render(self, item: Item) -> list[ChatMessage]:
         """The messages sent for ``item``."""
@@ -114,6 +127,8 @@ class ModelPromptTarget:
         return messages
 
     async def execute(self, item: Item) -> TargetOutput:
+        import jinja2  # imported already: the templates were made with it
+
         try:
             messages = self.render(item)
         except jinja2.UndefinedError as exc:
