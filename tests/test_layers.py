@@ -28,6 +28,7 @@ LAYERS: list[set[str]] = [
         "extras",
         "config_file",
         "patterns",
+        "warm_imports",
     },  # import nothing of ours
     {"messages", "summary", "models", "datasets"},
     {"scoring"},

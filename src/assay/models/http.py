@@ -46,7 +46,9 @@ with ``aclose()``, or by itself when that loop ends under
 ``asyncio.run`` (an async generator holds the session, and ``asyncio.run`` closes every
 async generator before the loop), so many ``asyncio.run`` calls in one process leave no
 sockets and no "unclosed client session" warnings behind. ``aiohttp`` is imported on the
-first request, so ``import assay`` does not pay for it.
+first request, so ``import assay`` does not pay for it; ``warm_transport_imports()`` (called
+when a model string for an HTTP provider is configured) starts that import in a background
+thread, so that a run's first request finds it done (``assay.warm_imports``).
 """
 
 from __future__ import annotations
@@ -60,6 +62,8 @@ from collections.abc import AsyncGenerator, Mapping
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import urlsplit
+
+from assay.warm_imports import ImportWarmer
 
 if TYPE_CHECKING:
     import aiohttp
@@ -158,6 +162,23 @@ class Transport(Protocol):
     async def post(self, path: str, body: bytes, headers: Mapping[str, str]) -> HTTPReply: ...
 
     async def aclose(self) -> None: ...
+
+
+TRANSPORT_MODULES: tuple[str, ...] = ("aiohttp",)
+"""What a transport imports when it opens (``aiohttp`` brings ``yarl`` and its helpers)."""
+
+_transport_warmer: ImportWarmer | None = None
+
+
+def warm_transport_imports() -> None:
+    """Import ``aiohttp`` in a background thread, once per process (nothing when it is
+    imported already). About half of its import builds TLS contexts with the GIL released, so
+    on a machine with two cores that part overlaps a run's start-up instead of delaying its
+    first request."""
+    global _transport_warmer
+    if _transport_warmer is None:
+        _transport_warmer = ImportWarmer(TRANSPORT_MODULES)
+        _transport_warmer.start()
 
 
 def make_transport(base_url: str, settings: HTTPSettings | None = None) -> Transport:

@@ -136,6 +136,13 @@ class LazyModel:
             # scorer being built), so a missing one is one line before a run, not an error
             # in every judge step's result
             require_extra("local", f"the embedded model {spec!r}")
+        elif self._prefix:
+            # every other built-in provider is an HTTP endpoint: its client's import starts
+            # now, in a thread, and overlaps the rest of the run's start-up (a plugin's
+            # provider that does not use it only costs that background import)
+            from assay.models.http import warm_transport_imports
+
+            warm_transport_imports()
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, LazyModel):

@@ -32,7 +32,6 @@ from assay.runner.hooks import RunHooks
 from assay.runner.progress import RunProgress
 from assay.runner.sink import ResultSink
 from assay.runner.trusted import construct_named
-from assay.runner.warm_imports import ImportWarmer
 from assay.scoring.scorer import Scorer
 from assay.summary.accumulator import SummaryAccumulator
 from assay.targets.base import Target, TargetOutput
@@ -46,11 +45,16 @@ from assay.types import (
     ScoreResult,
     TargetError,
 )
+from assay.warm_imports import ImportWarmer
 
 if TYPE_CHECKING:  # the statistics (and numpy) are imported at a run's end, not its start
     from assay.summary.source import ResultCounts, SummarySource
 
 _T = TypeVar("_T")
+
+END_OF_RUN_MODULES: tuple[str, ...] = ("numpy", "assay.summary.source", "assay.summary.stats")
+"""What a run's summary imports (``SummaryAccumulator.summary``), numpy first (the largest):
+warmed in a thread while the run's first calls wait (``assay.warm_imports``)."""
 
 log = logging.getLogger(__name__)
 
@@ -412,8 +416,8 @@ async def execute(
         finally:
             RUN_CONCURRENCY.reset(concurrency)
         # what the summary imports, in a thread once every worker has taken its first step
-        # (the first requests are on their way): runner/warm_imports.py
-        warmer = ImportWarmer()
+        # (the first requests are on their way): assay/warm_imports.py
+        warmer = ImportWarmer(END_OF_RUN_MODULES)
         asyncio.get_running_loop().call_soon(warmer.start)
         try:
             await asyncio.gather(*workers)

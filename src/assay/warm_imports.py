@@ -1,0 +1,61 @@
+"""Modules imported in a background thread while the importing thread has other work.
+
+Why: a short judge run's wall time is its start-up plus its model calls' latency. Two
+imports sit on that path although the run could do without them for a while: the HTTP
+client (``aiohttp``, about 0.15-0.3 s of CPU, part of it building TLS contexts with the GIL
+released) is needed at the first request, numpy and the summary statistics (about 0.1-0.3 s)
+only at the end. Started from a thread as soon as it is known that they will be needed
+(a model string is configured; the run's first requests are on their way), they overlap
+the rest of the start-up or the wait for answers, and the code that needs them finds them
+loaded. Nothing changes in what is imported or computed, only when and on which thread.
+
+A module already imported is not imported again, and no thread starts when there is nothing
+to import. The thread only imports and ends. An importer that needs a module the thread is
+importing waits for it (Python's per-module import lock), and ``wait`` joins the thread
+(with a timeout) for callers that want the whole list done first. An import that fails in
+the thread is left for the caller's own import to raise, in its thread, with its traceback.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+import threading
+from collections.abc import Sequence
+
+WAIT_S = 60.0
+"""How long ``wait`` waits for the imports: far above their cost (well under a second), a
+bound so that a stuck import cannot hang its caller for ever."""
+
+
+class ImportWarmer:
+    """Imports ``modules`` (those not imported yet) in one daemon thread, from ``start``."""
+
+    def __init__(self, modules: Sequence[str]) -> None:
+        self.modules = tuple(name for name in modules if name not in sys.modules)
+        self._thread: threading.Thread | None = None
+
+    @property
+    def started(self) -> bool:
+        return self._thread is not None
+
+    def start(self) -> None:
+        """Start importing (once; nothing to do: no thread)."""
+        if self._thread is not None or not self.modules:
+            return
+        self._thread = threading.Thread(
+            target=self._import_all, name="assay-warm-imports", daemon=True
+        )
+        self._thread.start()
+
+    def _import_all(self) -> None:
+        for name in self.modules:
+            try:
+                importlib.import_module(name)
+            except Exception:  # the summary's own import raises it where it is seen
+                return
+
+    def wait(self, timeout_s: float = WAIT_S) -> None:
+        """Until the imports are done (or ``timeout_s`` passed); at once if never started."""
+        if self._thread is not None:
+            self._thread.join(timeout_s)
