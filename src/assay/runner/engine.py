@@ -389,6 +389,10 @@ async def execute(
     policy = KeptResults(enabled=gc_freeze and bool(getattr(sink, "keeps_results", False)))
     kept = policy.kept if policy.enabled else None
 
+    # what the summary imports, in a thread from the first result on (the start-up and the
+    # first requests are behind; the loop mostly waits on answers): assay/warm_imports.py
+    warmer = ImportWarmer(END_OF_RUN_MODULES)
+
     with RunProgress(info.name or info.id[:8], total, enabled=progress) as bar:
         bar.skip(already)
 
@@ -401,6 +405,7 @@ async def execute(
                 if kept is not None:
                     kept()
                 accumulator.add(result)
+                warmer.start()  # once; later calls return at once
                 if bar.enabled:
                     bar.advance(error=result.error is not None)
                 if item_hooks:
@@ -415,10 +420,6 @@ async def execute(
                 workers = [asyncio.create_task(worker()) for _ in range(max(1, info.concurrency))]
         finally:
             RUN_CONCURRENCY.reset(concurrency)
-        # what the summary imports, in a thread once every worker has taken its first step
-        # (the first requests are on their way): assay/warm_imports.py
-        warmer = ImportWarmer(END_OF_RUN_MODULES)
-        asyncio.get_running_loop().call_soon(warmer.start)
         try:
             await asyncio.gather(*workers)
         except asyncio.CancelledError:
