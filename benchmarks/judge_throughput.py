@@ -14,7 +14,10 @@ Every number goes through the real model stack a judge scorer uses in production
    Each row also gives the run's client CPU per judge call (the child's CPU time over the
    timed call / judge calls) and the load average when it ended.
    The same runs against 10% HTTP 429s with ``Retry-After: 1`` and against 10% HTTP 500s
-   must lose no item.
+   must lose no item. With ``--timeline``, one more run per size (not counted in the
+   figures: the transport is wrapped to timestamp it) gives where its wall time goes:
+   process start -> ``run_evals`` called -> first request sent -> first answer -> last
+   answer -> ``run_evals`` returned.
 1. Efficiency: 1,000 items x ``faithfulness`` with ``reason="llm"`` (three judge calls per
    item: claims -> verdicts -> reason) at concurrency 32 (an ``asyncio.Semaphore`` around
    ``scorer.run``), 100 ms server latency, cache off. efficiency = ideal time (calls x
@@ -53,7 +56,7 @@ outside one it starts at 16.) A fresh limiter per run keeps runs independent.
 Usage::
 
     .venv/bin/python benchmarks/judge_throughput.py [--items 1000] [--repeats 3]
-        [--only user efficiency 429 cache cost]
+        [--only user efficiency 429 cache cost] [--timeline]
 
 About 70 s on 2 cores. Other processes on the machine show up in the numbers, so each table
 prints the load average it started at.
@@ -915,14 +918,25 @@ def _serve_faulty(conn: Connection, options: JSON) -> None:
     server.stop()
 
 
-def _user_run(conn: Connection, base_url: str, count: int, workdir: str) -> None:
+def _user_run(
+    conn: Connection,
+    base_url: str,
+    count: int,
+    workdir: str,
+    spawned_at: float | None = None,
+) -> None:
     """Child process: what a user's script does, timed from the ``run_evals`` call: default
     settings except ``concurrency``; the judge model is a model string with ``base_url`` (so
     model resolution, the HTTP client, the limiter and the default SQLite call cache in a new
     working directory all start inside the timed call). ``workdir`` belongs to the parent,
-    which removes it."""
+    which removes it. ``spawned_at`` (the parent's ``time.time()`` before starting this
+    process): a timeline run, whose transport is wrapped to timestamp the first request, the
+    first answer and the last answer."""
     os.chdir(workdir)
     os.environ.setdefault("OPENAI_API_KEY", "sk-mock")
+    marks: dict[str, float] = {}
+    if spawned_at is not None:
+        _timestamp_requests(marks)
     import assay
 
     items = [
@@ -942,12 +956,21 @@ def _user_run(conn: Connection, base_url: str, count: int, workdir: str) -> None
             "base_url": base_url,
         },
     }
+    called_at = time.time()
     cpu, started = time.process_time(), time.perf_counter()
     run = assay.run_evals(items, None, [scorer], concurrency=CONCURRENCY, progress=False)
     wall, cpu = time.perf_counter() - started, time.process_time() - cpu
     scores = [r.scores[THROUGHPUT_SCORER] for r in run.results]
+    timeline = None
+    if spawned_at is not None:
+        timeline = {
+            "run_evals called": called_at - spawned_at,
+            **{name: at - called_at for name, at in marks.items()},
+            "run_evals returned": wall,
+        }
     conn.send(
         {
+            "timeline": timeline,
             "wall_s": wall,
             "cpu_s": cpu,
             "load": os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan"),
@@ -959,12 +982,32 @@ def _user_run(conn: Connection, base_url: str, count: int, workdir: str) -> None
     )
 
 
-def user_run(base_url: str, count: int) -> JSON:
+def _timestamp_requests(marks: dict[str, float]) -> None:
+    """Wrap the transport's ``post`` to record (``time.time()``) when the first request is
+    sent and when the first and the last answers arrive (a timeline run only)."""
+    from assay.models import http
+
+    post = http.AiohttpTransport.post
+
+    async def timed_post(
+        self: Any, path: str, body: bytes, headers: Mapping[str, str]
+    ) -> http.HTTPReply:
+        marks.setdefault("first request", time.time())
+        reply = await post(self, path, body, headers)
+        marks.setdefault("first answer", time.time())
+        marks["last answer"] = time.time()
+        return reply
+
+    http.AiohttpTransport.post = timed_post  # type: ignore[method-assign]
+
+
+def user_run(base_url: str, count: int, *, timeline: bool = False) -> JSON:
     context = multiprocessing.get_context("spawn")
     parent, child = context.Pipe()
     with tempfile.TemporaryDirectory(prefix="assay-judge-user-") as workdir:
+        spawned_at = time.time() if timeline else None
         process = context.Process(
-            target=_user_run, args=(child, base_url, count, workdir), daemon=True
+            target=_user_run, args=(child, base_url, count, workdir, spawned_at), daemon=True
         )
         process.start()
         try:
@@ -992,7 +1035,36 @@ def faulty_server(fault_status: int, fault_rate: float) -> Iterator[ServerHandle
             process.join(5)
 
 
-async def user_path(repeats: int) -> list[str]:
+def timeline_table(base_url: str) -> str:
+    """One timestamped run per size: seconds from the ``run_evals`` call (the first column:
+    from the process's start to that call, outside the timed part)."""
+    phases = ["first request", "first answer", "last answer", "run_evals returned"]
+    rows = []
+    for count in USER_PATH_SIZES:
+        outcome = user_run(base_url, count, timeline=True)
+        marks = outcome["timeline"]
+        rows.append(
+            [
+                count,
+                f"{marks['run_evals called']:.2f}",
+                *(f"{marks[name]:.3f}" if name in marks else "-" for name in phases),
+                f"{count * 3 * LATENCY_S / CONCURRENCY:.3f}",
+                f"{outcome['load']:.1f}",
+            ]
+        )
+    return table(
+        [
+            "items",
+            "process start -> run_evals called s",
+            *(f"{name} s" for name in phases),
+            "ideal s",
+            "load",
+        ],
+        rows,
+    )
+
+
+async def user_path(repeats: int, timeline: bool = False) -> list[str]:
     heading(
         "0. The user path: run_evals with default settings, start-up included",
         f"a fresh process per run: items as dicts (input, output, context), no target, "
@@ -1010,8 +1082,11 @@ async def user_path(repeats: int) -> list[str]:
         ("429, Retry-After 1 s", 429, FAULT_RATE),
         ("HTTP 500", 500, FAULT_RATE),
     ]
+    timelines = ""
     for label, status, rate in cases:
         with faulty_server(status, rate) as server:
+            if timeline and not status:
+                timelines = timeline_table(server.base_url)
             for count in USER_PATH_SIZES:
                 before = server.stats()["statuses"]
                 runs = [
@@ -1066,17 +1141,20 @@ async def user_path(repeats: int) -> list[str]:
             rows,
         )
     )
+    if timelines:
+        print("\nWhere a run's wall time goes (one timestamped run per size, not in the figures):")
+        print(timelines)
     return failures
 
 
 # ----------------------------------------------------------------------------- main
-async def main(items_count: int, repeats: int, sections: set[str]) -> int:
+async def main(items_count: int, repeats: int, sections: set[str], timeline: bool = False) -> int:
     global MACHINE
     MACHINE = machine()
     print("# Judge throughput benchmark")
     items = [throughput_item(i) for i in range(items_count)]
     steps: list[tuple[str, Callable[[], Any]]] = [
-        ("user", lambda: user_path(repeats)),
+        ("user", lambda: user_path(repeats, timeline)),
         ("efficiency", lambda: efficiency(items, repeats)),
         ("429", lambda: rate_limits(items)),
         ("cache", lambda: cache(items)),
@@ -1104,9 +1182,14 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         default=["user", "efficiency", "429", "cache", "cost"],
         help="run only these sections",
     )
+    parser.add_argument(
+        "--timeline",
+        action="store_true",
+        help="user path: one more timestamped run per size (where the wall time goes)",
+    )
     return parser.parse_args(argv)
 
 
 if __name__ == "__main__":
     args = parse_args()
-    sys.exit(asyncio.run(main(args.items, args.repeats, set(args.only))))
+    sys.exit(asyncio.run(main(args.items, args.repeats, set(args.only), args.timeline)))

@@ -3,12 +3,15 @@ caller's own import."""
 
 from __future__ import annotations
 
+import os
+import subprocess
 import sys
 import threading
 from pathlib import Path
 
 import pytest
 
+import assay
 from assay.warm_imports import ImportWarmer
 
 
@@ -46,3 +49,35 @@ def test_an_import_that_fails_in_the_thread_is_left_to_the_caller() -> None:
     assert "assay_no_such_module_anywhere" not in sys.modules
     with pytest.raises(ModuleNotFoundError):
         __import__("assay_no_such_module_anywhere")
+
+
+FORK_WHILE_IMPORTING = """
+import multiprocessing, sys, time
+sys.path.insert(0, {path!r})
+from assay.warm_imports import ImportWarmer
+warmer = ImportWarmer(("slow_probe_module",))
+warmer.start()
+time.sleep(0.1)  # the thread is inside the module's import (it sleeps 1 s there)
+child = multiprocessing.get_context("fork").Process(target=__import__, args=("slow_probe_module",))
+child.start()  # forks: waits for the import to finish first
+child.join(20)
+if child.exitcode is None:
+    child.kill()
+    child.join(5)
+print(child.exitcode)
+"""
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="fork() is POSIX")
+def test_a_fork_waits_for_a_running_import_so_the_child_can_import_it(tmp_path: Path) -> None:
+    """A child forked while the thread held the module's import lock would hang on it."""
+    (tmp_path / "slow_probe_module.py").write_text("import time\ntime.sleep(1.0)\n")
+    proc = subprocess.run(
+        [sys.executable, "-c", FORK_WHILE_IMPORTING.format(path=str(tmp_path))],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(Path(assay.__file__).parents[1])},
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["0"]  # the child imported it and exited (not hung, killed)

@@ -14,11 +14,17 @@ to import. The thread only imports and ends. An importer that needs a module the
 importing waits for it (Python's per-module import lock), and ``wait`` joins the thread
 (with a timeout) for callers that want the whole list done first. An import that fails in
 the thread is left for the caller's own import to raise, in its thread, with its traceback.
+
+A ``fork()`` (``multiprocessing``'s default start method on Linux) waits for running
+imports to finish first: a child forked while this thread held a module's import lock would
+inherit the lock held by a thread it does not have, and hang on its first import of that
+module.
 """
 
 from __future__ import annotations
 
 import importlib
+import os
 import sys
 import threading
 from collections.abc import Sequence
@@ -26,6 +32,22 @@ from collections.abc import Sequence
 WAIT_S = 60.0
 """How long ``wait`` waits for the imports: far above their cost (well under a second), a
 bound so that a stuck import cannot hang its caller for ever."""
+
+
+_running: set[threading.Thread] = set()
+_running_lock = threading.Lock()
+
+
+def _finish_before_fork() -> None:
+    """``os.register_at_fork(before=...)``: no fork in the middle of a background import."""
+    with _running_lock:
+        threads = [t for t in _running if t is not threading.current_thread()]
+    for thread in threads:
+        thread.join(WAIT_S)
+
+
+if hasattr(os, "register_at_fork"):  # POSIX
+    os.register_at_fork(before=_finish_before_fork)
 
 
 class ImportWarmer:
@@ -43,17 +65,23 @@ class ImportWarmer:
         """Start importing (once; nothing to do: no thread)."""
         if self._thread is not None or not self.modules:
             return
-        self._thread = threading.Thread(
+        thread = self._thread = threading.Thread(
             target=self._import_all, name="assay-warm-imports", daemon=True
         )
-        self._thread.start()
+        with _running_lock:
+            _running.add(thread)
+        thread.start()
 
     def _import_all(self) -> None:
-        for name in self.modules:
-            try:
-                importlib.import_module(name)
-            except Exception:  # the summary's own import raises it where it is seen
-                return
+        try:
+            for name in self.modules:
+                try:
+                    importlib.import_module(name)
+                except Exception:  # the caller's own import raises it where it is seen
+                    return
+        finally:
+            with _running_lock:
+                _running.discard(threading.current_thread())
 
     def wait(self, timeout_s: float = WAIT_S) -> None:
         """Until the imports are done (or ``timeout_s`` passed); at once if never started."""

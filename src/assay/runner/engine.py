@@ -389,8 +389,10 @@ async def execute(
     policy = KeptResults(enabled=gc_freeze and bool(getattr(sink, "keeps_results", False)))
     kept = policy.kept if policy.enabled else None
 
-    # what the summary imports, in a thread from the first result on (the start-up and the
-    # first requests are behind; the loop mostly waits on answers): assay/warm_imports.py
+    # what the summary imports, in a thread once no unit is left to start: in the run's tail
+    # the loop mostly waits on the last answers, so the import takes turns with an idle loop
+    # (earlier, each of the loop's wake-ups would wait for the GIL behind it): see
+    # assay/warm_imports.py
     warmer = ImportWarmer(END_OF_RUN_MODULES)
 
     with RunProgress(info.name or info.id[:8], total, enabled=progress) as bar:
@@ -405,11 +407,11 @@ async def execute(
                 if kept is not None:
                     kept()
                 accumulator.add(result)
-                warmer.start()  # once; later calls return at once
                 if bar.enabled:
                     bar.advance(error=result.error is not None)
                 if item_hooks:
                     await hooks.item_complete(result)
+            warmer.start()  # no unit left (once; the other workers' calls return at once)
 
         # judge calls of this run start their endpoint's limiter at the run's concurrency
         concurrency = RUN_CONCURRENCY.set(info.concurrency)
