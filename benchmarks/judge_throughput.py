@@ -16,8 +16,9 @@ Every number goes through the real model stack a judge scorer uses in production
    The same runs against 10% HTTP 429s with ``Retry-After: 1`` and against 10% HTTP 500s
    must lose no item. With ``--timeline``, one more run per size (not counted in the
    figures: the transport is wrapped to timestamp it) gives where its wall time goes:
-   process start -> ``run_evals`` called -> first request sent -> first answer -> last
-   answer -> ``run_evals`` returned.
+   process start -> ``run_evals`` called -> first request started -> HTTP client ready
+   (``aiohttp`` imported, session made) -> first answer -> last answer -> ``run_evals``
+   returned.
 1. Efficiency: 1,000 items x ``faithfulness`` with ``reason="llm"`` (three judge calls per
    item: claims -> verdicts -> reason) at concurrency 32 (an ``asyncio.Semaphore`` around
    ``scorer.run``), 100 ms server latency, cache off. efficiency = ideal time (calls x
@@ -983,11 +984,17 @@ def _user_run(
 
 
 def _timestamp_requests(marks: dict[str, float]) -> None:
-    """Wrap the transport's ``post`` to record (``time.time()``) when the first request is
-    sent and when the first and the last answers arrive (a timeline run only)."""
+    """Wrap the transport to record (``time.time()``) when the first request starts (the
+    run's own start-up is done), when the HTTP client is ready (``aiohttp`` imported, the
+    session made), and when the first and the last answers arrive (a timeline run only)."""
     from assay.models import http
 
-    post = http.AiohttpTransport.post
+    post, open_session = http.AiohttpTransport.post, http.AiohttpTransport._open
+
+    async def timed_open(self: Any) -> Any:
+        session = await open_session(self)
+        marks.setdefault("HTTP client ready", time.time())
+        return session
 
     async def timed_post(
         self: Any, path: str, body: bytes, headers: Mapping[str, str]
@@ -999,6 +1006,7 @@ def _timestamp_requests(marks: dict[str, float]) -> None:
         return reply
 
     http.AiohttpTransport.post = timed_post  # type: ignore[method-assign]
+    http.AiohttpTransport._open = timed_open  # type: ignore[method-assign]
 
 
 def user_run(base_url: str, count: int, *, timeline: bool = False) -> JSON:
@@ -1038,7 +1046,13 @@ def faulty_server(fault_status: int, fault_rate: float) -> Iterator[ServerHandle
 def timeline_table(base_url: str) -> str:
     """One timestamped run per size: seconds from the ``run_evals`` call (the first column:
     from the process's start to that call, outside the timed part)."""
-    phases = ["first request", "first answer", "last answer", "run_evals returned"]
+    phases = [
+        "first request",
+        "HTTP client ready",
+        "first answer",
+        "last answer",
+        "run_evals returned",
+    ]
     rows = []
     for count in USER_PATH_SIZES:
         outcome = user_run(base_url, count, timeline=True)
