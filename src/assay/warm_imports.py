@@ -5,9 +5,12 @@ imports sit on that path although the run could do without them for a while: the
 client (``aiohttp``, about 0.15-0.3 s of CPU, part of it building TLS contexts with the GIL
 released) is needed at the first request, numpy and the summary statistics (about 0.1-0.3 s)
 only at the end. Started from a thread as soon as it is known that they will be needed
-(a model string is configured; the run's first requests are on their way), they overlap
+(a judge's model string is configured; a run has no unit left to start), they overlap
 the rest of the start-up or the wait for answers, and the code that needs them finds them
 loaded. Nothing changes in what is imported or computed, only when and on which thread.
+When matters: a thread importing while the event loop is busy makes each of the loop's
+wake-ups wait for the GIL behind it (measured: a 200-item run got slower than with no
+thread), so the summary's imports start in the run's tail, when the loop mostly waits.
 
 A module already imported is not imported again, and no thread starts when there is nothing
 to import. The thread only imports and ends. An importer that needs a module the thread is

@@ -54,7 +54,7 @@ _T = TypeVar("_T")
 
 END_OF_RUN_MODULES: tuple[str, ...] = ("numpy", "assay.summary.source", "assay.summary.stats")
 """What a run's summary imports (``SummaryAccumulator.summary``), numpy first (the largest):
-warmed in a thread while the run's first calls wait (``assay.warm_imports``)."""
+imported in a thread in the run's tail, once no unit is left to start (``assay.warm_imports``)."""
 
 log = logging.getLogger(__name__)
 

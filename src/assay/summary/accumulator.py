@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 # numpy and the statistics (``summary.source``, ``summary.stats``, ``summary.aggregations``)
 # are imported when a summary is made, not when a run starts: a run only appends to flat
 # buffers, and a short run's start-up is then spared about 0.1-0.3 s of imports (the
-# runner warms them in the background while its model calls wait: runner/warm_imports.py)
+# runner imports them in a background thread in the run's tail: assay/warm_imports.py)
 
 
 class ItemIdTable:
