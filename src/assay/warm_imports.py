@@ -41,12 +41,17 @@ _running: set[threading.Thread] = set()
 _running_lock = threading.Lock()
 
 
+FORK_WAIT_S = 10.0
+"""How long a fork waits for a running background import: bounded, because the import could
+itself be waiting for a module whose import the forking thread is in the middle of."""
+
+
 def _finish_before_fork() -> None:
     """``os.register_at_fork(before=...)``: no fork in the middle of a background import."""
     with _running_lock:
         threads = [t for t in _running if t is not threading.current_thread()]
     for thread in threads:
-        thread.join(WAIT_S)
+        thread.join(FORK_WAIT_S)
 
 
 if hasattr(os, "register_at_fork"):  # POSIX
