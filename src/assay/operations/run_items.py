@@ -13,9 +13,11 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
+from pydantic_core import PydanticSerializationError
 
 from assay.datasets.formats.csv import text_cell
 from assay.store import Store, open_store, using_store
+from assay.store.codec import escape_lone_surrogates, to_json_text
 from assay.store.result_export import FlatRow
 from assay.store.run_queries import ResultFilter
 from assay.types import ItemResult
@@ -126,8 +128,17 @@ def export_lines(
     if view is not None:
         results = map(view, results)
     if fmt == "jsonl":
-        return run, (result.model_dump_json() + "\n" for result in results)
+        return run, (_json_line(result) + "\n" for result in results)
     return run, _csv_lines((_export_row(r, scorer_ids) for r in results), scorer_ids)
+
+
+def _json_line(result: ItemResult) -> str:
+    """``model_dump_json``'s line; a result holding a lone surrogate (which it refuses)
+    written with the surrogate escaped, as the fast path writes it (``codec.to_json_text``)."""
+    try:
+        return result.model_dump_json()
+    except PydanticSerializationError:
+        return to_json_text(result.model_dump())
 
 
 PIECE = 1000
@@ -168,7 +179,8 @@ def _csv_lines(rows: Iterable[FlatRow], scorer_ids: list[str]) -> Iterator[str]:
         text = buffer.getvalue()
         buffer.seek(0)
         buffer.truncate()
-        return text
+        # a lone surrogate as its JSON escape: UTF-8 cannot write it (codec)
+        return escape_lone_surrogates(text)
 
     header = [
         "item_id",
