@@ -2,7 +2,7 @@
 
 Why a custom JSON encoder: item inputs and outputs are whatever a target returned, so they
 may hold values ``json`` cannot encode (a pydantic model, a ``datetime``, a ``set``) or
-non-finite floats, which SQLite would store but PostgreSQL's JSONB rejects. Encoding them the
+non-finite floats, which SQLite would store but PostgreSQL's json rejects. Encoding them the
 same way on both backends keeps a result readable wherever it was written.
 """
 

@@ -82,14 +82,12 @@ def _number(value: float | int | None) -> str:
     return text
 
 
-def _cell(text: str | float | None) -> str:
-    """A stored JSON text's JSON as ``to_json`` writes its value (``json_text_value``;
-    SQLite hands a stored number back as a number)."""
+def _cell(text: str | None) -> str:
+    """A stored JSON text's JSON as ``to_json`` writes its value (``json_text_value``)."""
     if text is None:
         return "null"
     if (
-        text.__class__ is str
-        and text[0] == '"'
+        text[0] == '"'
         and "\\" not in text
         and NUL_ESCAPE not in text
         and len(text) >= 2
@@ -100,7 +98,7 @@ def _cell(text: str | float | None) -> str:
     return to_json_text(json_text_value(text))
 
 
-def _object(text: str | float | None) -> str:
+def _object(text: str | None) -> str:
     """``values``, ``steps``, ``prompts``: ``{}`` where none (or an empty value) is stored."""
     if text is None or text == "{}":
         return "{}"
