@@ -5,6 +5,7 @@ reads back as it did before; values written afterwards round-trip exactly."""
 from __future__ import annotations
 
 import importlib
+import json
 from typing import Any
 
 import pytest
@@ -75,6 +76,42 @@ def counts(engine: sa.Engine) -> dict[str, int]:
         }
 
 
+def raw_rows(engine: sa.Engine) -> dict[str, list[tuple[Any, ...]]]:
+    """Every row of every table as the database holds it, in primary-key order: JSON
+    cells as their stored text (SQLite: as stored, a number where the old affinity made
+    one; PostgreSQL: the column cast to text)."""
+    found: dict[str, list[tuple[Any, ...]]] = {}
+    with engine.connect() as conn:
+        for table in metadata.sorted_tables:
+            cells = [
+                sa.cast(sa.type_coerce(c, sa.Text), sa.Text)
+                if isinstance(c.type, sa.JSON) and engine.dialect.name == "postgresql"
+                else sa.type_coerce(c, sa.Text)
+                if isinstance(c.type, sa.JSON)
+                else c
+                for c in table.columns
+            ]
+            order = list(table.primary_key.columns) or list(table.columns)
+            found[table.name] = [tuple(r) for r in conn.execute(sa.select(*cells).order_by(*order))]
+    return found
+
+
+def same_cells(before: dict[str, list[tuple[Any, ...]]], after: dict[str, Any]) -> list[str]:
+    """Where ``after`` differs from ``before`` other than a number cell (SQLite's old
+    affinity) now held as its JSON text of the same value and type."""
+    differences = []
+    for table, rows in before.items():
+        assert len(rows) == len(after[table]), table
+        for old_row, new_row in zip(rows, after[table], strict=True):
+            for old, new in zip(old_row, new_row, strict=True):
+                if isinstance(old, int | float) and isinstance(new, str):
+                    if not same(old, json.loads(new)):
+                        differences.append(f"{table}: {old!r} became {new!r}")
+                elif type(old) is not type(new) or old != new:
+                    differences.append(f"{table}: {old!r} became {new!r}")
+    return differences
+
+
 def schema_objects(engine: sa.Engine) -> list[tuple[Any, ...]]:
     """Every table, index, constraint and trigger as the database describes it, with the
     JSON columns' type names as before the migration (the one change it makes)."""
@@ -108,6 +145,7 @@ def test_upgrade_keeps_rows_indexes_constraints_and_values(store_url: str) -> No
     old = Store(engine)
     fill(old)
     before, before_counts, before_schema = snapshot(old), counts(engine), schema_objects(engine)
+    before_rows = raw_rows(engine)
     assert before_counts["scores"] == len(OLD_VALUES) and before_counts["judge_calls"] > 0
     if old.dialect == "sqlite":  # the bug this migration is for, as the old schema had it
         with engine.connect() as conn:
@@ -119,6 +157,7 @@ def test_upgrade_keeps_rows_indexes_constraints_and_values(store_url: str) -> No
         after = snapshot(store)
         assert mismatches([(before, after)]) == []
         assert counts(store.engine) == before_counts
+        assert same_cells(before_rows, raw_rows(store.engine)) == []
         assert schema_objects(store.engine) == before_schema
         if store.dialect == "sqlite":
             with store.engine.connect() as conn:
