@@ -226,3 +226,25 @@ def test_csv_cells_are_the_values_json_text(store: Store) -> None:
             if rows[sent.item_id][key] != want:
                 wrong.append(f"{key} {value!r}: {rows[sent.item_id][key]!r}")
     assert wrong == []
+
+
+def test_a_runs_inline_items_and_work_units_keep_every_value_and_type(store: Store) -> None:
+    items = [
+        Item(id=f"i{n}", input=v, output=v, expected_output=v, context=v, metadata={"v": v})
+        for n, v in enumerate(ALL)
+    ]
+    store.runs.create(run_info("inline"), items)
+    back = list(store.runs.inline_items("inline"))
+    store.work_units.seed("inline", [(n, item, 0) for n, item in enumerate(items)])
+    claimed = sorted(store.work_units.claim("inline", "me", len(items)), key=lambda u: u[0])
+    pairs: list[tuple[Any, Any]] = []
+    for item, inline, (_, unit, _) in zip(items, back, claimed, strict=True):
+        for got in (inline, unit):
+            pairs += [
+                (item.input, got.input),
+                (item.output, got.output),
+                (item.expected_output, got.expected_output),
+                (item.context, got.context),
+                (item.metadata, got.metadata),
+            ]
+    assert mismatches(pairs) == []
