@@ -101,7 +101,10 @@ def export_lines(
     they are the export): ``jsonl`` is one ``ItemResult`` per line; ``csv`` one row per
     result (input, output, expected output, error) with each scorer's status and score,
     texts written like the dataset CSV (formula-like cells neutralised, ``""`` kept apart
-    from a missing value: ``datasets.formats.csv``). The run is looked up now (so a bad id
+    from a missing value: ``datasets.formats.csv``). A lone surrogate, which UTF-8 cannot
+    carry, is written as its JSON escape ``\\udXXX`` in both formats: exact in JSON (and
+    in a CSV cell holding JSON), six plain characters in a CSV text cell, which has no
+    other way to hold it. The run is looked up now (so a bad id
     fails before anything is sent); the rows are read lazily. ``view`` changes each result
     first (the server's: errors capped, no tracebacks).
 
