@@ -104,9 +104,9 @@ def export_lines(
     from a missing value: ``datasets.formats.csv``). A lone surrogate, which UTF-8 cannot
     carry, is written as its JSON escape ``\\udXXX`` in both formats: exact in JSON (and
     in a CSV cell holding JSON), six plain characters in a CSV text cell, which has no
-    other way to hold it. The run is looked up now (so a bad id
-    fails before anything is sent); the rows are read lazily. ``view`` changes each result
-    first (the server's: errors capped, no tracebacks).
+    other way to hold it. The run is looked up now (so a bad id fails before anything is
+    sent); the rows are read lazily. ``view`` changes each result first (the server's:
+    errors capped, no tracebacks).
 
     Both formats read straight from the rows (``store.result_export``), with no
     ``ItemResult`` per row: building and validating them held a 100,000-row export to a
