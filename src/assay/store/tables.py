@@ -71,8 +71,10 @@ its output, so ``1e22`` came back as the integer ``10000000000000000000000``, ``
 as a 301-digit integer and ``-0.0`` as ``0.0``; it also reorders object keys. ``json``
 keeps the text (checked for validity) and the store never needs ``jsonb``'s operators or
 indexes: no query looks inside a JSON column (text search reads a lower-cased copy of the
-text, migration 0010), so nothing is lost, and writing or reading the text is cheaper than
-building or printing ``jsonb``."""
+text on PostgreSQL, migration 0010), so nothing is lost, and writing or reading the text
+is cheaper than building or printing ``jsonb``. Mind that ``json`` has no equality
+operator: a query that compares, groups or ``DISTINCT``s a JSON column fails on PostgreSQL
+(none does; compare a cast to text if one must)."""
 
 
 def compare_type(
