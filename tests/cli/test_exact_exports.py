@@ -32,3 +32,24 @@ def test_jsonl_and_csv_exports_of_a_lone_surrogate_and_exact_numbers(tmp_path: P
         mismatches([(r.output, line["output"]) for r, line in zip(sent, lines, strict=True)]) == []
     )
     assert "id\\ud800" in (tmp_path / "odd.csv").read_text()
+
+
+def test_json_and_html_reports_of_a_lone_surrogate(tmp_path: Path) -> None:
+    """``--format json`` / ``html``: the report is written (exit 0, strict UTF-8) with the
+    surrogate escaped; the JSON reads back the same output. (An item id with one cannot
+    come from a dataset, which refuses it, so the ids here are plain.)"""
+    db = tmp_path / "r.db"
+    sent = [r.model_copy(update={"item_id": f"i{n}"}) for n, r in enumerate(surrogate_results())]
+    with open_store(f"sqlite:///{db}") as store:
+        store.runs.create(run_info("odd"))
+        store.runs.write_results("odd", sent)
+    report = tmp_path / "odd.json"
+    written = assay(db, "runs", "export", "odd", "-o", str(report))
+    assert written.returncode == 0, written.stderr
+    document = json.loads(report.read_bytes().decode("utf-8"))
+    assert [r["output"] for r in document["results"]] == [r.output for r in sent]
+    assert [r["error"] and r["error"]["message"] for r in document["results"]][1] == "boom\ud800"
+    page = tmp_path / "odd.html"
+    written = assay(db, "runs", "export", "odd", "-o", str(page))
+    assert written.returncode == 0, written.stderr
+    assert "\\ud800" in page.read_bytes().decode("utf-8")
