@@ -12,8 +12,10 @@ from pathlib import Path
 
 import pytest
 from fastapi.testclient import TestClient
+from pydantic_core import to_json
 
 from assay.server.app import create_app
+from assay.server.client_view import result_for_client
 from assay.store import Store
 from tests.server.api.conftest import LOCAL
 from tests.store.conftest import postgres_schema_url  # noqa: F401  (a fixture)
@@ -76,3 +78,31 @@ def test_exports_of_a_lone_surrogate_are_valid_utf8(app_client: TestClient) -> N
     csv_body = app_client.get("/api/runs/lone/export?format=csv").content.decode("utf-8")
     rows = list(csv.DictReader(io.StringIO(csv_body)))
     assert rows[0]["item_id"] == "id\\ud800"
+
+
+def test_the_items_page_and_an_items_repeats_show_a_lone_surrogate(app_client: TestClient) -> None:
+    """The run page's API: a stored lone surrogate was a 500 (pydantic refuses to write
+    one); now the page is valid UTF-8 JSON with the escape, read back as the text."""
+    store = app_store(app_client)
+    store.runs.create(run_info("lone"))
+    sent = [r.model_copy(update={"item_id": f"i{n}"}) for n, r in enumerate(surrogate_results())]
+    store.runs.write_results("lone", sent)
+    page = app_client.get("/api/runs/lone/items")
+    assert page.status_code == 200, page.text
+    items = json.loads(page.content.decode("utf-8"))["items"]
+    assert [i["output"] for i in items] == [r.output for r in sent]
+    assert items[0]["scores"]["s"]["reason"] == "because\ud800"
+    one = app_client.get("/api/runs/lone/items/i0")
+    assert one.status_code == 200, one.text
+    assert json.loads(one.content.decode("utf-8"))[0]["input"] == sent[0].input
+    plain = app_client.get("/api/runs/lone/items/i2")
+    assert plain.headers["content-type"] == "application/json"
+    assert plain.content == to_json([result_for_client(sent[2])])  # as FastAPI wrote it
+
+
+def test_the_openapi_schema_still_names_the_items_models(app_client: TestClient) -> None:
+    paths = app_client.get("/openapi.json").json()["paths"]
+    page = paths["/api/runs/{run_id}/items"]["get"]["responses"]["200"]["content"]
+    assert page["application/json"]["schema"]["$ref"].endswith("/RunItemsPage")
+    item = paths["/api/runs/{run_id}/items/{item_id}"]["get"]["responses"]["200"]["content"]
+    assert item["application/json"]["schema"]["items"]["$ref"].endswith("/ItemResult")
