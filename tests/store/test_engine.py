@@ -15,7 +15,7 @@ from alembic.runtime.migration import MigrationContext
 
 from assay.store import Store, open_store, resolve_url
 from assay.store.engine import current_revision, head_revision
-from assay.store.tables import is_described, metadata
+from assay.store.tables import compare_type, is_described, metadata
 
 EXPECTED_TABLES = {
     "alembic_version",
@@ -73,7 +73,7 @@ def test_tables_module_matches_the_migrations(store: Store) -> None:
     """The query-side metadata and the migrated schema describe the same database."""
     with store.engine.connect() as conn:
         context = MigrationContext.configure(
-            conn, opts={"compare_type": True, "include_name": is_described}
+            conn, opts={"compare_type": compare_type, "include_name": is_described}
         )
         differences = compare_metadata(context, metadata)
     assert differences == []

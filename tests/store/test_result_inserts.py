@@ -280,8 +280,9 @@ def test_a_repeated_hostile_item_id_in_a_later_chunk_is_refused_by_name(store: S
 
 
 def test_numbers_in_json_columns_read_back_as_numbers(store: Store) -> None:
-    """SQLite stores the JSON text ``3`` in a ``JSON`` column as the integer 3 (numeric
-    affinity): the inline items' reader and the export's reader take it as is."""
+    """A bare number (the JSON text ``3``, which a ``JSON``-declared SQLite column turned
+    into the integer 3 before migration 0014) reads back as that number, in the inline
+    items' reader and the export's reader."""
     items = [Item(id="a", input=1, expected_output=2.5), Item(id="b", input="1", output=-7)]
     store.runs.create(run_info("r"), items)
     assert list(store.runs.inline_items("r")) == items

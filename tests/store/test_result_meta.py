@@ -61,7 +61,7 @@ def test_a_live_row_reads_back_its_decision_rate_and_fate(store: Store) -> None:
     assert [r.meta for r in store.run_queries.item(run_id, "o2")] == [dropped]
     assert [r.meta for r in store.runs.results(run_id, trusted=True)] == [SAMPLED, dropped]
     raw = _stored_meta(store, run_id)
-    if store.dialect == "sqlite":  # JSON text on SQLite, JSONB (a dict) on PostgreSQL
+    if store.dialect == "sqlite":  # JSON text on SQLite; json parsed by the driver on PostgreSQL
         assert isinstance(raw["o1"], str)
     else:
         assert raw["o1"] == SAMPLED

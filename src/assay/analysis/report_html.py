@@ -511,9 +511,10 @@ def write_html_report(
     **options: Unpack[ReportOptions],
 ) -> Path:
     """Render (``render_html_report``, same options) and write the report; returns the path
-    written."""
+    written. A lone surrogate in a result's text (UTF-8 cannot encode one) is written as
+    its escape ``\\udXXX``, as the JSON and CSV exports write it."""
     target = Path(path)
     html = render_html_report(record, results, **options)
     target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(html, encoding="utf-8")
+    target.write_text(html, encoding="utf-8", errors="backslashreplace")
     return target

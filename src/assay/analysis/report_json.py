@@ -17,6 +17,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from pydantic_core import PydanticSerializationError
+
 from assay.types import ItemResult, RunRecord
 
 FORMAT = "assay.run"
@@ -36,8 +38,14 @@ def _finite(value: Any) -> Any:
 
 def _plain(model: RunRecord | ItemResult) -> Any:
     """A model as JSON-shaped data; arbitrary objects in ``Any`` fields become their repr
-    instead of failing the whole export."""
-    return _finite(model.model_dump(mode="json", fallback=repr))
+    instead of failing the whole export. A lone surrogate in an object key of an ``Any``
+    field (a target's broken decoding), which pydantic's JSON mode refuses, is kept by its
+    Python mode (the data is JSON-shaped as stored) and escaped by the file's writer."""
+    try:
+        data = model.model_dump(mode="json", fallback=repr)
+    except (UnicodeEncodeError, PydanticSerializationError):
+        data = model.model_dump(fallback=repr)
+    return _finite(data)
 
 
 def _dumps(value: Any) -> str:
@@ -66,7 +74,9 @@ def write_run_json(
     target.parent.mkdir(parents=True, exist_ok=True)
     count = 0
     try:
-        with tmp.open("w", encoding="utf-8") as out:
+        # a lone surrogate (UTF-8 cannot encode one) as its JSON escape \udXXX, which
+        # ``json.load`` reads back as the same character
+        with tmp.open("w", encoding="utf-8", errors="backslashreplace") as out:
             head = _dumps(_header(record))
             out.write(head[:-1] + ', "results": [')
             for result in results:

@@ -13,9 +13,11 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
+from pydantic_core import PydanticSerializationError
 
 from assay.datasets.formats.csv import text_cell
 from assay.store import Store, open_store, using_store
+from assay.store.codec import escape_lone_surrogates, to_json_text
 from assay.store.result_export import FlatRow
 from assay.store.run_queries import ResultFilter
 from assay.types import ItemResult
@@ -99,9 +101,12 @@ def export_lines(
     they are the export): ``jsonl`` is one ``ItemResult`` per line; ``csv`` one row per
     result (input, output, expected output, error) with each scorer's status and score,
     texts written like the dataset CSV (formula-like cells neutralised, ``""`` kept apart
-    from a missing value: ``datasets.formats.csv``). The run is looked up now (so a bad id
-    fails before anything is sent); the rows are read lazily. ``view`` changes each result
-    first (the server's: errors capped, no tracebacks).
+    from a missing value: ``datasets.formats.csv``). A lone surrogate, which UTF-8 cannot
+    carry, is written as its JSON escape ``\\udXXX`` in both formats: exact in JSON (and
+    in a CSV cell holding JSON), six plain characters in a CSV text cell, which has no
+    other way to hold it. The run is looked up now (so a bad id fails before anything is
+    sent); the rows are read lazily. ``view`` changes each result first (the server's:
+    errors capped, no tracebacks).
 
     Both formats read straight from the rows (``store.result_export``), with no
     ``ItemResult`` per row: building and validating them held a 100,000-row export to a
@@ -126,8 +131,17 @@ def export_lines(
     if view is not None:
         results = map(view, results)
     if fmt == "jsonl":
-        return run, (result.model_dump_json() + "\n" for result in results)
+        return run, (_json_line(result) + "\n" for result in results)
     return run, _csv_lines((_export_row(r, scorer_ids) for r in results), scorer_ids)
+
+
+def _json_line(result: ItemResult) -> str:
+    """``model_dump_json``'s line; a result holding a lone surrogate (which it refuses)
+    written with the surrogate escaped, as the fast path writes it (``codec.to_json_text``)."""
+    try:
+        return result.model_dump_json()
+    except PydanticSerializationError:
+        return to_json_text(result.model_dump())
 
 
 PIECE = 1000
@@ -168,7 +182,8 @@ def _csv_lines(rows: Iterable[FlatRow], scorer_ids: list[str]) -> Iterator[str]:
         text = buffer.getvalue()
         buffer.seek(0)
         buffer.truncate()
-        return text
+        # a lone surrogate as its JSON escape: UTF-8 cannot write it (codec)
+        return escape_lone_surrogates(text)
 
     header = [
         "item_id",

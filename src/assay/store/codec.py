@@ -2,7 +2,7 @@
 
 Why a custom JSON encoder: item inputs and outputs are whatever a target returned, so they
 may hold values ``json`` cannot encode (a pydantic model, a ``datetime``, a ``set``) or
-non-finite floats, which SQLite would store but PostgreSQL's JSONB rejects. Encoding them the
+non-finite floats, which SQLite would store but PostgreSQL's json rejects. Encoding them the
 same way on both backends keeps a result readable wherever it was written.
 """
 
@@ -19,6 +19,7 @@ from itertools import islice
 from typing import Any, TypeVar
 
 from pydantic import BaseModel
+from pydantic_core import PydanticSerializationError, to_json
 
 T = TypeVar("T")
 
@@ -144,6 +145,45 @@ def unescape_nul(text: str) -> str:
         i = j + 2
     out.append(text[i:])
     return "".join(out)
+
+
+def _json_escape(match: re.Match[str]) -> str:
+    return f"\\u{ord(match.group()):04x}"
+
+
+def escape_lone_surrogates(text: str) -> str:
+    """``text`` (JSON or CSV about to be written) with each lone surrogate written as its
+    JSON escape ``\\udXXX``, as ``json.dumps`` writes it. Why: UTF-8 cannot encode a lone
+    surrogate, so a file or response holding one failed half-written. In a JSON text a raw
+    surrogate can only stand inside a string, where its escape is the same character
+    (``json.loads`` gives it back); in a CSV text cell it is the same spelling, as text.
+    A no-op (one ``isascii``) for ASCII text."""
+    if text.isascii() or _SURROGATE.search(text) is None:
+        return text
+    return _SURROGATE.sub(_json_escape, text)
+
+
+_ESCAPED = re.compile(f"{NUL_ESCAPE}(?:u([0-9a-f]{{4}})|0|e)")
+
+
+def _as_json_escape(match: re.Match[str]) -> str:
+    code = match.group(1)
+    if code is not None:
+        return f"\\u{code}"
+    return "\\u0000" if match.group()[1] == "0" else NUL_ESCAPE
+
+
+def to_json_text(value: Any) -> str:
+    """pydantic-core's JSON of ``value`` (``to_json``: what ``model_dump_json`` writes);
+    a lone surrogate in a string or key, which ``to_json`` refuses (it writes UTF-8), is
+    written as its escape ``\\udXXX`` instead (``escape_lone_surrogates``). Only a value
+    that fails pays for the second pass: its strings escaped reversibly
+    (``escape_nul``), serialised, and the escapes turned into JSON escapes."""
+    try:
+        return to_json(value).decode()
+    except PydanticSerializationError:
+        text = to_json(_map_strings(value, escape_nul)).decode()
+    return _ESCAPED.sub(_as_json_escape, text)
 
 
 def _is_hex(text: str) -> bool:

@@ -126,17 +126,18 @@ def _new_row(
 
 
 def _same_json(a: Any, b: Any) -> bool:
-    """JSON equality: numbers by value (PostgreSQL's JSONB may read ``1e3`` back as ``1000``),
-    but ``true`` is not ``1``; object key order does not matter."""
-    if isinstance(a, bool) or isinstance(b, bool):
-        return isinstance(a, bool) and isinstance(b, bool) and a == b
-    if isinstance(a, int | float) and isinstance(b, int | float):
-        return a == b
+    """JSON equality as the store keeps values (exactly, ``tables.JSONType``): numbers of the
+    same type and, for floats, the same ``repr`` (``1.0`` is not ``1``, ``-0.0`` not ``0.0``,
+    ``true`` not ``1``); object key order does not matter."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, float):
+        return repr(a) == repr(b)
     if isinstance(a, dict) and isinstance(b, dict):
         return a.keys() == b.keys() and all(_same_json(a[k], b[k]) for k in a)
     if isinstance(a, list) and isinstance(b, list):
         return len(a) == len(b) and all(_same_json(x, y) for x, y in zip(a, b, strict=True))
-    return type(a) is type(b) and bool(a == b)
+    return bool(a == b)
 
 
 def _same_content(stored: Item, new: Item) -> bool:

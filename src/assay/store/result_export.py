@@ -46,15 +46,13 @@ asked for, ``None`` where it has none. A tuple, not an object per row: an export
 100,000 of them."""
 
 
-def json_text_value(text: str | float | None) -> Any:
+def json_text_value(text: str | None) -> Any:
     """A stored JSON text's value: a string without escapes is cut out of its quotes,
-    anything else parsed like the column does (``codec.loads``). A number is its own value:
-    SQLite's ``JSON`` columns have numeric affinity, so a stored ``12`` or ``1e-07`` comes
-    back as a number, not as text (the export failed on a bare-number input)."""
+    anything else parsed like the column does (``codec.loads``). Always text: a JSON
+    column keeps its text as written on both databases (``tables.JSONType``; migration
+    0014 wrote back as text the numbers SQLite's old ``JSON`` affinity had converted)."""
     if text is None:
         return None
-    if not isinstance(text, str):
-        return text
     if len(text) >= 2 and text[0] == '"' and text[-1] == '"' and "\\" not in text:
         inner = text[1:-1]
         if '"' not in inner and NUL_ESCAPE not in inner:
@@ -70,8 +68,9 @@ def _plain(text: str) -> str:
 class _Reader:
     """How JSON columns are read: as their text, parsed here (a plain string, the usual
     value, cut out of its quotes without a JSON parser). SQLite hands back the stored
-    text; PostgreSQL casts its JSONB to text, because the driver's own parse (every value
-    through ``json.loads`` on bytes) was 40 % of a PostgreSQL export's time."""
+    text; PostgreSQL casts its ``json`` to text (the stored text itself), because the
+    driver's own parse (every value through ``json.loads`` on bytes) was 40 % of a
+    PostgreSQL export's time."""
 
     def __init__(self, db: Database) -> None:
         self.raw = db.dialect == "sqlite"

@@ -52,7 +52,7 @@ def _copy(conn: Connection, *tables: list[Row]) -> None:
     connection. Why not ``executemany``: one statement per row costs the server a bind
     and an execution each (and psycopg's pipeline the client time to frame them); COPY
     took ≈ 40 % less client CPU and less wall time for the same rows (benchmarks/HISTORY.md,
-    2026-11-27 storewrite). JSON columns take the JSON text, as ``jsonb``'s input
+    2026-11-27 storewrite). JSON columns take the JSON text, as ``json``'s input
     function reads it. A refused row (a duplicate key) fails the COPY and so the whole
     transaction; its error is raised as SQLAlchemy's, as an ``INSERT`` would have been."""
     dbapi = conn.connection.dbapi_connection
@@ -276,10 +276,10 @@ def _statements(dialect: str, paramstyle: str) -> tuple[str, str, str]:
 def insert_sql(table: sa.Table, names: tuple[str, ...], dialect: str, paramstyle: str) -> str:
     """``INSERT INTO table (names) VALUES (…)`` as driver SQL: ``?`` or ``%s`` markers, and
     on PostgreSQL a cast of each JSON parameter (sent as JSON text, ``codec.dumps``) to
-    ``jsonb``. Every column name is quoted (``"values"`` is a keyword), which SQLite and
-    PostgreSQL read alike."""
+    ``json`` (kept as written: ``tables.JSONType``). Every column name is quoted
+    (``"values"`` is a keyword), which SQLite and PostgreSQL read alike."""
     marker = "?" if paramstyle == "qmark" else "%s"
-    json_marker = f"CAST({marker} AS JSONB)" if dialect == "postgresql" else marker
+    json_marker = f"CAST({marker} AS JSON)" if dialect == "postgresql" else marker
     types = {column.name: column.type for column in table.columns}
     markers = ", ".join(
         json_marker if isinstance(types[name], sa.JSON) else marker for name in names

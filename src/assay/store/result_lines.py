@@ -15,7 +15,10 @@ hostile values):
   any other stored JSON is parsed and serialised (objects may be spaced or ordered
   otherwise by the database, and old rows by an older encoder);
 - a number is its ``repr`` unless that has an exponent or is not finite (pydantic-core
-  writes ``1e-7`` where Python writes ``1e-07``), which goes through ``to_json``.
+  writes ``1e-7`` where Python writes ``1e-07``), which goes through ``to_json``;
+- a lone surrogate (which UTF-8 cannot encode, so the line could not be written) is
+  written as its JSON escape ``\\udXXX``, as ``json.dumps`` writes it
+  (``codec.escape_lone_surrogates``, ``codec.to_json_text``), on every path.
 
 A result with an error anywhere (its own, a score's, a judge call's) is built as the dict
 ``result_dicts`` builds and passed through ``view`` first: that is where a client view
@@ -34,7 +37,7 @@ from typing import Any
 import sqlalchemy as sa
 from pydantic_core import to_json
 
-from assay.store.codec import NUL_ESCAPE
+from assay.store.codec import NUL_ESCAPE, escape_lone_surrogates, to_json_text
 from assay.store.db import Database
 from assay.store.result_export import (
     _ORDER,
@@ -79,14 +82,12 @@ def _number(value: float | int | None) -> str:
     return text
 
 
-def _cell(text: str | float | None) -> str:
-    """A stored JSON text's JSON as ``to_json`` writes its value (``json_text_value``;
-    SQLite hands a stored number back as a number)."""
+def _cell(text: str | None) -> str:
+    """A stored JSON text's JSON as ``to_json`` writes its value (``json_text_value``)."""
     if text is None:
         return "null"
     if (
-        text.__class__ is str
-        and text[0] == '"'
+        text[0] == '"'
         and "\\" not in text
         and NUL_ESCAPE not in text
         and len(text) >= 2
@@ -94,14 +95,14 @@ def _cell(text: str | float | None) -> str:
         and '"' not in text[1:-1]
     ):
         return text
-    return to_json(json_text_value(text)).decode()
+    return to_json_text(json_text_value(text))
 
 
-def _object(text: str | float | None) -> str:
+def _object(text: str | None) -> str:
     """``values``, ``steps``, ``prompts``: ``{}`` where none (or an empty value) is stored."""
     if text is None or text == "{}":
         return "{}"
-    return to_json(json_text_value(text) or {}).decode()
+    return to_json_text(json_text_value(text) or {})
 
 
 def _score_text(row: Sequence[Any], calls: dict[str, list[dict[str, Any]]]) -> str:
@@ -127,7 +128,7 @@ def _score_text(row: Sequence[Any], calls: dict[str, list[dict[str, Any]]]) -> s
         f'"reason":{"null" if reason is None else _text(_plain(reason))},'
         f'"steps":{"{}" if steps is None else _object(steps)},'
         f'"prompts":{"{}" if prompts is None else _object(prompts)},'
-        f'"judge_calls":{"[]" if found is None else to_json(found).decode()},"error":null,'
+        f'"judge_calls":{"[]" if found is None else to_json_text(found)},"error":null,'
         f'"not_scorable_step":{"null" if step is None else _text(step)},'
         f'"duration_ms":{duration_text}}}'
     )
@@ -169,7 +170,7 @@ def _line(group: list[Sequence[Any]], calls: dict[str, list[dict[str, Any]]]) ->
         )
     else:
         fields = _warnings_fields(json_text_value(warnings), row[9], row[10])
-        tail = to_json(fields).decode()[1:-1]
+        tail = to_json_text(fields)[1:-1]
     return (
         f'{{"item_id":{_text(_plain(item_id))},"repeat":{repeat},"position":{position},'
         f'"input":{_cell(given)},"output":{_cell(output)},'
@@ -282,9 +283,9 @@ def result_lines(
                     and not (failed and any(score[_SCORE_ID] in failed for score in group))
                 )
             if plain:
-                add(_line(group, calls))
+                add(escape_lone_surrogates(_line(group, calls)))
             else:
                 result = _result_dict(group, calls)
-                add(to_json(result if view is None else view(result)).decode())
+                add(to_json_text(result if view is None else view(result)))
         if lines:
             yield lines

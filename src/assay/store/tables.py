@@ -12,7 +12,8 @@ Layout and why:
 * ``item_results`` / ``scores`` / ``judge_calls`` use client-generated string ids, so one
   batch of results is three ``executemany`` inserts with no round trip for generated keys.
 * Timestamps are unix seconds (``Double``), like ``RunInfo.created_at``.
-* JSON columns are ``JSONB`` on PostgreSQL and JSON text on SQLite; ``None`` is SQL ``NULL``.
+* JSON columns hold the JSON text as written (``JSONType``: ``json`` on PostgreSQL,
+  TEXT affinity on SQLite), so a value reads back exactly; ``None`` is SQL ``NULL``.
 * A score's named values (``ScoreResult.values``) are a JSON object in ``scores.values``
   (Python key ``values_``: ``Table.c.values`` is a method), not rows of a side table: a score
   stays one row, ``score_rows`` reads them in its one query without a join, and a scorer
@@ -22,8 +23,11 @@ Layout and why:
 
 from __future__ import annotations
 
+from typing import Any
+
 import sqlalchemy as sa
 from sqlalchemy.dialects import postgresql
+from sqlalchemy.ext.compiler import compiles
 
 from assay.store.codec import escape_nul, unescape_nul
 
@@ -38,10 +42,56 @@ NAMING_CONVENTION = {
 
 metadata = sa.MetaData(naming_convention=NAMING_CONVENTION)
 
-JSONType = sa.JSON(none_as_null=True).with_variant(
-    postgresql.JSONB(none_as_null=True), "postgresql"
+SQLITE_JSON_TYPE = "JSON_TEXT"
+"""The declared type of a JSON column on SQLite (migration 0014). The name decides the
+column's affinity: ``JSON`` gives NUMERIC affinity, under which SQLite converts a stored
+JSON text that reads as a number (``1.0``, ``1e-07``, ``18446744073709551616``) to an
+INTEGER or REAL, so ``1.0`` came back as ``1`` and ``2**64`` as a float; a name holding
+``TEXT`` gives TEXT affinity, under which the JSON text is stored as written."""
+
+
+class ExactJSON(sa.JSON):
+    """SQLAlchemy's JSON, declared ``JSON_TEXT`` on SQLite (``SQLITE_JSON_TYPE``): the same
+    serialiser, deserialiser and ``NULL`` handling, only the affinity differs."""
+
+
+@compiles(ExactJSON, "sqlite")
+def _sqlite_json_type(type_: ExactJSON, compiler: Any, **kw: Any) -> str:
+    return SQLITE_JSON_TYPE
+
+
+JSONType = ExactJSON(none_as_null=True).with_variant(
+    postgresql.JSON(none_as_null=True), "postgresql"
 )
-"""JSON on SQLite, JSONB on PostgreSQL (indexable, compact)."""
+"""A JSON value, read back exactly as written: its text on both databases.
+
+Why ``json`` and not ``jsonb`` on PostgreSQL (migration 0014): ``jsonb`` keeps a number as
+``numeric``, which has no exponent, no negative zero and no float/integer distinction in
+its output, so ``1e22`` came back as the integer ``10000000000000000000000``, ``1.5e300``
+as a 301-digit integer and ``-0.0`` as ``0.0``; it also reorders object keys. ``json``
+keeps the text (checked for validity) and the store never needs ``jsonb``'s operators or
+indexes: no query looks inside a JSON column (text search reads a lower-cased copy of the
+text on PostgreSQL, migration 0010), so nothing is lost, and writing or reading the text
+is cheaper than building or printing ``jsonb``. Mind that ``json`` has no equality
+operator: a query that compares, groups or ``DISTINCT``s a JSON column fails on PostgreSQL
+(none does; compare a cast to text if one must)."""
+
+
+def compare_type(
+    context: Any,
+    inspected_column: Any,
+    metadata_column: Any,
+    inspected_type: sa.types.TypeEngine[Any],
+    metadata_type: sa.types.TypeEngine[Any],
+) -> bool | None:
+    """Alembic's type comparison (``compare_type``), which reflects SQLite's ``JSON_TEXT``
+    by its affinity, as ``TEXT``: a JSON column is as described when SQLite reports a text
+    type (an old ``JSON`` column is reflected as JSON: a difference). ``None``: alembic's
+    own comparison for every other column."""
+    if context.dialect.name == "sqlite" and isinstance(metadata_type, sa.JSON):
+        return not isinstance(inspected_type, sa.Text)
+    return None
+
 
 RowId = sa.BigInteger().with_variant(sa.Integer(), "sqlite")
 """64-bit surrogate key; plain ``INTEGER`` on SQLite so it aliases the rowid."""

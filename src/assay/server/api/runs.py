@@ -8,8 +8,9 @@ from collections.abc import AsyncIterator, Iterator
 from typing import Annotated, Any
 
 from fastapi import APIRouter, HTTPException, Query
-from fastapi.responses import StreamingResponse
+from fastapi.responses import Response, StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field
+from pydantic_core import PydanticSerializationError, to_json
 from starlette.concurrency import run_in_threadpool
 
 from assay.analysis.compare import RunComparison
@@ -43,6 +44,7 @@ from assay.server.run_compare import (
 )
 from assay.server.sse import sse_response
 from assay.store import Store
+from assay.store.codec import to_json_text
 from assay.store.run_queries import ChangeState
 from assay.types import ItemResult, RunRecord, check_tags
 
@@ -119,7 +121,7 @@ def list_run_items(
     status: ScoreStatusFilter | None = None,
     errors_only: bool = False,
     q: Annotated[str | None, Query(max_length=500)] = None,
-) -> RunItemsPage:
+) -> Response:
     """A page of item results; scores on each scorer's own scale."""
     wanted = RunItemFilter(
         scorer=scorer,
@@ -130,16 +132,31 @@ def list_run_items(
         q=q or None,
     )
     page = run_items_page(run_id, wanted, offset=offset, limit=limit, store=store)
-    return page.model_copy(update={"items": [result_for_client(r) for r in page.items]})
+    return _json(page.model_copy(update={"items": [result_for_client(r) for r in page.items]}))
 
 
 @router.get(
     "/runs/{run_id}/items/{item_id:path}", response_model=list[ItemResult], responses=responses(404)
 )
-def get_run_item(run_id: str, item_id: str, store: StoreDep) -> list[ItemResult]:
+def get_run_item(run_id: str, item_id: str, store: StoreDep) -> Response:
     """Every repeat of one item, with scores, reasons, judge prompts and raw answers
     (errors capped, no tracebacks: ``server.client_view``)."""
-    return [result_for_client(r) for r in run_item(run_id, item_id, store=store)]
+    return _json([result_for_client(r) for r in run_item(run_id, item_id, store=store)])
+
+
+def _json(value: RunItemsPage | list[ItemResult]) -> Response:
+    """``value``'s JSON, the bytes FastAPI writes for the response model (pydantic-core's
+    ``to_json``); a lone surrogate in a stored text, which that refuses (the page failed
+    with a 500), written as its escape ``\\udXXX`` as the exports write it
+    (``store.codec.to_json_text``)."""
+    try:
+        body = to_json(value)
+    except PydanticSerializationError:
+        plain = (
+            value.model_dump() if isinstance(value, BaseModel) else [r.model_dump() for r in value]
+        )
+        body = to_json_text(plain).encode()
+    return Response(body, media_type="application/json")
 
 
 @router.get("/runs/{run_id}/compare", response_model=ComparePage, responses=responses(404))

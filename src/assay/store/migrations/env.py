@@ -12,7 +12,7 @@ from __future__ import annotations
 from alembic import context
 from sqlalchemy import Connection
 
-from assay.store.tables import is_described, metadata
+from assay.store.tables import compare_type, is_described, metadata
 
 connection = context.config.attributes.get("connection")
 if not isinstance(connection, Connection):
@@ -25,7 +25,7 @@ context.configure(
     connection=connection,
     target_metadata=metadata,
     render_as_batch=True,  # SQLite cannot ALTER most things: later migrations copy tables
-    compare_type=True,
+    compare_type=compare_type,  # SQLite reflects JSON_TEXT as TEXT (tables.compare_type)
     include_name=is_described,  # the SQLite text index is a virtual table (0010)
 )
 with context.begin_transaction():
