@@ -17,9 +17,9 @@ SQLAlchemy path's, column by column, on SQLite and PostgreSQL.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import cache
-from typing import Any
+from typing import Any, Final
 
 import sqlalchemy as sa
 from sqlalchemy import Connection
@@ -32,10 +32,50 @@ from assay.types import Item, ItemResult
 Row = tuple[Any, ...]
 
 
-def insert_result_rows(conn: Connection, run_id: str, results: Sequence[ItemResult]) -> None:
-    """Insert the ``item_results``, ``scores`` and ``judge_calls`` rows of ``results`` in
+EncodedResult = tuple[
+    str, int, int, bool, Row, tuple[Row, ...], tuple[Row, ...], tuple[tuple[str, float | None], ...]
+]
+"""One result encoded for the store: (item id, repeat, position, whether the target failed,
+its ``item_results`` row, its ``scores`` rows, its ``judge_calls`` rows, and per score the
+scorer id with the score when it is ready and numeric, else ``None``).
+
+Why plain tuples of atomic values: the store writer's queue holds up to ``max_pending``
+results for a while, long enough for the cyclic collector to promote what waits there to
+its oldest generation, and every object promoted there counts toward the next full
+collection, a walk of the whole heap (the caller's items included). An ``ItemResult`` is
+about nine objects the collector tracks; these tuples hold only strings, numbers and
+``None`` (and tuples of those), so the collector untracks them the first time it sees them
+and they are never promoted. Exact ``tuple``s, not a ``NamedTuple``: CPython untracks only
+exact tuples."""
+
+# indexes of an ``EncodedResult``'s fields
+ITEM_ID: Final = 0
+REPEAT: Final = 1
+POSITION: Final = 2
+FAILED: Final = 3
+ITEM_ROW: Final = 4
+SCORE_ROWS: Final = 5
+CALL_ROWS: Final = 6
+POINTS: Final = 7
+
+
+def encode_results(
+    run_id: str, results: Sequence[ItemResult] | Sequence[EncodedResult]
+) -> list[EncodedResult]:
+    """``encode_result`` of each result not encoded yet, their ids drawn in one go."""
+    new_id = IdSource(2 * len(results))
+    return [
+        encode_result(run_id, result, new_id) if isinstance(result, ItemResult) else result
+        for result in results
+    ]
+
+
+def insert_result_rows(conn: Connection, run_id: str, encoded: Sequence[EncodedResult]) -> None:
+    """Insert the ``item_results``, ``scores`` and ``judge_calls`` rows of ``encoded`` in
     the caller's transaction (a duplicate (item, repeat) raises ``IntegrityError``)."""
-    items, score_rows, calls = _rows(run_id, results)
+    items = [result[ITEM_ROW] for result in encoded]
+    score_rows = [row for result in encoded for row in result[SCORE_ROWS]]
+    calls = [row for result in encoded for row in result[CALL_ROWS]]
     if conn.dialect.name == "postgresql":
         _copy(conn, items, score_rows, calls)
         return
@@ -81,89 +121,98 @@ def _copy_sql(table: sa.Table, names: tuple[str, ...]) -> str:
     return f"COPY {table.name} ({quoted}) FROM STDIN"
 
 
-def _rows(run_id: str, results: Sequence[ItemResult]) -> tuple[list[Row], list[Row], list[Row]]:
-    """The three tables' rows of ``results``, in the column order of ``_COLUMNS``."""
-    items: list[Row] = []
+def encode_result(run_id: str, result: ItemResult, new_id: Callable[[], str]) -> EncodedResult:
+    """``result``'s rows in the column order of ``_COLUMNS``, each value encoded once as
+    its column type would have encoded it; ``new_id`` gives the result's and each score's
+    id. Raises what the JSON encoder raises for a value it cannot write."""
+    result_id = new_id()
+    error = result.error
+    input_, output, expected, meta = (
+        result.input,
+        result.output,
+        result.expected_output,
+        result.meta,
+    )
+    warnings = warnings_cell(result)
+    item_row = (
+        result_id,
+        run_id,
+        escape_nul(result.item_id),
+        result.repeat,
+        result.position,
+        None if input_ is None else dumps(input_),
+        None if output is None else dumps(output),
+        None if expected is None else dumps(expected),
+        None if error is None else dumps(error.model_dump(mode="json")),
+        result.latency_ms,
+        None if warnings is None else dumps(warnings),
+        result.started_at,
+        result.completed_at,
+        None if meta is None else dumps(meta),
+    )
     score_rows: list[Row] = []
     calls: list[Row] = []
-    new_id = IdSource(2 * len(results))
-    for result in results:
-        result_id = new_id()
-        error = result.error
-        input_, output, expected, meta = (
-            result.input,
-            result.output,
-            result.expected_output,
-            result.meta,
-        )
-        warnings = warnings_cell(result)
-        items.append(
+    points: list[tuple[str, float | None]] = []
+    for scorer_id, score in result.scores.items():
+        score_id = new_id()
+        corpus, reason, score_error = score.corpus, score.reason, score.error
+        value = score.score
+        points.append((scorer_id, value if score.status == "ready" else None))
+        score_rows.append(
             (
+                score_id,
                 result_id,
-                run_id,
-                escape_nul(result.item_id),
-                result.repeat,
-                result.position,
-                None if input_ is None else dumps(input_),
-                None if output is None else dumps(output),
-                None if expected is None else dumps(expected),
-                None if error is None else dumps(error.model_dump(mode="json")),
-                result.latency_ms,
-                None if warnings is None else dumps(warnings),
-                result.started_at,
-                result.completed_at,
-                None if meta is None else dumps(meta),
+                scorer_id,
+                score.scorer_label,
+                score.call_id,
+                score.status,
+                value,
+                dumps(score.values) if score.values else None,
+                None if corpus is None else dumps(corpus),
+                None if reason is None else escape_nul(reason),
+                dumps(score.steps) if score.steps else None,
+                dumps(score.prompts) if score.prompts else None,
+                None if score_error is None else dumps(score_error.model_dump(mode="json")),
+                score.not_scorable_step,
+                score.duration_ms,
             )
         )
-        for scorer_id, score in result.scores.items():
-            score_id = new_id()
-            corpus, reason, score_error = score.corpus, score.reason, score.error
-            score_rows.append(
+        for seq, call in enumerate(score.judge_calls):
+            usage, call_output = call.usage, call.output
+            raw, call_error = call.raw_output, call.error
+            calls.append(
                 (
                     score_id,
-                    result_id,
-                    scorer_id,
-                    score.scorer_label,
-                    score.call_id,
-                    score.status,
-                    score.score,
-                    dumps(score.values) if score.values else None,
-                    None if corpus is None else dumps(corpus),
-                    None if reason is None else escape_nul(reason),
-                    dumps(score.steps) if score.steps else None,
-                    dumps(score.prompts) if score.prompts else None,
-                    None if score_error is None else dumps(score_error.model_dump(mode="json")),
-                    score.not_scorable_step,
-                    score.duration_ms,
+                    seq,
+                    call.step,
+                    call.status,
+                    call.model_id,
+                    call.provider,
+                    call.attempts,
+                    call.duration_ms,
+                    escape_nul(call.prompt),
+                    None if call_output is None else dumps(call_output),
+                    None if raw is None else escape_nul(raw),
+                    None if call_error is None else escape_nul(call_error),
+                    call.cached,
+                    call.cost_usd,
+                    usage.input_tokens,
+                    usage.output_tokens,
+                    usage.total_tokens,
+                    usage.reasoning_tokens,
+                    usage.cached_input_tokens,
                 )
             )
-            for seq, call in enumerate(score.judge_calls):
-                usage, call_output = call.usage, call.output
-                raw, call_error = call.raw_output, call.error
-                calls.append(
-                    (
-                        score_id,
-                        seq,
-                        call.step,
-                        call.status,
-                        call.model_id,
-                        call.provider,
-                        call.attempts,
-                        call.duration_ms,
-                        escape_nul(call.prompt),
-                        None if call_output is None else dumps(call_output),
-                        None if raw is None else escape_nul(raw),
-                        None if call_error is None else escape_nul(call_error),
-                        call.cached,
-                        call.cost_usd,
-                        usage.input_tokens,
-                        usage.output_tokens,
-                        usage.total_tokens,
-                        usage.reasoning_tokens,
-                        usage.cached_input_tokens,
-                    )
-                )
-    return items, score_rows, calls
+    return (
+        result.item_id,
+        result.repeat,
+        result.position,
+        error is not None,
+        item_row,
+        tuple(score_rows),
+        tuple(calls),
+        tuple(points),
+    )
 
 
 _COLUMNS: tuple[tuple[sa.Table, tuple[str, ...]], ...] = (
