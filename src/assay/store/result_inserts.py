@@ -17,9 +17,9 @@ SQLAlchemy path's, column by column, on SQLite and PostgreSQL.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from functools import cache
-from typing import Any, Final
+from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy import Connection
@@ -32,31 +32,47 @@ from assay.types import Item, ItemResult
 Row = tuple[Any, ...]
 
 
-EncodedResult = tuple[
-    str, int, int, bool, Row, tuple[Row, ...], tuple[Row, ...], tuple[tuple[str, float | None], ...]
-]
-"""One result encoded for the store: (item id, repeat, position, whether the target failed,
-its ``item_results`` row, its ``scores`` rows, its ``judge_calls`` rows, and per score the
-scorer id with the score when it is ready and numeric, else ``None``).
+EncodedResult = tuple[Any, ...]
+"""One result encoded for the store as ONE flat tuple: its item id (as the result has it),
+how many ``scores`` rows and ``judge_calls`` rows it has, then its ``item_results`` row, its
+``scores`` rows and its ``judge_calls`` rows one after the other (``_COLUMNS`` order).
 
-Why plain tuples of atomic values: the store writer's queue holds up to ``max_pending``
+Why one flat tuple of atomic values: the store writer's queue holds up to ``max_pending``
 results for a while, long enough for the cyclic collector to promote what waits there to
 its oldest generation, and every object promoted there counts toward the next full
 collection, a walk of the whole heap (the caller's items included). An ``ItemResult`` is
-about nine objects the collector tracks; these tuples hold only strings, numbers and
-``None`` (and tuples of those), so the collector untracks them the first time it sees them
-and they are never promoted. Exact ``tuple``s, not a ``NamedTuple``: CPython untracks only
-exact tuples."""
+about nine objects the collector tracks. A tuple holding only strings, numbers and ``None``
+is untracked by the first collection that sees it, so it is never promoted. Flat, because
+a tuple of tuples is untracked only once its inner tuples are, which may take the
+collector one pass more (the order it walks survivors in is not their creation order),
+by which time the outer one has been promoted (``tests/store/test_result_inserts.py``
+pins that it is untracked after one collection). An exact ``tuple``: CPython untracks
+only exact tuples, not a ``NamedTuple``'s instances."""
 
-# indexes of an ``EncodedResult``'s fields
-ITEM_ID: Final = 0
-REPEAT: Final = 1
-POSITION: Final = 2
-FAILED: Final = 3
-ITEM_ROW: Final = 4
-SCORE_ROWS: Final = 5
-CALL_ROWS: Final = 6
-POINTS: Final = 7
+_HEADER = 3
+"""Item id, number of score rows, number of judge call rows."""
+_ITEM_WIDTH, _SCORE_WIDTH, _CALL_WIDTH = 14, 15, 19
+"""Columns of each row (``_COLUMNS``; ``tests/store/test_result_inserts.py`` checks them)."""
+
+
+def result_key(encoded: EncodedResult) -> tuple[str, int]:
+    """(item id, repeat) of an encoded result: the run's unique key of a result."""
+    return encoded[0], encoded[_HEADER + 3]
+
+
+def target_failed(encoded: EncodedResult) -> bool:
+    """Whether the encoded result holds a target error (its ``error`` cell)."""
+    return encoded[_HEADER + 8] is not None
+
+
+def result_scores(encoded: EncodedResult) -> Iterator[tuple[str, int, str, float | None]]:
+    """(item id, position, scorer id, score) of each score of an encoded result; the score
+    is ``None`` unless its status is ``ready`` (and it has a number)."""
+    item_id, scored, position = encoded[0], encoded[1], encoded[_HEADER + 4]
+    start = _HEADER + _ITEM_WIDTH
+    for at in range(start, start + scored * _SCORE_WIDTH, _SCORE_WIDTH):
+        ready = encoded[at + 5] == "ready"
+        yield item_id, position, encoded[at + 2], encoded[at + 6] if ready else None
 
 
 def encode_results(
@@ -70,12 +86,27 @@ def encode_results(
     ]
 
 
+def result_rows_of(encoded: Sequence[EncodedResult]) -> tuple[list[Row], list[Row], list[Row]]:
+    """The ``item_results``, ``scores`` and ``judge_calls`` rows of encoded results."""
+    items: list[Row] = []
+    score_rows: list[Row] = []
+    calls: list[Row] = []
+    for result in encoded:
+        at = _HEADER + _ITEM_WIDTH
+        items.append(result[_HEADER:at])
+        for _ in range(result[1]):
+            score_rows.append(result[at : at + _SCORE_WIDTH])
+            at += _SCORE_WIDTH
+        for _ in range(result[2]):
+            calls.append(result[at : at + _CALL_WIDTH])
+            at += _CALL_WIDTH
+    return items, score_rows, calls
+
+
 def insert_result_rows(conn: Connection, run_id: str, encoded: Sequence[EncodedResult]) -> None:
     """Insert the ``item_results``, ``scores`` and ``judge_calls`` rows of ``encoded`` in
     the caller's transaction (a duplicate (item, repeat) raises ``IntegrityError``)."""
-    items = [result[ITEM_ROW] for result in encoded]
-    score_rows = [row for result in encoded for row in result[SCORE_ROWS]]
-    calls = [row for result in encoded for row in result[CALL_ROWS]]
+    items, score_rows, calls = result_rows_of(encoded)
     if conn.dialect.name == "postgresql":
         _copy(conn, items, score_rows, calls)
         return
@@ -134,7 +165,10 @@ def encode_result(run_id: str, result: ItemResult, new_id: Callable[[], str]) ->
         result.meta,
     )
     warnings = warnings_cell(result)
-    item_row = (
+    out: list[Any] = [
+        result.item_id,
+        len(result.scores),
+        0,
         result_id,
         run_id,
         escape_nul(result.item_id),
@@ -149,16 +183,12 @@ def encode_result(run_id: str, result: ItemResult, new_id: Callable[[], str]) ->
         result.started_at,
         result.completed_at,
         None if meta is None else dumps(meta),
-    )
-    score_rows: list[Row] = []
-    calls: list[Row] = []
-    points: list[tuple[str, float | None]] = []
+    ]
+    calls: list[Any] = []
     for scorer_id, score in result.scores.items():
         score_id = new_id()
         corpus, reason, score_error = score.corpus, score.reason, score.error
-        value = score.score
-        points.append((scorer_id, value if score.status == "ready" else None))
-        score_rows.append(
+        out.extend(
             (
                 score_id,
                 result_id,
@@ -166,7 +196,7 @@ def encode_result(run_id: str, result: ItemResult, new_id: Callable[[], str]) ->
                 score.scorer_label,
                 score.call_id,
                 score.status,
-                value,
+                score.score,
                 dumps(score.values) if score.values else None,
                 None if corpus is None else dumps(corpus),
                 None if reason is None else escape_nul(reason),
@@ -180,7 +210,8 @@ def encode_result(run_id: str, result: ItemResult, new_id: Callable[[], str]) ->
         for seq, call in enumerate(score.judge_calls):
             usage, call_output = call.usage, call.output
             raw, call_error = call.raw_output, call.error
-            calls.append(
+            out[2] += 1
+            calls.extend(
                 (
                     score_id,
                     seq,
@@ -203,16 +234,8 @@ def encode_result(run_id: str, result: ItemResult, new_id: Callable[[], str]) ->
                     usage.cached_input_tokens,
                 )
             )
-    return (
-        result.item_id,
-        result.repeat,
-        result.position,
-        error is not None,
-        item_row,
-        tuple(score_rows),
-        tuple(calls),
-        tuple(points),
-    )
+    out.extend(calls)
+    return tuple(out)
 
 
 _COLUMNS: tuple[tuple[sa.Table, tuple[str, ...]], ...] = (

@@ -36,15 +36,14 @@ from assay.store.errors import (
 from assay.store.item_scores import add_item_scores
 from assay.store.result_export import json_text_value
 from assay.store.result_inserts import (
-    FAILED,
-    ITEM_ID,
-    REPEAT,
     RUN_ITEM_COLUMNS,
     EncodedResult,
     encode_results,
     insert_result_rows,
     insert_sql,
+    result_key,
     run_item_row,
+    target_failed,
 )
 from assay.store.results_codec import build_results, result_rows
 from assay.store.summary_source import StoredSummarySource
@@ -101,7 +100,7 @@ def insert_results(
         conn.execute(scores.insert(), score_rows)
     if call_rows:
         conn.execute(judge_calls.insert(), call_rows)
-    add_item_scores(conn, run_id, encode_results(run_id, results))
+    add_item_scores(conn, run_id, results)
     return len(results)
 
 
@@ -111,7 +110,7 @@ def insert_encoded(conn: Connection, run_id: str, encoded: Sequence[EncodedResul
     and per-item aggregates, inside the caller's transaction. Returns how many were stored."""
     if not encoded:
         return 0
-    _add_to_counters(conn, run_id, len(encoded), sum(1 for e in encoded if e[FAILED]))
+    _add_to_counters(conn, run_id, len(encoded), sum(1 for e in encoded if target_failed(e)))
     insert_result_rows(conn, run_id, encoded)
     add_item_scores(conn, run_id, encoded)
     return len(encoded)
@@ -512,7 +511,7 @@ class RunRepository:
             with self._db.write() as conn:
                 insert_encoded(conn, run_id, encoded)
         except IntegrityError as exc:
-            duplicates = self._duplicate_keys(run_id, [(e[ITEM_ID], e[REPEAT]) for e in encoded])
+            duplicates = self._duplicate_keys(run_id, [result_key(e) for e in encoded])
             if duplicates:
                 raise DuplicateResultError(run_id, duplicates) from exc
             raise
