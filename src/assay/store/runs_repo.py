@@ -813,7 +813,16 @@ class RunRepository:
         after = -1
         while True:
             with self._db.read() as conn:
-                rows = conn.execute(query.where(t.position > after)).all()
+                # the driver's tuples, not a ``Row`` each (no column here has a result
+                # processor, so the values are the same): a chunk lives while its items
+                # run, long enough for the collector to promote tracked ``Row``s to its
+                # oldest generation, which then keeps running full collections; a tuple of
+                # strings and numbers is untracked the first time the collector sees it
+                result = conn.execute(query.where(t.position > after))
+                try:
+                    rows = result.cursor.fetchall()
+                finally:
+                    result.close()
             for _, item_id, input_, output, expected, context, meta in rows:
                 yield make(
                     id=unescape_nul(item_id),
