@@ -16,15 +16,17 @@ its size), it only holds more results in memory: 5,000 pending results were ~6 M
 100k-item run reached the bound where a 10k-item one did not.
 
 Why the queue holds encoded rows, not ``ItemResult``s: ``write`` turns each result into its
-rows on the event loop (``result_inserts.encode_result``: tuples of strings and numbers) and
-queues those. A result waits in the queue long enough for the cyclic collector to promote it
-to its oldest generation; ``ItemResult``s queued there kept triggering full collections,
-each a walk of the whole heap (≈ 20 µs per item of a 100,000-item run, plus ≈ 15 in the
-young generations: benchmarks/HISTORY.md). Tuples of atomic values are untracked by the
-collector the first time it sees them, and the ``ItemResult`` dies as soon as ``write``
-returns. The host process's collector settings are never touched. A result the encoder
-cannot write fails its batch as a failed commit would (nothing of the batch is stored, the
-error is sticky).
+rows on the event loop (``result_inserts.encode_result``: one flat tuple of strings, numbers
+and ``None``) and queues that. A result waits in the queue long enough for the cyclic
+collector to promote it to its oldest generation; ``ItemResult``s queued there kept
+triggering full collections, each a walk of the whole heap (≈ 20 µs per item of a
+100,000-item run, plus ≈ 15 in the young generations: benchmarks/HISTORY.md). A tuple of
+atomic values is untracked by the collector the first time it sees it, and the
+``ItemResult`` dies as soon as ``write`` returns. The host process's collector settings are
+never touched. The price: the encoding (≈ 11 µs for a short result, a JSON dump of each
+large text) runs on the event loop where the writer thread did it before. A result the
+encoder cannot write fails its batch as a failed commit would (nothing of the batch is
+stored, the error is sticky).
 
 Why errors are sticky: a failed batch must not vanish into a log. The first writer error is
 kept; every later ``write`` raises it, ``finish`` raises it (after marking the run
