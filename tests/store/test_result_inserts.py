@@ -4,16 +4,26 @@ hostile text round-trips through them; on SQLite and PostgreSQL."""
 
 from __future__ import annotations
 
+import gc
 from typing import Any
 
 import pytest
 import sqlalchemy as sa
 
 from assay.store import DuplicateItemError, Store
-from assay.store.codec import NUL_ESCAPE
+from assay.store.codec import NUL_ESCAPE, IdSource, escape_nul
 from assay.store.datasets_repo import item_columns, item_from_row
 from assay.store.result_export import result_dicts
-from assay.store.result_inserts import _COLUMNS, RUN_ITEM_COLUMNS
+from assay.store.result_inserts import (
+    _CALL_WIDTH,
+    _COLUMNS,
+    _ITEM_WIDTH,
+    _SCORE_WIDTH,
+    RUN_ITEM_COLUMNS,
+    encode_result,
+    result_key,
+    result_rows_of,
+)
 from assay.store.results_codec import result_rows
 from assay.store.tables import item_results, judge_calls, run_items, scores
 from assay.types import Item, ItemResult, ScoreResult, TargetError, Usage
@@ -309,3 +319,52 @@ def test_an_inline_item_edited_into_a_wrong_shape_fails_naming_its_field(store: 
     assert next(items).id == "a"
     with pytest.raises(ValidationError, match="metadata"):
         next(items)
+
+
+def test_encoded_results_are_untracked_by_the_collector() -> None:
+    """What the store writer's queue holds (``encode_result``) must be invisible to the
+    cyclic collector once it has seen it: only then is nothing promoted to the oldest
+    generation while it waits (the cost this encoding removes). Every column shape,
+    hostile text and judge calls included; the ``ItemResult``s themselves stay tracked."""
+    results = _varied_results()
+    new_id = IdSource()
+    encoded = [encode_result("r", result, new_id) for result in results]
+    gc.collect()
+    assert all(gc.is_tracked(result) for result in results)
+    for result, rows in zip(results, encoded, strict=True):
+        assert type(rows) is tuple and not gc.is_tracked(rows), result.item_id
+        assert result_key(rows) == (result.item_id, result.repeat)
+
+
+def test_an_encoded_result_splits_into_rows_of_the_tables_columns() -> None:
+    """The flat encoding's widths are the tables' column lists, and it splits back into
+    one item row, one row per score and one per judge call, in order."""
+    assert [len(names) for _, names in _COLUMNS] == [_ITEM_WIDTH, _SCORE_WIDTH, _CALL_WIDTH]
+    results = _varied_results()
+    new_id = IdSource()
+    items, score_rows, calls = result_rows_of([encode_result("r", r, new_id) for r in results])
+    assert [row[2:4] for row in items] == [(escape_nul(r.item_id), r.repeat) for r in results]
+    assert [len(row) for row in items] == [_ITEM_WIDTH] * len(results)
+    expected_scores = [(s.scorer_id, s.status) for r in results for s in r.scores.values()]
+    assert [(row[2], row[5]) for row in score_rows] == expected_scores
+    expected_calls = [
+        (c.step, c.prompt) for r in results for s in r.scores.values() for c in s.judge_calls
+    ]
+    assert [(row[2], row[8]) for row in calls] == [
+        (step, escape_nul(prompt)) for step, prompt in expected_calls
+    ]
+
+
+def test_encoded_and_unencoded_results_store_the_same_rows(store: Store) -> None:
+    """``write_results`` takes results encoded already (the sink's queue) or not, alike."""
+    results = _varied_results()
+    store.runs.create(run_info("plain"))
+    store.runs.create(run_info("encoded"))
+    store.runs.write_results("plain", results)
+    new_id = IdSource()
+    store.runs.write_results("encoded", [encode_result("encoded", r, new_id) for r in results])
+    plain, encoded = _raw(store, "plain"), _raw(store, "encoded")
+    for table in ("item_results", "scores", "judge_calls"):
+        assert plain[table] == encoded[table], table
+    assert list(store.runs.results("encoded")) == list(store.runs.results("plain"))
+    assert store.runs.get("encoded").failed_results == store.runs.get("plain").failed_results == 1

@@ -3,15 +3,21 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import threading
 from collections.abc import Sequence
 
 import pytest
+import sqlalchemy as sa
 
 from assay.runner.sink import ResultSink
 from assay.store import Store, StoreSink, StoreWriteError
+from assay.store.results_codec import result_rows
+from assay.store.tables import item_results, item_scores, judge_calls, scores
 from assay.types import ItemResult, RunInfo, RunSummary, TargetSpec
 from tests.store.factories import item_result, ready_score
+from tests.store.test_result_inserts import _raw, _varied_results
+from tests.store.test_runs import run_info
 
 
 def info(run_id: str = "sink-run") -> RunInfo:
@@ -168,3 +174,78 @@ async def test_a_cancelled_flush_leaves_the_writer_alive(
     await sink.write(item_result("i3", 3))
     await asyncio.wait_for(sink.finish("sink-run", "completed", RunSummary(results=4)), 10)
     assert len(store.runs.completed_keys("sink-run")) == 4
+
+
+async def test_results_through_the_sink_are_stored_as_the_sqlalchemy_inserts_stored_them(
+    store: Store,
+) -> None:
+    """The sink encodes each result on the event loop and queues its rows; what the
+    database then holds is exactly what the column types stored before (every column
+    shape, hostile text, judge calls), and reads back as the results written."""
+    results = _varied_results()
+    store.runs.create(run_info("orm"))
+    item_rows, score_rows, call_rows = result_rows("orm", results)
+    with store.engine.begin() as conn:
+        conn.execute(item_results.insert(), item_rows)
+        conn.execute(scores.insert(), score_rows)
+        conn.execute(judge_calls.insert(), call_rows)
+    sink = StoreSink(store, batch_size=2)
+    await sink.start(info(), resumed=False)
+    for result in results:
+        await sink.write(result)
+    await sink.finish("sink-run", "completed", RunSummary(results=len(results)))
+    stored, orm = _raw(store, "sink-run"), _raw(store, "orm")
+    for table in ("item_results", "scores", "judge_calls"):
+        assert stored[table] == orm[table], table
+    back = {(r.item_id, r.repeat): r for r in store.runs.results("sink-run")}
+    assert back == {(r.item_id, r.repeat): r for r in store.runs.results("orm")}
+    record = store.runs.get("sink-run")
+    assert (record.completed_results, record.failed_results) == (5, 1)
+
+
+class _Unwritable:
+    """A target output the JSON encoder cannot write (its text form raises)."""
+
+    def __str__(self) -> str:
+        raise RuntimeError("no text form")
+
+
+async def test_a_result_that_cannot_be_encoded_fails_its_batch_whole(store: Store) -> None:
+    """Encoding moved from the writer to ``write``; a result it cannot encode still fails
+    its whole batch as a refused commit does: nothing of the batch is stored, the error is
+    sticky, and the run is left resumable. The batch before it stays stored."""
+    sink = StoreSink(store, batch_size=3, max_delay_s=30)  # batches of exactly 3 here
+    await sink.start(info(), resumed=False)
+    for n in range(3):
+        await sink.write(item_result(f"ok{n}", n, scores={"exact": ready_score("exact", 1.0)}))
+    await sink.write(item_result("a", 3, scores={"exact": ready_score("exact", 1.0)}))
+    await sink.write(item_result("b", 4))
+    bad = item_result("bad", 5).model_copy(update={"output": _Unwritable()})
+    await sink.write(bad)  # returns: encoding failures surface as the writer's would
+    with pytest.raises(StoreWriteError, match="no text form"):
+        await asyncio.wait_for(sink.flush(), 10)
+    with pytest.raises(StoreWriteError, match="'sink-run'"):
+        await sink.write(item_result("c", 6))
+    with pytest.raises(StoreWriteError):
+        await asyncio.wait_for(sink.finish("sink-run", "completed", RunSummary()), 10)
+    record = store.runs.get("sink-run")
+    assert (record.status, record.completed_results) == ("interrupted", 3)
+    assert store.runs.completed_keys("sink-run") == {(f"ok{n}", 0) for n in range(3)}
+    with store.engine.connect() as conn:  # no score or per-item mean of the failed batch
+        for table, column in ((scores, scores.c.scorer_id), (item_scores, item_scores.c.item_id)):
+            kept = conn.execute(sa.select(column).select_from(table)).scalars().all()
+            assert len(kept) == 3 and "a" not in kept, table.name
+
+
+async def test_a_stored_run_leaves_the_host_collector_as_it_was(store: Store) -> None:
+    """A library must not change its host process's collector: writing results through
+    the sink touches neither its thresholds, nor whether it runs, nor what is frozen."""
+    before = (gc.isenabled(), gc.get_threshold(), gc.get_freeze_count())
+    sink = StoreSink(store, batch_size=8)
+    await sink.start(info(), resumed=False)
+    for n in range(50):
+        await sink.write(item_result(f"i{n}", n, scores={"exact": ready_score("exact", 0.5)}))
+        assert (gc.isenabled(), gc.get_threshold(), gc.get_freeze_count()) == before
+    await sink.finish("sink-run", "completed", RunSummary(results=50))
+    assert (gc.isenabled(), gc.get_threshold(), gc.get_freeze_count()) == before
+    assert store.runs.get("sink-run").completed_results == 50

@@ -97,6 +97,17 @@ _ENCODER = json.JSONEncoder(
 """Built once: ``json.dumps`` with options constructs a new encoder on every call."""
 _encode_string = json.encoder.encode_basestring
 """What ``_ENCODER`` (``ensure_ascii=False``) does with a ``str``."""
+_make_c_encoder = getattr(json.encoder, "c_make_encoder", None)
+_encode_chunks = (
+    None
+    if _make_c_encoder is None
+    else _make_c_encoder(None, _default, _encode_string, None, ":", ",", False, False, False)
+)
+"""``_ENCODER``'s own C encoder, built once: ``JSONEncoder.encode`` builds a new one for
+every non-string value (half of a small dict's time, e.g. a score's ``steps``, encoded once
+per stored result). Same options, so the same text; no circular-reference markers (shared
+state between threads): a circular value ends in ``RecursionError`` as it did before, where
+the markers' ``ValueError`` sent it to ``_finite``, which recursed without end."""
 
 
 NUL_ESCAPE = "\uf8ff"
@@ -210,10 +221,15 @@ def dumps(value: Any) -> str:
         # ASCII)
         return _encode_string(value)
     try:
-        text = _ENCODER.encode(value)
+        if _encode_chunks is None:
+            text = _ENCODER.encode(value)
+        else:
+            text = "".join(_encode_chunks(value, 0))
     except ValueError:
         text = _ENCODER.encode(_finite(value))
-    if _JSON_NUL in text or NUL_ESCAPE in text or _SURROGATE.search(text) is not None:
+    if _JSON_NUL in text or (
+        not text.isascii() and (NUL_ESCAPE in text or _SURROGATE.search(text) is not None)
+    ):
         plain = loads_plain(text)
         text = _ENCODER.encode(_map_strings(plain, escape_nul))
     return text

@@ -10,12 +10,13 @@ stored scores back.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from sqlalchemy import Connection
 
 from assay.store.codec import escape_nul
+from assay.store.result_inserts import EncodedResult, result_scores
 from assay.types import ItemResult
 
 _UPSERT = (
@@ -48,20 +49,32 @@ array per column (an ``executemany`` of the upsert cost the server an execution 
 merged the batch's repeats of an item, so the statement never touches a row twice."""
 
 
-def _per_item(run_id: str, results: Sequence[ItemResult]) -> list[tuple[Any, ...]]:
+def _scores(result: ItemResult | EncodedResult) -> Iterator[tuple[str, int, str, float | None]]:
+    """(item id, position, scorer id, score if ready else ``None``) of each score."""
+    if not isinstance(result, ItemResult):
+        return result_scores(result)
+    return (
+        (result.item_id, result.position, scorer_id, s.score if s.status == "ready" else None)
+        for scorer_id, s in result.scores.items()
+    )
+
+
+def _per_item(
+    run_id: str, results: Sequence[ItemResult] | Sequence[EncodedResult]
+) -> list[tuple[Any, ...]]:
     """One row per (item, scorer) of ``results``: repeats in the same batch summed here,
     since one PostgreSQL upsert may not touch a row twice. Item ids escaped as the
     ``NulSafeString`` column stores them (this bypasses the column types)."""
     found: dict[tuple[str, str], list[Any]] = {}
     for result in results:
-        for scorer_id, score in result.scores.items():
-            entry = found.get((result.item_id, scorer_id))
+        for item_id, position, scorer_id, score in _scores(result):
+            entry = found.get((item_id, scorer_id))
             if entry is None:
-                entry = found[(result.item_id, scorer_id)] = [result.position, 0.0, 0]
+                entry = found[(item_id, scorer_id)] = [position, 0.0, 0]
             else:
-                entry[0] = min(entry[0], result.position)
-            if score.status == "ready" and score.score is not None:
-                entry[1] += score.score
+                entry[0] = min(entry[0], position)
+            if score is not None:
+                entry[1] += score
                 entry[2] += 1
     return [
         (
@@ -77,9 +90,12 @@ def _per_item(run_id: str, results: Sequence[ItemResult]) -> list[tuple[Any, ...
     ]
 
 
-def add_item_scores(conn: Connection, run_id: str, results: Sequence[ItemResult]) -> None:
+def add_item_scores(
+    conn: Connection, run_id: str, results: Sequence[ItemResult] | Sequence[EncodedResult]
+) -> None:
     """Add the scores of ``results`` (just inserted, in the caller's transaction) to the
-    run's per-item aggregates: new items get a row, repeats of stored items add to it."""
+    run's per-item aggregates: new items get a row, repeats of stored items add to it.
+    ``results`` as ``ItemResult``s or encoded (``result_inserts.encode_result``)."""
     rows = _per_item(run_id, results)
     if not rows:
         return

@@ -37,9 +37,13 @@ from assay.store.item_scores import add_item_scores
 from assay.store.result_export import json_text_value
 from assay.store.result_inserts import (
     RUN_ITEM_COLUMNS,
+    EncodedResult,
+    encode_results,
     insert_result_rows,
     insert_sql,
+    result_key,
     run_item_row,
+    target_failed,
 )
 from assay.store.results_codec import build_results, result_rows
 from assay.store.summary_source import StoredSummarySource
@@ -82,15 +86,37 @@ def insert_results(
     storing it, and the one that commits second must store nothing, not abort its batch."""
     if not results:
         return 0
-    if skip_stored:
-        item_rows, score_rows, call_rows = result_rows(run_id, results)
-        item_rows, score_rows, call_rows = _new_rows_only(conn, item_rows, score_rows, call_rows)
-        if not item_rows:
-            return 0
-        kept = {(row["item_id"], row["repeat"]) for row in item_rows}
-        results = [result for result in results if (result.item_id, result.repeat) in kept]
+    if not skip_stored:  # the hot path (every stored run's writer): see ``result_inserts``
+        return insert_encoded(conn, run_id, encode_results(run_id, results))
+    item_rows, score_rows, call_rows = result_rows(run_id, results)
+    item_rows, score_rows, call_rows = _new_rows_only(conn, item_rows, score_rows, call_rows)
+    if not item_rows:
+        return 0
+    kept = {(row["item_id"], row["repeat"]) for row in item_rows}
+    results = [result for result in results if (result.item_id, result.repeat) in kept]
     failed = sum(1 for result in results if result.error is not None)
-    stored = len(results)
+    _add_to_counters(conn, run_id, len(results), failed)
+    if score_rows:
+        conn.execute(scores.insert(), score_rows)
+    if call_rows:
+        conn.execute(judge_calls.insert(), call_rows)
+    add_item_scores(conn, run_id, results)
+    return len(results)
+
+
+def insert_encoded(conn: Connection, run_id: str, encoded: Sequence[EncodedResult]) -> int:
+    """Insert results already encoded (``result_inserts.encode_result``: the store writer's
+    queue holds them so) with their scores and judge calls, add them to the run's counters
+    and per-item aggregates, inside the caller's transaction. Returns how many were stored."""
+    if not encoded:
+        return 0
+    _add_to_counters(conn, run_id, len(encoded), sum(1 for e in encoded if target_failed(e)))
+    insert_result_rows(conn, run_id, encoded)
+    add_item_scores(conn, run_id, encoded)
+    return len(encoded)
+
+
+def _add_to_counters(conn: Connection, run_id: str, stored: int, failed: int) -> None:
     updated = conn.execute(
         runs.update()
         .where(runs.c.id == run_id)
@@ -102,15 +128,6 @@ def insert_results(
     )
     if updated.rowcount == 0:
         raise RunNotFoundError(run_id)
-    if skip_stored:
-        if score_rows:
-            conn.execute(scores.insert(), score_rows)
-        if call_rows:
-            conn.execute(judge_calls.insert(), call_rows)
-    else:  # the hot path (every stored run's writer): driver SQL, see ``result_inserts``
-        insert_result_rows(conn, run_id, results)
-    add_item_scores(conn, run_id, results)
-    return stored
 
 
 def _new_rows_only(
@@ -479,17 +496,22 @@ class RunRepository:
                 raise RunNotFoundError(run_id)
 
     # ------------------------------------------------------------------ results
-    def write_results(self, run_id: str, results: Sequence[ItemResult]) -> None:
+    def write_results(
+        self, run_id: str, results: Sequence[ItemResult] | Sequence[EncodedResult]
+    ) -> None:
         """Store results with their scores and judge calls in one transaction (three
         ``executemany`` inserts plus the run's counters). A result whose (item, repeat) the
-        run already has raises ``DuplicateResultError`` and nothing of the batch is stored."""
+        run already has raises ``DuplicateResultError`` and nothing of the batch is stored.
+        ``results`` may come encoded already (``result_inserts.encode_result``): what the
+        store writer commits."""
         if not results:
             return
+        encoded = encode_results(run_id, results)
         try:
             with self._db.write() as conn:
-                insert_results(conn, run_id, results)
+                insert_encoded(conn, run_id, encoded)
         except IntegrityError as exc:
-            duplicates = self._duplicate_keys(run_id, results)
+            duplicates = self._duplicate_keys(run_id, [result_key(e) for e in encoded])
             if duplicates:
                 raise DuplicateResultError(run_id, duplicates) from exc
             raise
@@ -619,10 +641,10 @@ class RunRepository:
         return position
 
     def _duplicate_keys(
-        self, run_id: str, results: Sequence[ItemResult]
+        self, run_id: str, batch_keys: Sequence[tuple[str, int]]
     ) -> builtins.list[tuple[str, int]]:
         """Which keys of a refused batch were duplicates (repeated in it, or stored)."""
-        keys = Counter((result.item_id, result.repeat) for result in results)
+        keys = Counter(batch_keys)
         duplicates = {key for key, count in keys.items() if count > 1}
         t = item_results.c
         with self._db.read() as conn:
@@ -791,7 +813,16 @@ class RunRepository:
         after = -1
         while True:
             with self._db.read() as conn:
-                rows = conn.execute(query.where(t.position > after)).all()
+                # the driver's tuples, not a ``Row`` each (no column here has a result
+                # processor, so the values are the same): a chunk lives while its items
+                # run, long enough for the collector to promote tracked ``Row``s to its
+                # oldest generation, which then keeps running full collections; a tuple of
+                # strings and numbers is untracked the first time the collector sees it
+                result = conn.execute(query.where(t.position > after))
+                try:
+                    rows = result.cursor.fetchall()
+                finally:
+                    result.close()
             for _, item_id, input_, output, expected, context, meta in rows:
                 yield make(
                     id=unescape_nul(item_id),

@@ -15,6 +15,19 @@ does not make a run faster (when the writer is the slower side the queue is full
 its size), it only holds more results in memory: 5,000 pending results were ~6 MiB, and a
 100k-item run reached the bound where a 10k-item one did not.
 
+Why the queue holds encoded rows, not ``ItemResult``s: ``write`` turns each result into its
+rows on the event loop (``result_inserts.encode_result``: one flat tuple of strings, numbers
+and ``None``) and queues that. A result waits in the queue long enough for the cyclic
+collector to promote it to its oldest generation; ``ItemResult``s queued there kept
+triggering full collections, each a walk of the whole heap (≈ 20 µs per item of a
+100,000-item run, plus ≈ 15 in the young generations: benchmarks/HISTORY.md). A tuple of
+atomic values is untracked by the collector the first time it sees it, and the
+``ItemResult`` dies as soon as ``write`` returns. The host process's collector settings are
+never touched. The price: the encoding (≈ 11 µs for a short result, a JSON dump of each
+large text) runs on the event loop where the writer thread did it before. A result the
+encoder cannot write fails its batch as a failed commit would (nothing of the batch is
+stored, the error is sticky).
+
 Why errors are sticky: a failed batch must not vanish into a log. The first writer error is
 kept; every later ``write`` raises it, ``finish`` raises it (after marking the run
 ``interrupted``, so ``assay runs resume`` redoes exactly the unsaved items).
@@ -33,13 +46,22 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from assay.runner.sink import ResultSink
+from assay.store.codec import IdSource
 from assay.store.engine import Store
 from assay.store.errors import StoreWriteError
+from assay.store.result_inserts import EncodedResult, encode_result
 from assay.store.runs_repo import LEASE_S, new_lease_owner
 from assay.store.summary_source import StoredSummarySource
 from assay.types import ItemResult, RunInfo, RunStatus, RunSummary
 
 log = logging.getLogger(__name__)
+
+
+@dataclass
+class _Refused:
+    """A result ``encode_result`` could not encode: its batch fails with ``error``."""
+
+    error: Exception
 
 
 @dataclass
@@ -80,6 +102,8 @@ class StoreSink:
         self._lease_owner = new_lease_owner()
         self._lease_stop = threading.Event()
         self._heartbeat: threading.Thread | None = None
+        self._new_id = IdSource()
+        """Result and score ids, drawn on the event loop (only ``write`` uses it)."""
 
     # ------------------------------------------------------------------ ResultSink
     async def start(self, info: RunInfo, *, resumed: bool) -> None:
@@ -106,7 +130,13 @@ class StoreSink:
         if self._error is not None:
             self._slots.release()
             self._raise_if_failed()
-        self._queue.put(result)
+        assert self._run_id is not None
+        message: EncodedResult | _Refused
+        try:
+            message = encode_result(self._run_id, result, self._new_id)
+        except Exception as exc:  # the writer fails its batch, as a refused commit
+            message = _Refused(exc)
+        self._queue.put(message)
 
     async def finish(self, run_id: str, status: RunStatus, summary: RunSummary) -> None:
         """Commit everything queued, then record the final status and summary."""
@@ -197,7 +227,7 @@ class StoreSink:
         """The writer thread: collect a batch, commit it, resolve flush markers after it."""
         while True:
             message = self._queue.get()
-            batch: list[ItemResult] = []
+            batch: list[EncodedResult | _Refused] = []
             flushes: list[concurrent.futures.Future[None]] = []
             stop = False
             deadline = time.monotonic() + self.max_delay_s
@@ -208,7 +238,7 @@ class StoreSink:
                 if message is _STOP:
                     stop = True
                     break
-                assert isinstance(message, ItemResult)
+                assert isinstance(message, tuple | _Refused)
                 batch.append(message)
                 if len(batch) >= self.batch_size:
                     break
@@ -228,11 +258,16 @@ class StoreSink:
             if stop:
                 return
 
-    def _commit(self, batch: list[ItemResult]) -> None:
+    def _commit(self, batch: list[EncodedResult | _Refused]) -> None:
         if self._error is None:  # after a failure, later results are dropped, not written
             try:
                 assert self._run_id is not None
-                self.store.runs.write_results(self._run_id, batch)
+                encoded: list[EncodedResult] = []
+                for message in batch:
+                    if isinstance(message, _Refused):
+                        raise message.error
+                    encoded.append(message)
+                self.store.runs.write_results(self._run_id, encoded)
                 self.written += len(batch)
             except BaseException as exc:
                 log.error("store writer failed on run %s: %s", self._run_id, exc)
