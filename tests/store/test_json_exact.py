@@ -59,6 +59,17 @@ def mismatches(pairs: list[tuple[Any, Any]]) -> list[str]:
     return [f"{a!r} came back as {b!r}" for a, b in pairs if not same(a, b)]
 
 
+def item_pairs(sent: Item, got: Any) -> list[tuple[Any, Any]]:
+    """An item's five JSON fields, as sent and as read back (an ``Item`` or a work unit)."""
+    return [
+        (sent.input, got.input),
+        (sent.output, got.output),
+        (sent.expected_output, got.expected_output),
+        (sent.context, got.context),
+        (sent.metadata, got.metadata),
+    ]
+
+
 def test_the_comparison_tells_types_and_signs_apart() -> None:
     assert same([1.0, {"a": 2**64}], [1.0, {"a": 2**64}])
     assert not same(1.0, 1)
@@ -86,13 +97,7 @@ def test_dataset_items_keep_every_value_and_type(store: Store) -> None:
     pairs: list[tuple[Any, Any]] = []
     for item in items:
         got = back[item.id]
-        pairs += [
-            (item.input, got.input),
-            (item.output, got.output),
-            (item.expected_output, got.expected_output),
-            (item.context, got.context),
-            (item.metadata, got.metadata),
-        ]
+        pairs += item_pairs(item, got)
         one = store.datasets.get_item("exact", item.id)
         pairs.append((item.input, one.input))
     assert mismatches(pairs) == []
@@ -240,11 +245,5 @@ def test_a_runs_inline_items_and_work_units_keep_every_value_and_type(store: Sto
     pairs: list[tuple[Any, Any]] = []
     for item, inline, (_, unit, _) in zip(items, back, claimed, strict=True):
         for got in (inline, unit):
-            pairs += [
-                (item.input, got.input),
-                (item.output, got.output),
-                (item.expected_output, got.expected_output),
-                (item.context, got.context),
-                (item.metadata, got.metadata),
-            ]
+            pairs += item_pairs(item, got)
     assert mismatches(pairs) == []
