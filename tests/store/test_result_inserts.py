@@ -84,6 +84,23 @@ def _varied_results() -> list[ItemResult]:
     return results
 
 
+def _stored_columns(
+    table: sa.Table, skip: set[str], *, postgres: bool, prefix: str = ""
+) -> list[str]:
+    """``table``'s columns but ``skip`` as the database holds them: JSON cast to text on
+    PostgreSQL, each value beside its storage class (``typeof``) on SQLite."""
+    out = []
+    for column in table.columns:
+        if column.name in skip:
+            continue
+        name = f'{prefix}"{column.name}"'
+        if postgres:
+            out.append(f"CAST({name} AS TEXT)" if isinstance(column.type, sa.JSON) else name)
+        else:
+            out.extend([name, f"typeof({name})"])
+    return out
+
+
 def _raw(store: Store, run_id: str) -> dict[str, list[tuple[Any, ...]]]:
     """The run's rows as the database holds them (no column type decodes them: JSON as
     text, SQLite's storage class beside each value), with generated ids replaced by the
@@ -93,16 +110,7 @@ def _raw(store: Store, run_id: str) -> dict[str, list[tuple[Any, ...]]]:
     marker = "%s" if postgres else "?"
 
     def columns(table: sa.Table, skip: set[str]) -> list[str]:
-        out = []
-        for column in table.columns:
-            if column.name in skip:
-                continue
-            name = f'{table.name[0]}."{column.name}"'
-            if postgres:
-                out.append(f"CAST({name} AS TEXT)" if isinstance(column.type, sa.JSON) else name)
-            else:
-                out.extend([name, f"typeof({name})"])
-        return out
+        return _stored_columns(table, skip, postgres=postgres, prefix=f"{table.name[0]}.")
 
     keys = 'i.item_id, i."repeat"'
     queries = {
@@ -209,15 +217,7 @@ def test_a_failing_row_leaves_nothing_of_its_batch(store: Store) -> None:
 def _raw_run_items(store: Store, run_id: str) -> list[tuple[Any, ...]]:
     """``run_items`` rows of a run as stored (JSON as text, SQLite storage classes)."""
     postgres = store.engine.dialect.name == "postgresql"
-    selected = []
-    for column in run_items.columns:
-        if column.name == "run_id":
-            continue
-        name = f'"{column.name}"'
-        if postgres:
-            selected.append(f"CAST({name} AS TEXT)" if isinstance(column.type, sa.JSON) else name)
-        else:
-            selected.extend([name, f"typeof({name})"])
+    selected = _stored_columns(run_items, {"run_id"}, postgres=postgres)
     query = (
         f"SELECT {', '.join(selected)} FROM run_items"
         f" WHERE run_id = {'%s' if postgres else '?'} ORDER BY position"
